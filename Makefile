@@ -1,0 +1,45 @@
+# Entry points. `make run` and `make test` install what they need (Debian packages), build and run.
+SHELL := /bin/bash
+JOBS ?= $(shell nproc)
+CCACHE := $(shell command -v ccache 2>/dev/null)
+CMAKE_EXTRA := $(if $(CCACHE),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+SIMDUP := build/release/cli/simdup
+SAMPLE := data/sample/news.jsonl
+
+.PHONY: all deps run test test-tsan bench build-% configure-% format clean help
+
+all: build-release
+
+help:
+	@echo "make run        install deps, build (release), run the dedup job on the bundled sample"
+	@echo "make test       install deps, build (asan preset), run every test"
+	@echo "make test-tsan  ThreadSanitizer build and the concurrency tests"
+	@echo "make bench      release build and the benchmarks"
+	@echo "make format     clang-format every C++ source"
+
+deps:
+	@bash scripts/install-deps.sh
+
+configure-%: deps
+	@cmake --preset $* $(CMAKE_EXTRA) >/dev/null
+
+build-%: configure-%
+	@cmake --build --preset $* -j $(JOBS)
+
+run: build-release
+	@bash scripts/run-sample.sh $(SIMDUP) $(SAMPLE)
+
+test: build-asan
+	@ctest --preset asan -j $(JOBS)
+
+test-tsan: build-tsan
+	@ctest --preset tsan -j $(JOBS) -L concurrency
+
+bench: build-release
+	@bash scripts/run-bench.sh build/release
+
+format:
+	@git ls-files '*.cpp' '*.hpp' '*.h' | xargs clang-format -i
+
+clean:
+	rm -rf build

@@ -1,0 +1,54 @@
+#include <algorithm>
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+#include <vector>
+
+#include "command.hpp"
+
+namespace simdup::cli {
+namespace {
+
+struct registered {
+  int order;
+  command_setup setup;
+};
+
+std::vector<registered>& registry() {
+  static std::vector<registered> commands;
+  return commands;
+}
+
+}  // namespace
+
+command_registration::command_registration(int order, command_setup setup) {
+  registry().push_back({order, std::move(setup)});
+}
+
+}  // namespace simdup::cli
+
+int main(int argc, char** argv) {
+  using namespace simdup::cli;
+  // A closed pipe (`simdup ... | head`) ends output quietly: writes fail with EPIPE instead.
+  std::signal(SIGPIPE, SIG_IGN);
+
+  CLI::App app{"simdup: near-duplicate text detection with 64-bit SimHash fingerprints", "simdup"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "simdup 0.1.0");
+  app.footer("Run `simdup COMMAND --help` for a command's options. Docs: docs/cli.md");
+
+  int rc = exit_ok;
+  auto& cmds = registry();
+  std::stable_sort(cmds.begin(), cmds.end(),
+                   [](const registered& a, const registered& b) { return a.order < b.order; });
+  for (auto& c : cmds) c.setup(app, rc);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? exit_ok : exit_usage;
+  }
+  std::cout.flush();
+  return rc;
+}

@@ -1,0 +1,64 @@
+// Text normalisation: the configurable steps applied before feature extraction.
+#pragma once
+
+#include <simdup/error.hpp>
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace simdup {
+
+/// Steps, applied in this order: html, utf-8 repair, nfkc, casefold, t2s, digits, punctuation,
+/// whitespace. Defaults suit web text in English and Chinese.
+struct normalize_options {
+  /// Treat input as HTML: drop tags, comments and <script>/<style> bodies; decode entities
+  /// (&amp; &nbsp; &#x4e2d; ...). Block-level tags become whitespace.
+  bool html = false;
+  /// Unicode NFKC: full-width forms to half-width, compatibility characters folded.
+  bool nfkc = true;
+  /// Unicode case folding (full folding, e.g. "Straße" -> "strasse").
+  bool casefold = true;
+  /// Traditional to simplified Chinese with OpenCC's t2s conversion. Skipped cheaply on text
+  /// without CJK characters.
+  bool t2s = true;
+  /// Remove Unicode punctuation (P*) and symbols (S*), replacing each run with one space.
+  bool strip_punctuation = true;
+  /// Remove decimal digits (Nd).
+  bool strip_digits = false;
+  /// Collapse runs of whitespace to one ASCII space and trim both ends.
+  bool collapse_whitespace = true;
+};
+
+/// What normalisation had to repair.
+struct normalize_stats {
+  /// Invalid UTF-8 sequences, each replaced by U+FFFD (then removed as a symbol if
+  /// strip_punctuation is on).
+  std::size_t invalid_utf8 = 0;
+};
+
+/// Applies normalize_options. Create once (OpenCC dictionaries load here); normalize() is const
+/// and safe to call from many threads at once.
+class normalizer {
+ public:
+  /// Fails with errc::not_found if OpenCC data is needed (t2s) and missing.
+  static result<normalizer> create(const normalize_options& options);
+
+  /// Replaces `out` with the normalised form of `text`.
+  void normalize(std::string_view text, std::string& out, normalize_stats* stats = nullptr) const;
+  std::string normalize(std::string_view text, normalize_stats* stats = nullptr) const;
+
+  const normalize_options& options() const noexcept;
+
+  normalizer(normalizer&&) noexcept;
+  normalizer& operator=(normalizer&&) noexcept;
+  ~normalizer();
+
+ private:
+  struct impl;
+  explicit normalizer(std::unique_ptr<impl> p);
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace simdup
