@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Runs the micro-benchmarks and every end-to-end harness of a build directory.
+set -euo pipefail
+dir=${1:-build/release}
+if [ -x "$dir/bench/simdup_bench" ]; then
+  "$dir/bench/simdup_bench" --benchmark_counters_tabular=true
+fi
+for harness in "$dir"/bench/bench_*; do
+  [ -x "$harness" ] || continue
+  echo "== $(basename "$harness")"
+  "$harness"
+done
