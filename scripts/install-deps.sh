@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config git ccache clang-format
   libgtest-dev libgmock-dev libbenchmark-dev
-  libutf8proc-dev libopencc-dev opencc libxxhash-dev libssl-dev
+  libutf8proc-dev libopencc-dev opencc libxxhash-dev xxhash libssl-dev
   libsimdjson-dev nlohmann-json3-dev libcli11-dev libtbb-dev
   zlib1g-dev libzstd-dev zstd
   librocksdb-dev redis-server libhiredis-dev libpqxx-dev postgresql

@@ -1,4 +1,10 @@
 // Documents to 64-bit SimHash fingerprints: normalise, extract features, weight, hash, vote.
+//
+// The vote: bit i of a fingerprint is set iff the sum over features of +weight (feature hash
+// bit i set) or -weight (clear) is > 0. A sum of exactly 0 (a tie) gives 0. With the default
+// count weighting every feature occurrence votes +1/-1, so bit i is set iff more than half of
+// the occurrences have it set. compat_mode::python_simhash follows the Python package's own
+// rule instead (docs/compat.md).
 #pragma once
 
 #include <simdup/error.hpp>
@@ -30,24 +36,28 @@ class segmenter {
 };
 
 enum class feature_kind {
-  shingles,     ///< overlapping character n-grams over code points (default)
-  words,        ///< Unicode words (UAX #29-like: letters/digits runs; each CJK ideograph alone)
-  word_ngrams,  ///< overlapping n-grams of words, joined by one space
+  shingles,     ///< overlapping character n-grams over code points, spaces included (default)
+  words,        ///< Unicode words: runs of letters, marks, digits (L*, M*, N*); each CJK
+                ///< ideograph is a word alone; everything else separates words
+  word_ngrams,  ///< overlapping n-grams of (filtered) words, joined by one space; fewer words
+                ///< than `ngram` give one n-gram of all of them
   jieba,        ///< every word from the jieba segmenter
   keywords,     ///< jieba words weighted by TF-IDF, top-K (jieba.analyse.extract_tags)
 };
 
 struct feature_options {
   feature_kind kind = feature_kind::shingles;
-  /// Code points per shingle (shingles). A shorter document yields one feature: the whole text.
+  /// Code points per shingle (shingles), 1..1024. A shorter (non-empty) document yields one
+  /// feature: the whole text; an empty one yields none.
   std::size_t shingle_width = 4;
-  /// Words per n-gram (word_ngrams).
+  /// Words per n-gram (word_ngrams), 1..64.
   std::size_t ngram = 2;
-  /// Tokens with fewer code points are dropped (words, jieba, keywords). 1 keeps everything.
+  /// Tokens with fewer code points (after trimming surrounding whitespace) are dropped (words,
+  /// word_ngrams before joining, jieba, keywords); whitespace-only tokens are always dropped.
+  /// 0 and 1 keep every other token. Shingles are never filtered.
   std::size_t min_token_length = 1;
-  /// Segmenter for kind jieba/keywords; when null, the jieba dictionary is loaded from
-  /// `jieba_dict` (or the default location).
-  std::shared_ptr<const segmenter> segmenter;
+  /// Segmenter for kind jieba/keywords (any segmenter works: its words become the tokens).
+  std::shared_ptr<const simdup::segmenter> segmenter;
   /// Path of the jieba dictionary (converted form); empty means the built-in default location.
   std::string jieba_dict;
 };
@@ -55,16 +65,21 @@ struct feature_options {
 enum class weighting_scheme {
   count,   ///< weight = occurrences of the feature (default)
   binary,  ///< weight = 1 per distinct feature
-  tfidf,   ///< weight = count * idf / total count (jieba's extract_tags formula)
+  tfidf,   ///< weight = count * (idf / total), total = occurrences of all kept tokens
+           ///< (jieba's extract_tags formula and order of operations)
 };
 
 struct weighting_options {
   weighting_scheme scheme = weighting_scheme::count;
-  /// IDF file, `word idf` per line (jieba's idf.txt format). Required for tfidf.
+  /// IDF file, `word idf` per line (jieba's idf.txt format; blank lines skipped, a repeated
+  /// word's last line wins). Required for tfidf. A missing file is errc::not_found and a bad
+  /// line errc::invalid_input, both naming the path (and line number).
   std::string idf_path;
-  /// IDF for words not in the file; negative means the median IDF of the file (jieba's rule).
+  /// IDF for words not in the file; negative means the median IDF of the file (jieba's rule:
+  /// the value at index n/2 of the sorted IDFs of the n distinct words).
   double unknown_idf = -1.0;
-  /// Stop-word file, one word per line; matched after normalisation, case-insensitively.
+  /// Stop-word file, one word per line; matched after normalisation, case-insensitively (both
+  /// sides lowercased). Applies to token kinds, not shingles. Missing: errc::not_found.
   std::string stopwords_path;
   /// Keep only the K heaviest features (ties: first occurrence first). 0 keeps all.
   std::size_t top_k = 0;
@@ -73,7 +88,8 @@ struct weighting_options {
 /// Bit-for-bit compatibility with other tools.
 enum class compat_mode {
   none,            ///< simdup's own pipeline, configured by the options
-  python_simhash,  ///< the Python `simhash` package v2.x (docs/compat.md)
+  python_simhash,  ///< the Python `simhash` package v2.x (docs/compat.md); ignores the
+                   ///< normalize, features, weighting and hash options
   jieba_tfidf,     ///< jieba.analyse.extract_tags(text, topK=K, withWeight=True) -> SimHash
 };
 
@@ -83,20 +99,26 @@ struct fingerprint_options {
   weighting_options weighting;
   hash_kind hash = hash_kind::xxh3;
   compat_mode compat = compat_mode::none;
-  /// Documents with fewer distinct features get status too_short. At least 1.
+  /// Documents with fewer distinct features get status too_short. At least 1 (0 is
+  /// errc::invalid_argument).
   std::size_t min_features = 1;
 };
 
 enum class fingerprint_status {
   ok,
-  too_short,  ///< fewer than min_features features: no fingerprint (never the value 0)
+  too_short,  ///< fewer than min_features distinct features: no fingerprint (never the value 0
+              ///< silently; in python_simhash mode `fingerprint` still holds the package's
+              ///< value, e.g. for '' the hash of the single feature '')
 };
 const char* status_name(fingerprint_status s) noexcept;
 
 struct fingerprint_result {
   uint64_t fingerprint = 0;  ///< meaningful only when status == ok
   fingerprint_status status = fingerprint_status::too_short;
-  uint32_t features = 0;     ///< distinct features that voted
+  /// Votes cast: one per feature occurrence under count weighting (shingles, words,
+  /// supplied features), one per distinct feature under binary/tfidf/top-K and in
+  /// python_simhash text mode (which counts distinct shingles like the package does).
+  uint32_t features = 0;
   std::size_t invalid_utf8 = 0;  ///< invalid UTF-8 sequences replaced while normalising
 };
 
@@ -108,9 +130,10 @@ class fingerprinter {
   static result<fingerprinter> create(const fingerprint_options& options);
 
   fingerprint_result fingerprint(std::string_view text) const;
-  /// Caller-supplied features (tokens with weights); no normalisation is applied.
+  /// Caller-supplied features (tokens with weights); no normalisation, filtering or weighting
+  /// is applied: each entry votes with its weight (a repeated token votes again).
   fingerprint_result fingerprint_features(std::span<const weighted_feature> features) const;
-  /// Fingerprints many texts; out.size() must equal texts.size().
+  /// Fingerprints many texts; fills min(texts.size(), out.size()) results.
   void fingerprint_batch(std::span<const std::string_view> texts,
                          std::span<fingerprint_result> out) const;
 

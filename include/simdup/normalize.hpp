@@ -16,7 +16,9 @@ struct normalize_options {
   /// Treat input as HTML: drop tags, comments and <script>/<style> bodies; decode entities
   /// (&amp; &nbsp; &#x4e2d; ...). Block-level tags become whitespace.
   bool html = false;
-  /// Unicode NFKC: full-width forms to half-width, compatibility characters folded.
+  /// Unicode NFKC: full-width forms to half-width, compatibility characters folded. Default
+  /// ignorable code points (soft hyphen, zero-width space, BOM, ...) are removed too, as in
+  /// Unicode's NFKC_Casefold.
   bool nfkc = true;
   /// Unicode case folding (full folding, e.g. "Straße" -> "strasse").
   bool casefold = true;
@@ -27,25 +29,34 @@ struct normalize_options {
   bool strip_punctuation = true;
   /// Remove decimal digits (Nd).
   bool strip_digits = false;
-  /// Collapse runs of whitespace to one ASCII space and trim both ends.
+  /// Collapse runs of whitespace (Unicode White_Space, and other control characters) to one
+  /// ASCII space and trim both ends.
   bool collapse_whitespace = true;
+  /// OpenCC configuration used for t2s. Empty means "t2s.json" in the OpenCC data directory
+  /// chosen at build time (CMake's SIMDUP_OPENCC_DATA_DIR, /usr/share/opencc on Debian).
+  std::string opencc_config;
 };
 
-/// What normalisation had to repair.
+/// What normalisation had to repair. normalize() overwrites every field.
 struct normalize_stats {
   /// Invalid UTF-8 sequences, each replaced by U+FFFD (then removed as a symbol if
-  /// strip_punctuation is on).
+  /// strip_punctuation is on). A sequence is counted once however many bytes it spans.
   std::size_t invalid_utf8 = 0;
+  /// 1 if OpenCC failed on this text (it is then returned without t2s conversion), else 0.
+  std::size_t t2s_failures = 0;
 };
 
 /// Applies normalize_options. Create once (OpenCC dictionaries load here); normalize() is const
 /// and safe to call from many threads at once.
 class normalizer {
  public:
-  /// Fails with errc::not_found if OpenCC data is needed (t2s) and missing.
+  /// Fails with errc::not_found if OpenCC data is needed (t2s) and missing, and with
+  /// errc::corrupt_data if OpenCC cannot load it; the message names the path.
   static result<normalizer> create(const normalize_options& options);
 
-  /// Replaces `out` with the normalised form of `text`.
+  /// Replaces `out` with the normalised form of `text` (which may be a view into `out`).
+  /// Linear in the input size; text without non-ASCII bytes takes a fast path, and OpenCC runs
+  /// only when the text contains CJK ideographs.
   void normalize(std::string_view text, std::string& out, normalize_stats* stats = nullptr) const;
   std::string normalize(std::string_view text, normalize_stats* stats = nullptr) const;
 

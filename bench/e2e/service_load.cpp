@@ -1,0 +1,163 @@
+// Load generator for `simdup serve`: keep-alive HTTP clients sending check-insert requests with
+// random fingerprints (every document is new, so every request is a durable insert: the worst
+// case), reporting throughput and latency percentiles.
+//
+//   bench_service_load --port 8080 --collection bench --preload 10000000 --threads 16 \
+//       --seconds 20 --batch 1
+#include <httplib.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+struct options {
+  std::string host = "127.0.0.1";
+  int port = 8080;
+  std::string collection = "bench";
+  std::string token;
+  int threads = 16;
+  double seconds = 10;
+  int batch = 1;
+  long long preload = 0;
+  int k = 3;
+};
+
+std::string hex16(uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+std::string body_of(std::mt19937_64& rng, int batch, const std::string& prefix, long long& next) {
+  auto doc = [&] {
+    return "{\"id\":\"" + prefix + std::to_string(next++) + "\",\"fingerprint\":\"" + hex16(rng()) +
+           "\"}";
+  };
+  if (batch == 1) return doc();
+  std::string body = "{\"documents\":[";
+  for (int i = 0; i < batch; ++i) body += (i ? "," : "") + doc();
+  return body + "]}";
+}
+
+httplib::Headers headers(const options& o) {
+  if (o.token.empty()) return {};
+  return {{"Authorization", "Bearer " + o.token}};
+}
+
+bool parse(int argc, char** argv, options& o) {
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i], value = argv[i + 1];
+    if (flag == "--host") o.host = value;
+    else if (flag == "--port") o.port = std::atoi(value.c_str());
+    else if (flag == "--collection") o.collection = value;
+    else if (flag == "--token") o.token = value;
+    else if (flag == "--threads") o.threads = std::max(1, std::atoi(value.c_str()));
+    else if (flag == "--seconds") o.seconds = std::atof(value.c_str());
+    else if (flag == "--batch") o.batch = std::max(1, std::atoi(value.c_str()));
+    else if (flag == "--preload") o.preload = std::atoll(value.c_str());
+    else if (flag == "--k") o.k = std::atoi(value.c_str());
+    else return false;
+  }
+  return argc % 2 == 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  options o;
+  if (!parse(argc, argv, o)) {
+    std::fprintf(stderr,
+                 "usage: bench_service_load [--host H] [--port P] [--collection C] [--token T]\n"
+                 "  [--threads N] [--seconds S] [--batch B] [--preload DOCS] [--k K]\n");
+    return 2;
+  }
+  const std::string base = "/v1/" + o.collection;
+  {
+    httplib::Client c(o.host, o.port);
+    auto r = c.Put(base.c_str(), headers(o),
+                   "{\"k\":" + std::to_string(o.k) + ",\"window_s\":0}", "application/json");
+    if (!r || r->status != 200) {
+      std::fprintf(stderr, "cannot create collection %s: %s\n", o.collection.c_str(),
+                   r ? r->body.c_str() : httplib::to_string(r.error()).c_str());
+      return 1;
+    }
+  }
+  // Preload with batches of 1000 from all threads.
+  if (o.preload > 0) {
+    const auto start = std::chrono::steady_clock::now();
+    std::atomic<long long> sent{0};
+    std::vector<std::thread> pool;
+    for (int t = 0; t < std::min(o.threads, 4); ++t) {
+      pool.emplace_back([&, t] {
+        httplib::Client c(o.host, o.port);
+        c.set_keep_alive(true);
+        std::mt19937_64 rng(1000 + t);
+        long long next = 0;
+        const std::string prefix = "p" + std::to_string(t) + "-";
+        while (sent.fetch_add(1000) < o.preload) {
+          auto r = c.Post((base + "/insert").c_str(), headers(o), body_of(rng, 1000, prefix, next),
+                          "application/json");
+          if (!r || r->status != 200) {
+            std::fprintf(stderr, "preload failed\n");
+            std::exit(1);
+          }
+        }
+      });
+    }
+    for (auto& th : pool) th.join();
+    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+    std::printf("preload: %lld documents in %.1f s (%.0f docs/s)\n", o.preload, took.count(),
+                o.preload / took.count());
+  }
+  std::vector<std::vector<double>> latencies(static_cast<std::size_t>(o.threads));
+  std::atomic<bool> failed{false};
+  std::vector<std::thread> pool;
+  const auto start = std::chrono::steady_clock::now();
+  const auto deadline = start + std::chrono::duration<double>(o.seconds);
+  for (int t = 0; t < o.threads; ++t) {
+    pool.emplace_back([&, t] {
+      httplib::Client c(o.host, o.port);
+      c.set_keep_alive(true);
+      std::mt19937_64 rng(t);
+      long long next = 0;
+      const std::string prefix = "l" + std::to_string(t) + "-";
+      auto& lat = latencies[static_cast<std::size_t>(t)];
+      while (std::chrono::steady_clock::now() < deadline) {
+        const std::string body = body_of(rng, o.batch, prefix, next);
+        const auto t0 = std::chrono::steady_clock::now();
+        auto r = c.Post((base + "/check-insert").c_str(), headers(o), body, "application/json");
+        const std::chrono::duration<double> d = std::chrono::steady_clock::now() - t0;
+        if (!r || r->status != 200) {
+          failed = true;
+          return;
+        }
+        lat.push_back(d.count());
+      }
+    });
+  }
+  for (auto& th : pool) th.join();
+  const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+  std::vector<double> all;
+  for (auto& l : latencies) all.insert(all.end(), l.begin(), l.end());
+  if (failed || all.empty()) {
+    std::fprintf(stderr, "requests failed\n");
+    return 1;
+  }
+  std::sort(all.begin(), all.end());
+  auto pct = [&](double p) { return all[std::min(all.size() - 1, std::size_t(p * all.size()))]; };
+  std::printf(
+      "threads=%d batch=%d: %zu requests in %.1f s = %.0f requests/s, %.0f documents/s; "
+      "latency p50 %.2f ms, p99 %.2f ms, max %.2f ms\n",
+      o.threads, o.batch, all.size(), took.count(), all.size() / took.count(),
+      all.size() * double(o.batch) / took.count(), pct(0.5) * 1e3, pct(0.99) * 1e3,
+      all.back() * 1e3);
+  return 0;
+}

@@ -1,0 +1,191 @@
+// `simdup dedup`: decide for every document whether it is a duplicate and say why; writes
+// --out DIR (docs/dedup.md). The job itself is the library's run_dedup_job.
+#include "command.hpp"
+#include "document_job.hpp"
+#include "options.hpp"
+
+#include <simdup/dedup_job.hpp>
+
+#include <cstdio>
+#include <memory>
+#include <sstream>
+
+namespace simdup::cli {
+namespace {
+
+/// Below this many distinct features a document is "short": exact layers only. A handful of
+/// shingles votes a fingerprint that unrelated short texts share by accident.
+constexpr std::size_t kDedupMinFeatures = 10;
+
+struct dedup_command {
+  input_options input;
+  fingerprint_cli_options fp;
+  std::string out;
+  std::string mode;  // empty: stream for stdin, batch for files
+  int k = 3;
+  std::string layers = "url,exact,near";
+  std::string keep = "first";
+  std::string clusters = "components";
+  std::string verify;
+  std::size_t verify_max_hashes = 0;
+  std::size_t verify_shingle_width = 5;
+  bool zstd = false;
+  std::string on_error = "fail";
+  unsigned threads = 0;
+  bool quiet = false;
+  std::size_t report_clusters = 10;
+};
+
+result<dedup_options> resolve_dedup(const dedup_command& cmd) {
+  dedup_options o;
+  const bool only_stdin =
+      cmd.input.inputs.empty() || (cmd.input.inputs.size() == 1 && cmd.input.inputs[0] == "-");
+  const std::string mode = cmd.mode.empty() ? (only_stdin ? "stream" : "batch") : cmd.mode;
+  o.mode = mode == "stream" ? dedup_mode::stream : dedup_mode::batch;
+  o.k = cmd.k;
+  o.url_layer = o.title_layer = o.content_layer = o.near_layer = false;
+  std::stringstream list(cmd.layers);
+  std::string layer;
+  while (std::getline(list, layer, ',')) {
+    if (layer == "url") {
+      o.url_layer = true;
+    } else if (layer == "title") {
+      o.title_layer = true;
+    } else if (layer == "exact") {
+      o.content_layer = true;
+    } else if (layer == "near") {
+      o.near_layer = true;
+    } else {
+      return make_error(errc::invalid_argument,
+                        "--layers: unknown layer '" + layer + "' (url, title, exact, near)");
+    }
+  }
+  auto keep = parse_keep_policy(cmd.keep);
+  if (!keep) return std::move(keep).error();
+  o.keep = std::move(keep).value();
+  o.linking = cmd.clusters == "star" ? cluster_linking::star : cluster_linking::components;
+  if (!cmd.verify.empty()) {
+    auto v = parse_verify_spec(cmd.verify);
+    if (!v) return std::move(v).error();
+    v->max_hashes = cmd.verify_max_hashes;
+    v->shingle_width = cmd.verify_shingle_width;
+    o.verify = *v;
+  }
+  return o;
+}
+
+int run_dedup(const dedup_command& cmd) {
+  dedup_job_options job;
+  auto reader = cmd.input.resolve();
+  auto fp = cmd.fp.resolve();
+  auto dedup = resolve_dedup(cmd);
+  for (const error_info* e : {reader ? nullptr : &reader.error(), fp ? nullptr : &fp.error(),
+                              dedup ? nullptr : &dedup.error()}) {
+    if (e) {
+      print_error("dedup", e->message);
+      return exit_usage;
+    }
+  }
+  job.inputs = cmd.input.inputs;
+  job.reader = *reader;
+  job.fingerprint = *fp;
+  job.dedup = *dedup;
+  job.out_dir = cmd.out;
+  job.zstd_output = cmd.zstd;
+  job.skip_bad_records = cmd.on_error == "skip";
+  job.progress = cmd.quiet ? progress_style::none : progress_style::automatic;
+  job.threads = cmd.threads;
+  job.report_clusters = cmd.report_clusters;
+  job.keep_spec = cmd.keep;
+  auto summary = run_dedup_job(job, stderr);
+  if (!summary) {
+    print_error("dedup", summary.error().message);
+    return summary.error().code == errc::invalid_argument ? exit_usage : exit_failure;
+  }
+  if (!cmd.quiet) {
+    std::fputs(human_summary(*summary).c_str(), stdout);
+    std::printf("  output      %s/{kept.%s%s, duplicates.jsonl, summary.json, report.html}\n",
+                cmd.out.c_str(),
+                summary->output_format == "text" ? "txt" : summary->output_format.c_str(),
+                cmd.zstd ? ".zst" : "");
+  }
+  return summary->skipped > 0 ? exit_partial : exit_ok;
+}
+
+void setup(CLI::App& app, int& rc) {
+  auto cmd = std::make_shared<dedup_command>();
+  cmd->fp.min_features = kDedupMinFeatures;
+  CLI::App* sub = app.add_subcommand(
+      "dedup",
+      "Find exact and near duplicates in a corpus and write DIR/kept.<format> (kept records, "
+      "unchanged), duplicates.jsonl, summary.json and report.html");
+  add_input_options(*sub, cmd->input);
+  const char* g = "Dedup";
+  sub->add_option("--out", cmd->out, "Output directory (replaced atomically on success)")
+      ->required()
+      ->group(g);
+  sub->add_option("--mode", cmd->mode,
+                  "stream: keep the first, drop later documents within k of a kept one; batch: "
+                  "all pairs, clusters, one representative each (default: stream for stdin, "
+                  "batch for files)")
+      ->check(CLI::IsMember({"stream", "batch"}))
+      ->group(g);
+  sub->add_option("-k,--k", cmd->k, "Near duplicates: Hamming distance <= k")
+      ->check(CLI::Range(0, 32))
+      ->capture_default_str()
+      ->group(g);
+  sub->add_option("--layers", cmd->layers,
+                  "Comma-separated layers, cheapest first: url (normalised URL), title, exact "
+                  "(normalised text hash), near (SimHash)")
+      ->capture_default_str()
+      ->group(g);
+  sub->add_option("--keep", cmd->keep,
+                  "Representative of a cluster (batch): first, longest, newest, field:NAME "
+                  "(largest number in JSON field NAME)")
+      ->capture_default_str()
+      ->group(g);
+  sub->add_option("--clusters", cmd->clusters,
+                  "components: connected components (chains A~B~C join); star: link each "
+                  "duplicate directly to its representative")
+      ->check(CLI::IsMember({"components", "star"}))
+      ->capture_default_str()
+      ->group(g);
+  sub->add_option("--verify", cmd->verify,
+                  "jaccard:T: confirm each near pair by the Jaccard similarity of character "
+                  "shingle sets, drop pairs below T")
+      ->group(g);
+  sub->add_option("--verify-shingle-width", cmd->verify_shingle_width,
+                  "Code points per verification shingle")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{64}))
+      ->capture_default_str()
+      ->group(g);
+  sub->add_option("--verify-max-hashes", cmd->verify_max_hashes,
+                  "Keep only the N smallest shingle hashes per document (bottom-k sketch, 4*N "
+                  "bytes); 0 keeps all (exact Jaccard)")
+      ->capture_default_str()
+      ->group(g);
+  sub->add_flag("--zstd", cmd->zstd, "Write kept records zstd-compressed (kept.<format>.zst)")
+      ->group(g);
+  sub->add_option("--report-clusters", cmd->report_clusters,
+                  "Largest clusters shown in report.html")
+      ->capture_default_str()
+      ->group(g);
+  add_fingerprint_options(*sub, cmd->fp);
+  const char* r = "Errors and progress";
+  sub->add_option("--on-error", cmd->on_error,
+                  "Bad records: fail (stop, exit 1, DIR untouched) or skip (count them in the "
+                  "summary, exit 3)")
+      ->check(CLI::IsMember({"fail", "skip"}))
+      ->capture_default_str()
+      ->group(r);
+  sub->add_option("--threads", cmd->threads, "Worker threads (0: all cores)")
+      ->capture_default_str()
+      ->group(r);
+  sub->add_flag("-q,--quiet", cmd->quiet, "No progress and no summary (errors only)")->group(r);
+  sub->callback([cmd, &rc] { rc = run_dedup(*cmd); });
+}
+
+SIMDUP_REGISTER_COMMAND(20, setup);
+
+}  // namespace
+}  // namespace simdup::cli

@@ -1,0 +1,211 @@
+#include "document_job.hpp"
+
+#include "command.hpp"
+#include "io/output_sink.hpp"
+#include "io/pipeline.hpp"
+
+#include <simdup/reader.hpp>
+
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <map>
+
+namespace simdup::cli {
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+constexpr std::size_t kBatchDocs = 256;
+constexpr std::size_t kBatchBytes = std::size_t{4} << 20;
+constexpr uint64_t kMaxWarnings = 20;  // individual skipped-record messages printed
+
+double seconds_since(clock_type::time_point start) {
+  return std::chrono::duration<double>(clock_type::now() - start).count();
+}
+
+/// Reader-side state, touched only by the (serial) produce step.
+struct read_state {
+  reader* in = nullptr;
+  bool skip_bad = false;
+  bool done = false;
+  bool failed = false;
+  std::string failure;
+  uint64_t skipped = 0;
+  std::map<std::string, uint64_t> reasons;
+  std::vector<std::string> warnings;
+  /// Decompressed bytes read so far, published for the progress line (another thread).
+  std::atomic<uint64_t> bytes{0};
+};
+
+bool produce(read_state& st, document_batch& batch) {
+  batch.size = 0;
+  batch.out.clear();
+  batch.invalid_utf8 = 0;
+  batch.too_short = 0;
+  if (st.done) return false;
+  std::size_t bytes = 0;
+  error_info err;
+  while (batch.size < kBatchDocs && bytes < kBatchBytes) {
+    if (batch.docs.size() <= batch.size) batch.docs.resize(batch.size + 1);
+    document& doc = batch.docs[batch.size];
+    const read_status rs = st.in->next(doc, err);
+    if (rs == read_status::record) {
+      bytes += doc.raw.size();
+      ++batch.size;
+      continue;
+    }
+    if (rs == read_status::bad_record && st.skip_bad) {
+      ++st.skipped;
+      ++st.reasons[errc_name(err.code)];
+      if (st.warnings.size() < kMaxWarnings) st.warnings.push_back(err.message);
+      continue;
+    }
+    st.done = true;
+    if (rs == read_status::bad_record) {
+      st.failed = true;
+      st.failure = err.message + " (--on-error skip skips bad records)";
+    } else if (rs == read_status::failed) {
+      st.failed = true;
+      st.failure = err.message;
+    }
+    break;
+  }
+  st.bytes.store(st.in->stats().bytes, std::memory_order_relaxed);
+  return batch.size > 0;
+}
+
+std::string human_bytes(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f MB", bytes / 1e6);
+  return buf;
+}
+
+}  // namespace
+
+void print_error(const std::string& command, const std::string& message) {
+  std::fprintf(stderr, "simdup %s: error: %s\n", command.c_str(), message.c_str());
+}
+
+void append_tsv_escaped(std::string& out, std::string_view text) {
+  for (const char c : text) {
+    switch (c) {
+      case '\t':
+        out.append("\\t");
+        break;
+      case '\n':
+        out.append("\\n");
+        break;
+      case '\r':
+        out.append("\\r");
+        break;
+      case '\\':
+        out.append("\\\\");
+        break;
+      default:
+        out.push_back(c);
+    }
+  }
+}
+
+int run_document_job(const std::string& command, const input_options& input, const run_options& run,
+                     const batch_processor& process) {
+  auto ropts = input.resolve();
+  if (!ropts) {
+    print_error(command, ropts.error().message);
+    return exit_usage;
+  }
+  auto rd = reader::open(input.inputs, *ropts);
+  if (!rd) {
+    print_error(command, rd.error().message);
+    return exit_failure;
+  }
+  auto sink = detail::output_sink::open(run.output);
+  if (!sink) {
+    print_error(command, sink.error().message);
+    return exit_failure;
+  }
+
+  read_state st;
+  st.in = &*rd;
+  st.skip_bad = run.on_error == "skip";
+  const bool progress = !run.quiet && ::isatty(STDERR_FILENO) == 1;
+  const auto start = clock_type::now();
+  auto last_progress = start;
+  uint64_t written = 0, too_short = 0, invalid_utf8 = 0;
+  std::string write_error;
+
+  detail::run_ordered_pipeline<document_batch>(
+      run.threads, [&](document_batch& b) { return produce(st, b); },
+      [&](document_batch& b) {
+        process(b);
+        for (std::size_t i = 0; i < b.size; ++i) b.invalid_utf8 += b.docs[i].invalid_utf8;
+      },
+      [&](document_batch& b) {
+        if (auto w = sink->write(b.out); !w) {
+          write_error = w.error().message;
+          return false;
+        }
+        written += b.size;
+        too_short += b.too_short;
+        invalid_utf8 += b.invalid_utf8;
+        if (progress && seconds_since(last_progress) > 0.5) {
+          last_progress = clock_type::now();
+          const double secs = seconds_since(start);
+          const double mb = static_cast<double>(st.bytes.load(std::memory_order_relaxed));
+          std::fprintf(stderr, "\r\033[Ksimdup %s: %llu records, %s, %.1f MB/s", command.c_str(),
+                       static_cast<unsigned long long>(written), human_bytes(mb).c_str(),
+                       mb / 1e6 / (secs > 0 ? secs : 1));
+        }
+        return !sink->broken_pipe();
+      });
+  if (progress) std::fprintf(stderr, "\r\033[K");
+
+  if (write_error.empty() && !st.failed) {
+    if (auto c = sink->commit(); !c) write_error = c.error().message;
+  }
+  if (sink->broken_pipe()) return exit_ok;  // the reader of our output has all it wanted
+
+  if (!run.quiet) {
+    for (const std::string& w : st.warnings) {
+      std::fprintf(stderr, "simdup %s: skipped %s\n", command.c_str(), w.c_str());
+    }
+    if (st.skipped > st.warnings.size()) {
+      std::fprintf(stderr, "simdup %s: ... and %llu more skipped records\n", command.c_str(),
+                   static_cast<unsigned long long>(st.skipped - st.warnings.size()));
+    }
+  }
+  if (!run.quiet && (run.stats || st.skipped > 0 || invalid_utf8 > 0)) {
+    const double secs = seconds_since(start);
+    const double bytes = static_cast<double>(rd->stats().bytes);
+    std::string reasons;
+    for (const auto& [name, count] : st.reasons) {
+      reasons += (reasons.empty() ? " (" : ", ") + name + ": " + std::to_string(count);
+    }
+    if (!reasons.empty()) reasons += ")";
+    std::fprintf(stderr,
+                 "simdup %s: %llu records, %llu skipped%s, %llu invalid UTF-8 sequences "
+                 "replaced, %llu too_short; %s in %.2f s (%.1f MB/s)\n",
+                 command.c_str(), static_cast<unsigned long long>(written),
+                 static_cast<unsigned long long>(st.skipped), reasons.c_str(),
+                 static_cast<unsigned long long>(invalid_utf8),
+                 static_cast<unsigned long long>(too_short), human_bytes(bytes).c_str(), secs,
+                 bytes / 1e6 / (secs > 0 ? secs : 1));
+  }
+  if (st.failed) {
+    print_error(command, st.failure);
+    if (run.output != "-") {
+      std::fprintf(stderr, "simdup %s: %s was not written\n", command.c_str(), run.output.c_str());
+    }
+    return exit_failure;
+  }
+  if (!write_error.empty()) {
+    print_error(command, write_error);
+    return exit_failure;
+  }
+  return st.skipped > 0 ? exit_partial : exit_ok;
+}
+
+}  // namespace simdup::cli

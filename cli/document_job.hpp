@@ -1,0 +1,42 @@
+// The shared driver of commands that turn each input record into one output line
+// (fingerprint, features): read -> process in parallel batches -> write in input order, with
+// --on-error handling, progress, the stderr summary and exit codes (docs/cli.md).
+#pragma once
+
+#include "options.hpp"
+
+#include <simdup/document.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace simdup::cli {
+
+/// A batch of records travelling through the pipeline. Documents are reused across batches.
+struct document_batch {
+  std::vector<document> docs;  ///< docs[0, size) are this batch's records, in input order
+  std::size_t size = 0;
+  std::string out;            ///< output bytes the process step produced for this batch
+  uint64_t invalid_utf8 = 0;  ///< repairs the process step made (the reader's are added)
+  uint64_t too_short = 0;     ///< documents without enough features
+};
+
+/// What the command does to one batch (runs concurrently on different batches): fill
+/// `batch.out` (one line per document, in order) and the counters.
+using batch_processor = std::function<void(document_batch& batch)>;
+
+/// Runs the job. `command` names it in messages ("fingerprint"). Returns the exit code:
+/// exit_ok, exit_partial (records skipped with --on-error skip), exit_failure (fatal error, or
+/// a bad record with --on-error fail).
+int run_document_job(const std::string& command, const input_options& input, const run_options& run,
+                     const batch_processor& process);
+
+/// Appends `text` with TSV escapes (\t \n \r \\), for TSV output.
+void append_tsv_escaped(std::string& out, std::string_view text);
+
+/// Prints "simdup COMMAND: error: MESSAGE" on stderr.
+void print_error(const std::string& command, const std::string& message);
+
+}  // namespace simdup::cli

@@ -1,0 +1,102 @@
+// Command-line flags shared by every command that reads documents or fingerprints them. Each
+// flag is defined once here, with its help text; commands add the groups they need.
+#pragma once
+
+#include <simdup/fingerprint.hpp>
+#include <simdup/reader.hpp>
+
+#include <CLI/CLI.hpp>
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace simdup::cli {
+
+/// INPUT... and how to read it.
+struct input_options {
+  /// Files, globs or "-" (stdin); empty means stdin.
+  std::vector<std::string> inputs;
+  /// --input-format: auto, jsonl, tsv, csv, text, warc (wet).
+  std::string format = "auto";
+  /// --id-field ... --features-field: JSONL keys and CSV columns.
+  field_names fields;
+  /// --max-record-mb: larger records are skipped as bad records (MiB).
+  std::size_t max_record_mb = 1024;
+
+  /// The reader configuration; errors name the bad option.
+  result<reader_options> resolve() const;
+};
+
+/// Adds the positional INPUT... and the input flags to `cmd`.
+void add_input_options(CLI::App& cmd, input_options& opts);
+
+/// Normalisation, features, weighting, hash and compatibility flags.
+struct fingerprint_cli_options {
+  bool html = false;                  ///< --html
+  bool no_nfkc = false;               ///< --no-nfkc
+  bool no_casefold = false;           ///< --no-casefold
+  bool no_t2s = false;                ///< --no-t2s
+  bool keep_punctuation = false;      ///< --keep-punctuation
+  bool strip_digits = false;          ///< --strip-digits
+  std::string features = "shingles";  ///< --features
+  std::size_t shingle_width = 4;      ///< --shingle-width
+  std::size_t ngram = 2;              ///< --ngram
+  std::size_t min_token_length = 1;   ///< --min-token-length
+  std::string jieba_dict;             ///< --jieba-dict
+  std::string weighting = "count";    ///< --weighting
+  std::string idf_path;               ///< --idf
+  std::string stopwords_path;         ///< --stopwords
+  std::size_t top_k = 0;              ///< --top-k
+  std::string hash = "xxh3";          ///< --hash
+  std::string compat = "none";        ///< --compat
+  std::size_t min_features = 1;       ///< --min-features
+
+  /// The library configuration. Options CLI11 already checked (choices, ranges) are mapped
+  /// here; cross-option errors (tfidf without --idf) name the options.
+  result<fingerprint_options> resolve() const;
+};
+
+/// Adds the fingerprint flags to `cmd`.
+void add_fingerprint_options(CLI::App& cmd, fingerprint_cli_options& opts);
+
+/// How a document job runs and reports.
+struct run_options {
+  std::string on_error = "fail";  ///< --on-error fail|skip
+  std::string output = "-";       ///< -o/--output FILE ("-" = stdout)
+  std::string format = "jsonl";   ///< --format jsonl|tsv (output)
+  unsigned threads = 0;           ///< --threads (0 = all cores)
+  bool stats = false;             ///< --stats: always print the summary
+  bool quiet = false;             ///< --quiet: no progress, summary only when it matters
+};
+
+/// Adds --on-error, -o, --format, --threads, --stats, --quiet to `cmd`.
+void add_run_options(CLI::App& cmd, run_options& opts);
+
+}  // namespace simdup::cli
+
+namespace simdup::cli {
+
+/// The fingerprinter for the options, plus (created on first use) a twin with HTML
+/// normalisation for records whose text is HTML (WARC responses). Thread-safe.
+class fingerprinter_set {
+ public:
+  /// Errors name the offending file or option (a missing IDF file, ...).
+  static result<std::unique_ptr<fingerprinter_set>> create(const fingerprint_options& options);
+
+  /// The fingerprinter to use for `doc`.
+  const fingerprinter& for_document(const document& doc) const;
+
+  explicit fingerprinter_set(fingerprinter plain, fingerprint_options options)
+      : options_(std::move(options)), plain_(std::move(plain)) {}
+
+ private:
+  fingerprint_options options_;
+  fingerprinter plain_;
+  mutable std::once_flag html_once_;
+  mutable std::optional<fingerprinter> html_;
+};
+
+}  // namespace simdup::cli

@@ -1,0 +1,209 @@
+"""Ground truth for the evaluation: exact Jaccard of character 5-gram shingle sets.
+
+Normalisation (applied to every document before shingling, in this order):
+  1. HTML to text when the document looks like HTML (it starts with `<!doctype`, `<html`,
+     `<head`, `<body`, `<div`, `<article` or `<p`, case-insensitive, after leading white space):
+     tags, comments, `<script>`/`<style>` bodies removed, entities decoded.
+  2. Unicode NFKC (full-width forms become ASCII, compatibility ideographs are unified).
+  3. Lowercase (Python's str.lower).
+  4. White space collapsed: every run of Unicode white space becomes one space; leading and
+     trailing white space removed.
+  5. Chinese corpora only: traditional to simplified with OpenCC's `t2s.json` (the `opencc`
+     command, Debian package opencc).
+Punctuation is kept.
+
+Shingles are the sets of 5 consecutive code points of the normalised text. A text of 1 to 4
+code points has one shingle, itself; an empty text has none and takes part in no pair.
+
+All pairs with Jaccard >= t are found by prefix filtering, which is exact (no pair is missed):
+tokens are ordered globally by (document frequency, value). If J(x, y) >= t then
+|x & y| >= t * max(|x|, |y|), so |x & y| >= a_x = ceil(t |x|) and >= a_y = ceil(t |y|). Two sets
+that share at least `a` tokens share a token among the first |x| - a + 1 of x and the first
+|y| - a + 1 of y; using each set's own a_x (<= a) only lengthens its prefix. So every pair
+with J >= t shares a prefix token: candidates are the pairs that do, filtered by
+min(|x|, |y|) >= t max(|x|, |y|), and each candidate is verified by computing its exact Jaccard.
+Shingles are encoded exactly (no hashing): code points get dense ids in base B, and a 5-gram is
+the integer id0 B^4 + ... + id4 when B^5 < 2^64, else a lexicographic rank of (hi, lo) parts.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import tempfile
+import unicodedata
+from fractions import Fraction
+from html.parser import HTMLParser
+from pathlib import Path
+
+import numpy as np
+
+SHINGLE = 5
+THRESHOLD = Fraction(4, 5)
+
+_PARA_SEP = "\u2029"
+_LOOKS_HTML = re.compile(r"\s*<(!doctype|html|head|body|div|article|p)\b", re.I)
+
+
+class _visible_text(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self._hidden = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in ("script", "style"):
+            self._hidden += 1
+        self.parts.append(" ")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("script", "style") and self._hidden:
+            self._hidden -= 1
+        self.parts.append(" ")
+
+    def handle_data(self, data: str) -> None:
+        if not self._hidden:
+            self.parts.append(data)
+
+
+def html_to_text(text: str) -> str:
+    parser = _visible_text()
+    parser.feed(text)
+    parser.close()
+    return "".join(parser.parts)
+
+
+def normalize(text: str) -> str:
+    """Steps 1-4 of the normalisation (everything except t2s)."""
+    if _LOOKS_HTML.match(text):
+        text = html_to_text(text)
+    text = unicodedata.normalize("NFKC", text).lower()
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def opencc(texts: list[str], config: str) -> list[str]:
+    """Converts texts with the `opencc` command and a config such as t2s.json (one process).
+
+    Line breaks travel as U+2029 so that each text stays one line for opencc.
+    """
+    if not texts:
+        return []
+    if shutil.which("opencc") is None:
+        raise RuntimeError("the `opencc` command is missing: apt-get install opencc")
+    if any(_PARA_SEP in t for t in texts):
+        raise ValueError("opencc(): texts must not contain U+2029")
+    with tempfile.TemporaryDirectory() as tmp:
+        src, dst = Path(tmp, "in.txt"), Path(tmp, "out.txt")
+        lines = [t.replace("\r", "").replace("\n", _PARA_SEP) for t in texts]
+        src.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        subprocess.run(["opencc", "-c", config, "-i", str(src), "-o", str(dst)], check=True)
+        out = dst.read_text(encoding="utf-8").split("\n")
+    if out and out[-1] == "":
+        out.pop()
+    if len(out) != len(texts):
+        raise RuntimeError(f"opencc returned {len(out)} lines for {len(texts)}")
+    return [t.replace(_PARA_SEP, "\n") for t in out]
+
+
+def normalize_all(texts: list[str], chinese: bool) -> list[str]:
+    norm = [normalize(t) for t in texts]
+    return opencc(norm, "t2s.json") if chinese else norm
+
+
+def shingle_sets(norm: list[str]) -> list[np.ndarray]:
+    """Per document, the sorted unique exact codes of its 5-gram shingles (int64 or uint64)."""
+    cps = [np.frombuffer(t.encode("utf-32-le"), dtype=np.uint32) for t in norm]
+    alphabet = np.unique(np.concatenate(cps)) if cps and any(len(c) for c in cps) else \
+        np.zeros(0, np.uint32)
+    base = len(alphabet) + 1  # id 0 is the padding of texts shorter than one shingle
+    fits = base**SHINGLE < 2**64
+    parts: list[tuple[np.ndarray, np.ndarray]] = []
+    for c in cps:
+        ids = np.searchsorted(alphabet, c).astype(np.uint64) + np.uint64(1)
+        if len(ids) == 0:
+            parts.append((np.zeros(0, np.uint64), np.zeros(0, np.uint64)))
+            continue
+        if len(ids) < SHINGLE:
+            ids = np.concatenate([ids, np.zeros(SHINGLE - len(ids), np.uint64)])
+        n = len(ids) - SHINGLE + 1
+        cols = [ids[j : j + n] for j in range(SHINGLE)]
+        b = np.uint64(base)
+        hi = cols[0] * b + cols[1]
+        lo = (cols[2] * b + cols[3]) * b + cols[4]
+        parts.append((hi, lo))
+    if fits:
+        b3 = np.uint64(base**3)
+        return [np.unique(hi * b3 + lo) for hi, lo in parts]
+    # Too many distinct code points for one word: rank (hi, lo) pairs lexicographically.
+    hi_all = np.concatenate([p[0] for p in parts])
+    lo_all = np.concatenate([p[1] for p in parts])
+    order = np.lexsort((lo_all, hi_all))
+    new = np.ones(len(order), bool)
+    new[1:] = (hi_all[order][1:] != hi_all[order][:-1]) | (lo_all[order][1:] != lo_all[order][:-1])
+    code = np.empty(len(order), np.int64)
+    code[order] = np.cumsum(new) - 1
+    out, pos = [], 0
+    for hi, _ in parts:
+        out.append(np.unique(code[pos : pos + len(hi)]))
+        pos += len(hi)
+    return out
+
+
+def jaccard(a: np.ndarray, b: np.ndarray) -> float:
+    if len(a) == 0 and len(b) == 0:
+        return 0.0
+    inter = len(np.intersect1d(a, b, assume_unique=True))
+    return inter / (len(a) + len(b) - inter)
+
+
+def _ceil_frac(t: Fraction, n: np.ndarray) -> np.ndarray:
+    return -((-t.numerator * n) // t.denominator)
+
+
+def similar_pairs(sets: list[np.ndarray], threshold: Fraction = THRESHOLD,
+                  ) -> list[tuple[int, int, float]]:
+    """Every pair (i, j), i < j, with exact Jaccard >= threshold, and its Jaccard."""
+    sizes = np.array([len(s) for s in sets], np.int64)
+    nonempty = np.nonzero(sizes)[0]
+    if len(nonempty) < 2:
+        return []
+    all_tok = np.concatenate([sets[i] for i in nonempty])
+    owner = np.repeat(nonempty, sizes[nonempty])
+    uniq, inverse, counts = np.unique(all_tok, return_inverse=True, return_counts=True)
+    token_rank = np.empty(len(uniq), np.int64)
+    token_rank[np.lexsort((uniq, counts))] = np.arange(len(uniq))
+    rank = token_rank[inverse]
+    order = np.lexsort((rank, owner))  # by document, then by rank (rarest first)
+    rank, owner = rank[order], owner[order]
+    starts = np.concatenate([[0], np.cumsum(sizes[nonempty])[:-1]])
+    position = np.arange(len(rank)) - np.repeat(starts, sizes[nonempty])
+    prefix_len = sizes - _ceil_frac(threshold, sizes) + 1
+    keep = position < prefix_len[owner]
+    p_rank, p_owner = rank[keep], owner[keep]
+    grouped = np.lexsort((p_owner, p_rank))
+    p_rank, p_owner = p_rank[grouped], p_owner[grouped]
+    bounds = np.nonzero(np.diff(p_rank))[0] + 1
+    candidates: set[tuple[int, int]] = set()
+    for group in np.split(p_owner, bounds):
+        if len(group) < 2:
+            continue
+        g = group.tolist()
+        for x in range(len(g)):
+            for y in range(x + 1, len(g)):
+                candidates.add((g[x], g[y]))
+    out = []
+    for i, j in sorted(candidates):
+        small, large = sorted((int(sizes[i]), int(sizes[j])))
+        if small < threshold * large:
+            continue
+        inter = len(np.intersect1d(sets[i], sets[j], assume_unique=True))
+        union = small + large - inter
+        if inter * threshold.denominator >= threshold.numerator * union:
+            out.append((i, j, inter / union))
+    return out
+
+
+def pairs_for_texts(texts: list[str], chinese: bool, threshold: Fraction = THRESHOLD,
+                    ) -> list[tuple[int, int, float]]:
+    return similar_pairs(shingle_sets(normalize_all(texts, chinese)), threshold)

@@ -1,0 +1,167 @@
+// The dedup job as a library: per-document signatures (computed in parallel), then decisions by
+// the exact layers (URL, title, content) and the near layer (SimHash within k, optionally
+// verified by shingle Jaccard), in stream mode (first kept wins) or batch mode (clusters and a
+// representative per cluster). The CLI `simdup dedup` wires readers and writers around this.
+#pragma once
+
+#include <simdup/document.hpp>
+#include <simdup/error.hpp>
+#include <simdup/fingerprint.hpp>
+#include <simdup/keep_policy.hpp>
+#include <simdup/verify.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace simdup {
+
+enum class dedup_mode {
+  stream,  ///< in input order: a document within k of an earlier kept one is dropped
+  batch,   ///< order-free: all pairs, clusters, one representative per cluster by keep policy
+};
+
+/// How a duplicate was linked into its cluster; `none` for kept documents.
+enum class dedup_layer : uint8_t { none, url, title, exact, near };
+/// "url", "title", "exact", "near" ("kept" for none), as written in duplicates.jsonl.
+const char* layer_name(dedup_layer layer) noexcept;
+
+enum class cluster_linking {
+  /// Connected components of all duplicate links (union-find): chains A~B~C form one cluster.
+  components,
+  /// Every duplicate is linked directly to its representative: documents are visited best
+  /// first by the keep policy; an unassigned one becomes a representative and takes its
+  /// unassigned direct neighbours. No chaining.
+  star,
+};
+
+struct dedup_options {
+  dedup_mode mode = dedup_mode::batch;
+  /// Near duplicates: fingerprints within this Hamming distance (inclusive). 0..64. Default 3.
+  int k = 3;
+  /// Exact layer by normalised URL (normalize_url). Default on.
+  bool url_layer = true;
+  /// Exact layer by normalised title. Default off: distinct pages often share a title.
+  bool title_layer = false;
+  /// Exact layer by the hash of the normalised text. Default on.
+  bool content_layer = true;
+  /// The SimHash near layer. Default on.
+  bool near_layer = true;
+  /// Representative of each cluster (batch mode; stream mode always keeps the first).
+  keep_policy keep;
+  /// Cluster shape (batch mode).
+  cluster_linking linking = cluster_linking::components;
+  /// Confirm near pairs by shingle Jaccard; unset means every pair within k is a duplicate.
+  std::optional<verify_options> verify;
+};
+
+/// What the dedup engines need of one document; computed by document_signer, in parallel.
+struct doc_signature {
+  uint64_t fingerprint = 0;
+  /// The fingerprint is valid (status ok). Short documents (too_short) only take part in the
+  /// exact layers.
+  bool has_fingerprint = false;
+  /// Exact-layer keys (exact_key of the normalised value); 0 = none (empty, or layer off).
+  uint64_t url_key = 0;
+  uint64_t title_key = 0;
+  uint64_t content_key = 0;
+  /// Bytes of text (keep=longest).
+  uint32_t length = 0;
+  /// Unix seconds (keep=newest); min() when the record has no time.
+  int64_t time = std::numeric_limits<int64_t>::min();
+  /// Value of the keep field (keep=field:NAME); -infinity when missing or not a number.
+  double field = -std::numeric_limits<double>::infinity();
+  /// Invalid UTF-8 sequences repaired while reading and normalising.
+  uint32_t invalid_utf8 = 0;
+  /// Sorted shingle hashes (only when verifying).
+  std::vector<uint32_t> shingles;
+};
+
+/// Turns documents into signatures. Create once; sign() is const and safe to call from many
+/// threads at once.
+class document_signer {
+ public:
+  /// Errors name the offending option (missing dictionaries, bad shingle width, ...).
+  static result<document_signer> create(const fingerprint_options& fingerprint,
+                                        const dedup_options& options);
+  /// Fills `out` (every field overwritten) for `doc`.
+  void sign(const document& doc, doc_signature& out) const;
+
+  document_signer(document_signer&&) noexcept;
+  document_signer& operator=(document_signer&&) noexcept;
+  ~document_signer();
+
+ private:
+  struct impl;
+  explicit document_signer(std::unique_ptr<impl> p);
+  std::unique_ptr<impl> impl_;
+};
+
+/// The fate of one document.
+struct dedup_decision {
+  /// Ordinal (0-based input position) of the kept document this one duplicates; its own
+  /// ordinal when kept. Also the cluster id.
+  uint32_t representative = 0;
+  dedup_layer layer = dedup_layer::none;
+  /// Hamming distance to the representative's fingerprint; -1 when either has none.
+  int8_t distance = -1;
+  /// Verified Jaccard with the representative; NaN when not verified.
+  float jaccard = std::numeric_limits<float>::quiet_NaN();
+
+  bool kept(uint32_t ordinal) const noexcept { return representative == ordinal; }
+};
+
+/// Stream mode: decides each document on arrival, against the documents kept before it.
+class stream_deduplicator {
+ public:
+  static result<stream_deduplicator> create(const dedup_options& options);
+  /// Decides the next document (ordinals count from 0 in call order).
+  result<dedup_decision> add(const doc_signature& sig);
+  /// Documents added so far.
+  uint32_t size() const noexcept;
+  /// Bytes held by the exact tables, the index and the shingle store (for the summary).
+  std::size_t memory_bytes() const noexcept;
+
+  stream_deduplicator(stream_deduplicator&&) noexcept;
+  stream_deduplicator& operator=(stream_deduplicator&&) noexcept;
+  ~stream_deduplicator();
+
+ private:
+  struct impl;
+  explicit stream_deduplicator(std::unique_ptr<impl> p);
+  std::unique_ptr<impl> impl_;
+};
+
+/// Batch mode: collects signatures, then finds all near pairs, verifies them, clusters and
+/// picks representatives.
+class batch_deduplicator {
+ public:
+  static result<batch_deduplicator> create(const dedup_options& options);
+  /// Adds the next document (ordinals count from 0). The exact layers are applied here.
+  status add(doc_signature&& sig);
+  /// Runs the near layer and clustering; returns one decision per document added. `progress`
+  /// (may be empty) is told the phase name as work proceeds.
+  result<std::vector<dedup_decision>> finish(
+      const std::function<void(std::string_view phase)>& progress = {});
+  uint32_t size() const noexcept;
+  /// Candidate pairs found by the index, and those rejected by verification (after finish).
+  uint64_t candidate_pairs() const noexcept;
+  uint64_t rejected_pairs() const noexcept;
+  std::size_t memory_bytes() const noexcept;
+
+  batch_deduplicator(batch_deduplicator&&) noexcept;
+  batch_deduplicator& operator=(batch_deduplicator&&) noexcept;
+  ~batch_deduplicator();
+
+ private:
+  struct impl;
+  explicit batch_deduplicator(std::unique_ptr<impl> p);
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace simdup

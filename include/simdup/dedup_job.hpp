@@ -1,0 +1,53 @@
+// The whole dedup job: read inputs, decide, write --out DIR (kept records, duplicates.jsonl,
+// summary.json, report.html) atomically. `simdup dedup` and the benchmarks call this.
+#pragma once
+
+#include <simdup/dedup.hpp>
+#include <simdup/dedup_report.hpp>
+#include <simdup/reader.hpp>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace simdup {
+
+enum class progress_style {
+  automatic,  ///< a bar when the log stream is a terminal, else a plain line every few seconds
+  bar,        ///< always the redrawn bar
+  lines,      ///< always plain periodic lines
+  none,       ///< nothing (--quiet)
+};
+
+struct dedup_job_options {
+  /// Files, globs or "-" (stdin). Empty means stdin.
+  std::vector<std::string> inputs;
+  reader_options reader;
+  fingerprint_options fingerprint;
+  dedup_options dedup;
+  /// Output directory; replaced atomically on success.
+  std::string out_dir;
+  /// Write kept records as kept.<ext>.zst.
+  bool zstd_output = false;
+  /// --on-error skip: bad records are counted and reported; otherwise the first one fails the
+  /// job (nothing is written).
+  bool skip_bad_records = false;
+  /// Bad-record messages printed before the rest are only counted. Default 20.
+  std::size_t max_error_messages = 20;
+  progress_style progress = progress_style::automatic;
+  /// Worker threads for parsing and fingerprinting; 0 = all cores.
+  unsigned threads = 0;
+  /// Largest clusters shown in report.html. Default 10.
+  std::size_t report_clusters = 10;
+  /// Members shown per cluster. Default 3.
+  std::size_t report_members = 3;
+  /// The --keep value as given, for the summary.
+  std::string keep_spec = "first";
+};
+
+/// Runs the job. Messages (bad records, progress) go to `log`. Errors: a bad record without
+/// skip_bad_records (invalid_input naming SOURCE:LINE), an unreadable input, an output that
+/// cannot be written; in every error case DIR is left as it was.
+result<dedup_summary> run_dedup_job(const dedup_job_options& options, std::FILE* log);
+
+}  // namespace simdup

@@ -1,0 +1,97 @@
+// What a dedup run found, as summary.json, report.html and a short human summary.
+#pragma once
+
+#include <simdup/dedup.hpp>
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace simdup {
+
+/// One member of a sample cluster in the report.
+struct sample_document {
+  std::string id;
+  /// The text, cut to a few thousand bytes for the page.
+  std::string text;
+  dedup_layer layer = dedup_layer::none;
+  int distance = -1;
+  /// NaN when not verified.
+  double jaccard = 0;
+};
+
+/// One of the largest clusters, with its representative and a few members.
+struct cluster_sample {
+  uint32_t cluster = 0;  ///< the representative's ordinal (the cluster id)
+  uint64_t size = 0;     ///< documents in the cluster, representative included
+  sample_document representative;
+  std::vector<sample_document> members;
+};
+
+/// Everything summary.json and report.html say. Counts satisfy
+/// read == kept + duplicates + skipped.
+struct dedup_summary {
+  // Parameters.
+  std::vector<std::string> inputs;
+  std::string mode;     ///< "stream" or "batch"
+  int k = 3;
+  std::string keep;     ///< keep policy as given ("first", "field:score", ...)
+  std::string linking;  ///< "components" or "star"
+  std::vector<std::string> layers;  ///< enabled layers, cheapest first
+  double verify_threshold = 0;      ///< 0 when not verifying
+  std::size_t verify_max_hashes = 0;
+  std::string output_format;  ///< format of the kept records ("jsonl", ...)
+
+  // Counts.
+  uint64_t read = 0;        ///< records read, bad ones included
+  uint64_t kept = 0;
+  uint64_t duplicates = 0;
+  uint64_t skipped = 0;     ///< bad records skipped (--on-error skip)
+  std::map<std::string, uint64_t> skipped_reasons;  ///< errc name -> count
+  /// Duplicates per layer, indexed by dedup_layer (none unused).
+  std::array<uint64_t, 5> by_layer{};
+  uint64_t short_documents = 0;  ///< too few features: exact layers only
+  uint64_t invalid_utf8 = 0;     ///< invalid UTF-8 sequences repaired
+  uint64_t candidate_pairs = 0;  ///< near pairs found by the index (batch)
+  uint64_t rejected_pairs = 0;   ///< of those, rejected by verification
+  /// Distance of each duplicate to its representative: [0..64]; [65] counts unknown (-1).
+  std::array<uint64_t, 66> distance_histogram{};
+  /// Cluster size -> number of clusters of that size (size 1 = kept without duplicates).
+  std::map<uint64_t, uint64_t> cluster_sizes;
+
+  // Costs.
+  uint64_t bytes = 0;  ///< input bytes (decompressed)
+  double seconds_total = 0;
+  std::vector<std::pair<std::string, double>> seconds_by_phase;
+  uint64_t engine_memory_bytes = 0;  ///< exact tables, fingerprints, index, shingles
+  uint64_t peak_rss_bytes = 0;
+  unsigned threads = 0;
+
+  /// The largest clusters, for the report; `samples_note` explains when texts are missing.
+  std::vector<cluster_sample> samples;
+  std::string samples_note;
+};
+
+/// Adds one decision to the counts (layer, distance); cluster sizes are added separately.
+void count_decision(dedup_summary& summary, const dedup_decision& decision, uint32_t ordinal);
+
+/// summary.json: pretty enough to read, stable keys (docs/dedup.md).
+std::string summary_json(const dedup_summary& summary);
+/// report.html: one self-contained page (inline CSS and SVG, no scripts, no network).
+std::string report_html(const dedup_summary& summary);
+/// A few lines for the terminal.
+std::string human_summary(const dedup_summary& summary);
+
+/// Side-by-side difference of two texts as two HTML fragments (escaped), tokens only in `a`
+/// wrapped in <del>, tokens only in `b` in <ins>. Tokens are ASCII letter/digit runs, single
+/// other code points, and whitespace runs. Texts beyond `max_tokens` tokens are compared on
+/// their first max_tokens tokens and the rest is shown unmarked.
+std::pair<std::string, std::string> diff_html(std::string_view a, std::string_view b,
+                                              std::size_t max_tokens = 600);
+
+/// HTML-escapes & < > " ' for text and attribute values.
+std::string html_escape(std::string_view text);
+
+}  // namespace simdup

@@ -1,0 +1,164 @@
+// Online Hamming index: insert, remove, query and check-insert of (fingerprint, id, timestamp)
+// entries, with a time window, safe for concurrent queries while inserting, and a versioned,
+// memory-mappable file format (docs/index-format.md).
+//
+// Entries live in time-ordered segments: a small mutable newest segment (hash chains per table)
+// and immutable sealed segments (per table, ordinals grouped by key prefix with a directory).
+// Sealed segments of similar size are merged (tiered) so queries see few segments; a time
+// window drops whole segments once their newest entry is older than the window.
+#pragma once
+
+#include <simdup/error.hpp>
+#include <simdup/plan.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace simdup {
+
+/// One indexed document. The index knows nothing about text; ids are the caller's (duplicates
+/// allowed: remove(id) removes them all).
+struct index_entry {
+  uint64_t fingerprint = 0;
+  uint64_t id = 0;
+  /// In the caller's unit (the window and the clock use the same unit; seconds by default).
+  int64_t timestamp = 0;
+};
+
+/// An indexed entry found within k of a query.
+struct index_match {
+  uint64_t id = 0;
+  uint64_t fingerprint = 0;
+  int64_t timestamp = 0;
+  /// Hamming distance to the query, 0..k.
+  int distance = 0;
+
+  friend bool operator==(const index_match&, const index_match&) = default;
+};
+
+/// Sentinel for `now`: ask the index's clock (online_index_options::clock).
+inline constexpr int64_t use_clock = std::numeric_limits<int64_t>::min();
+
+struct online_index_options {
+  /// Largest distance (inclusive) queries can ask for. Default 3. Ignored when `layout` is set
+  /// (the layout carries k) and by load() (the file does).
+  int k = 3;
+  /// Block layout; when `widths` is empty (default) it is planned with make_plan for
+  /// `expected_size` entries, `k` and `memory` (plan_purpose::online).
+  index_layout layout{.k = 3, .widths = {}, .second_level_blocks = 0};
+  /// Expected number of live entries, for the planner. Default 10M.
+  uint64_t expected_size = 10'000'000;
+  /// Memory budget in bytes for the planner; 0 (default): no limit.
+  uint64_t memory = 0;
+  /// Time window in timestamp units; 0 (default): entries never expire. An entry is live while
+  /// timestamp + window > now; queries only match live entries, and sealed segments whose
+  /// newest entry is not live are dropped: by expire(now), and automatically when segments are
+  /// sealed, taking the newest timestamp inserted so far as now (so replays of old data with
+  /// their own timestamps expire by data time, not by the wall clock).
+  int64_t window = 0;
+  /// Entries in the mutable segment before it is sealed. Default 65536; at least 1.
+  std::size_t segment_capacity = 65536;
+  /// Tiered merging: this many adjacent sealed segments of the same size class are merged into
+  /// one. Default 4; at least 2.
+  std::size_t merge_fanout = 4;
+  /// Returns "now" in timestamp units when a call passes use_clock. Default (empty): seconds
+  /// since the Unix epoch from std::chrono::system_clock. Injectable for tests and replays.
+  std::function<int64_t()> clock;
+};
+
+/// Per-call query settings.
+struct query_params {
+  /// Largest distance (inclusive); -1 (default) or anything above the index's k means the
+  /// index's k.
+  int k = -1;
+  /// Time for the window test; use_clock (default) asks the clock. Unused when window is 0.
+  int64_t now = use_clock;
+};
+
+/// Results of a batch query: matches of query i are matches[offsets[i] .. offsets[i+1]).
+struct query_results {
+  std::vector<index_match> matches;
+  std::vector<std::size_t> offsets;
+
+  std::size_t size() const noexcept { return offsets.empty() ? 0 : offsets.size() - 1; }
+  std::span<const index_match> operator[](std::size_t i) const {
+    return std::span<const index_match>(matches).subspan(offsets[i], offsets[i + 1] - offsets[i]);
+  }
+};
+
+struct index_stats {
+  /// Live entries: inserted, not removed, not dropped by expiry (entries older than the window
+  /// inside a segment that still holds newer ones are counted until their segment goes).
+  uint64_t size = 0;
+  /// All segments, the mutable one included.
+  uint64_t segments = 0;
+  /// Sealed (immutable, sorted) segments.
+  uint64_t sealed_segments = 0;
+  /// Entries dropped by expiry since creation (or load).
+  uint64_t expired = 0;
+  /// Entries removed by remove() since creation (or load).
+  uint64_t removed = 0;
+  /// Approximate bytes held by the index's tables and entries.
+  uint64_t memory_bytes = 0;
+};
+
+/// Thread safety: every const method may run concurrently with each other and with insert,
+/// check_insert, remove, expire and compact from other threads; all methods synchronise
+/// internally. Matches are sorted by (distance, timestamp, id).
+class online_index {
+ public:
+  /// Plans the layout if needed and validates the options (errc::invalid_argument).
+  static result<online_index> create(online_index_options options = {});
+  /// Opens a file written by save() (memory-mapped; sealed segments are used in place). The
+  /// file's layout wins over options.k/layout; the other options apply. errc::not_found,
+  /// io_error, corrupt_data (bad magic, checksum, sizes) or unsupported (newer version).
+  static result<online_index> load(const std::string& path, online_index_options options = {});
+
+  online_index(online_index&&) noexcept;
+  online_index& operator=(online_index&&) noexcept;
+  ~online_index();
+
+  void insert(const index_entry& entry);
+  void insert(std::span<const index_entry> entries);
+
+  /// Live entries within params.k of `fingerprint`.
+  std::vector<index_match> query(uint64_t fingerprint, const query_params& params = {}) const;
+  /// Batch form (faster per query: probes are interleaved to overlap memory latency).
+  void query(std::span<const uint64_t> fingerprints, query_results& out,
+             const query_params& params = {}) const;
+
+  /// Atomically (no other insert in between): finds live entries within params.k of
+  /// entry.fingerprint; inserts the entry only if there are none. Returns the matches (empty
+  /// means inserted). The streaming "query then insert" step of dedup and the service.
+  std::vector<index_match> check_insert(const index_entry& entry, const query_params& params = {});
+
+  /// Removes every entry with this id (a scan over all entries: O(size)). Returns how many.
+  std::size_t remove(uint64_t id);
+  /// Drops sealed segments whose newest entry is no longer live at `now`. Returns entries
+  /// dropped. Also done automatically (see online_index_options::window).
+  std::size_t expire(int64_t now = use_clock);
+  /// Seals the mutable segment and merges sealed segments into as few as possible (segments are
+  /// not merged across more than a quarter of the window, so expiry stays fine-grained).
+  void compact();
+
+  index_stats stats() const;
+  /// The layout in use (its k is the largest distance queries can ask for).
+  const index_layout& layout() const noexcept;
+
+  /// Writes a snapshot to `path` (written to path + ".tmp", then renamed). Safe to call while
+  /// other threads insert (they wait only while the snapshot is taken, not while it is written).
+  status save(const std::string& path) const;
+
+ private:
+  struct impl;
+  explicit online_index(std::unique_ptr<impl> p);
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace simdup

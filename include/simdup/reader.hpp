@@ -1,0 +1,107 @@
+// Streaming record readers: JSONL, TSV, CSV, plain text, WARC/WET; gzip and zstd transparently;
+// several inputs and globs in one run. Memory stays bounded by the largest record.
+#pragma once
+
+#include <simdup/document.hpp>
+#include <simdup/error.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace simdup {
+
+/// Names of the record fields (JSONL keys, CSV header columns).
+struct field_names {
+  std::string id = "id";              ///< document id (string or number)
+  std::string text = "text";          ///< document text (a record without it is a bad record,
+                                      ///< unless it has `features`)
+  std::string url = "url";            ///< optional URL
+  std::string title = "title";        ///< optional title
+  std::string time = "time";          ///< optional time: integer unix seconds or ISO-8601 string
+  std::string features = "features";  ///< optional supplied features (JSONL only)
+};
+
+struct reader_options {
+  /// Format of every input; auto_detect decides per input (extension, then content sniffing).
+  input_format format = input_format::auto_detect;
+  field_names fields;
+  /// Records longer than this many bytes are bad records (errc::too_large). Default 1 GiB.
+  std::size_t max_record_bytes = std::size_t{1} << 30;
+};
+
+/// Outcome of reader::next().
+enum class read_status {
+  record,      ///< `doc` holds the next record
+  bad_record,  ///< a malformed record (bad JSON, missing text, ...): `error` names
+               ///< SOURCE:LINE; the reader has moved past it, call next() again to continue
+  end,         ///< every input has been read
+  failed,      ///< a fatal error (unreadable or truncated .gz/.zst, I/O error): `error` names the
+               ///< input; later calls return failed again
+};
+
+/// Running totals, for progress and summaries.
+struct reader_stats {
+  uint64_t records = 0;           ///< records returned (read_status::record)
+  uint64_t bad_records = 0;       ///< read_status::bad_record results
+  uint64_t bytes = 0;             ///< decompressed bytes consumed so far
+  uint64_t compressed_bytes = 0;  ///< bytes read from files/stdin so far (before decompression)
+  uint64_t inputs_opened = 0;     ///< inputs started so far
+};
+
+/// Expands shell-like globs (`*`, `?`, `[...]`, sorted matches). A path that exists is taken
+/// literally; "-" is stdin. A pattern without matches, or a missing file, is errc::not_found
+/// naming it. An empty list yields {"-"}.
+result<std::vector<std::string>> expand_inputs(std::span<const std::string> inputs);
+
+/// Reads the records of several inputs, one input after the other, in order. Not thread-safe:
+/// use one reader per thread (the pipeline reads on one thread and fans out).
+class reader {
+ public:
+  /// Expands globs (expand_inputs) and checks that every input exists; inputs are opened lazily
+  /// in order. Fails with errc::not_found naming a missing input.
+  static result<reader> open(std::span<const std::string> inputs, const reader_options& options);
+  /// Reads records from a buffer (tests, HTTP bodies, Python); `name` is used as the source.
+  /// Compressed buffers are decompressed.
+  static reader from_memory(std::string name, std::string data, const reader_options& options);
+
+  /// Reads the next record into `doc` (all fields overwritten). On bad_record and failed,
+  /// `error` holds the reason; on bad_record `doc.source/line/offset/raw` describe the record.
+  read_status next(document& doc, error_info& error);
+
+  /// The first line of the current CSV input (its header row), empty for other formats. Lets
+  /// a writer reproduce kept records in the input's own format.
+  std::string_view header() const noexcept;
+
+  const reader_stats& stats() const noexcept;
+  /// The expanded input list.
+  const std::vector<std::string>& inputs() const noexcept;
+
+  reader(reader&&) noexcept;
+  reader& operator=(reader&&) noexcept;
+  ~reader();
+
+ private:
+  struct impl;
+  explicit reader(std::unique_ptr<impl> p);
+  std::unique_ptr<impl> impl_;
+};
+
+/// Parses a format name ("jsonl", "ndjson", "json", "tsv", "csv", "text", "txt", "warc",
+/// "wet", "auto"); anything else is errc::invalid_argument.
+result<input_format> parse_input_format(std::string_view name);
+
+/// The format implied by a file name's extension, looking through .gz/.zst/.zstd
+/// ("a.jsonl.gz" -> jsonl); auto_detect when unknown.
+input_format format_from_extension(std::string_view path) noexcept;
+
+/// Parses ISO-8601 date-times to unix seconds: "2024-05-01", "2024-05-01T12:00:00",
+/// fractional seconds (truncated), "Z" or "+hh:mm"/"-hh:mm"/"+hhmm" offsets (none means UTC);
+/// a space may replace the "T". Anything else is errc::invalid_input.
+result<int64_t> parse_iso8601(std::string_view text);
+
+}  // namespace simdup

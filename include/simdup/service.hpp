@@ -1,0 +1,79 @@
+// The online dedup service (`simdup serve`): HTTP/JSON front end over durable, windowed
+// collections of fingerprints, kept in embedded RocksDB or in a shared redis-server.
+#pragma once
+
+#include <simdup/error.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace simdup {
+
+struct service_options {
+  /// Directory of the embedded RocksDB store (created if missing). Required with the default
+  /// store; unused with a redis:// store.
+  std::string data_dir;
+  /// "rocksdb" (default, under data_dir) or "redis://HOST:PORT[/DB]" (shared by many processes).
+  std::string store = "rocksdb";
+  /// Address to bind. Loopback unless told otherwise.
+  std::string host = "127.0.0.1";
+  /// TCP port; 0 picks a free one (printed on stdout when listening).
+  int port = 8080;
+  /// Hamming distance (inclusive) of collections created without their own setting.
+  int default_k = 3;
+  /// Window of collections created without their own setting, in seconds; 0 keeps documents
+  /// forever.
+  int64_t default_window_s = 7 * 24 * 3600;
+  /// File holding the bearer token (surrounding whitespace ignored). Empty: no authentication.
+  std::string token_file;
+  /// Largest accepted request body, in bytes (inclusive). Larger bodies get 413.
+  std::size_t max_body_bytes = 8u << 20;
+  /// Most documents in one request (inclusive). More get 413.
+  std::size_t max_documents = 1000;
+  /// Most matches listed per document (closest first).
+  std::size_t max_matches = 10;
+  /// Socket read/write timeout, in seconds.
+  int timeout_s = 10;
+  /// Worker threads serving HTTP connections; 0 picks max(8, 2 x cores).
+  int threads = 0;
+  /// How often the window is enforced (expired documents removed), in milliseconds.
+  int expire_interval_ms = 1000;
+  /// TEST ONLY: read "now" (seconds since the epoch) from this file instead of the system
+  /// clock, so tests can move time forward. Never use in production.
+  std::string clock_file;
+};
+
+/// A running service. start() binds and serves on background threads; stop() (or SIGTERM with
+/// run_until_signal) drains in-flight requests and closes the store cleanly.
+class service {
+ public:
+  /// Opens the store, loads collections and rebuilds their indexes. Errors name the option or
+  /// path at fault.
+  static result<std::unique_ptr<service>> create(const service_options& options);
+
+  /// Creates a collection with the default settings (k, window) unless it exists.
+  status add_collection(const std::string& name);
+
+  /// Binds the listening socket and serves on background threads; returns the bound port.
+  result<int> start();
+  /// Blocks until SIGTERM or SIGINT, then stops. Call start() first; the signals must be blocked
+  /// in every thread (block_stop_signals() before creating any thread).
+  void run_until_signal();
+  /// Stops accepting, finishes in-flight requests and closes the store.
+  void stop();
+
+  ~service();
+
+ private:
+  struct impl;
+  explicit service(std::unique_ptr<impl> p);
+  std::unique_ptr<impl> impl_;
+};
+
+/// Blocks SIGTERM and SIGINT in the calling thread (and threads it creates later), so that
+/// service::run_until_signal can wait for them synchronously.
+void block_stop_signals();
+
+}  // namespace simdup

@@ -1,0 +1,70 @@
+// The output directory of a dedup run, written atomically: everything goes to a fresh
+// DIR.tmp-XXXXXX next to DIR, which replaces DIR only when the run succeeded. A failed run
+// removes its temporary directory, so no half-written result ever looks complete.
+#pragma once
+
+#include <simdup/error.hpp>
+
+#include <zstd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace simdup::detail {
+
+class output_dir {
+ public:
+  /// Creates the temporary directory. errc::invalid_argument when `final_path` exists and is
+  /// not a directory, or is a non-empty directory without a summary.json (we only replace our
+  /// own earlier results, never an unrelated directory).
+  static result<output_dir> create(const std::filesystem::path& final_path);
+
+  /// Where files are written until commit().
+  const std::filesystem::path& temp_path() const noexcept { return temp_; }
+  const std::filesystem::path& final_path() const noexcept { return final_; }
+  /// Moves the temporary directory to the final path (replacing an earlier result).
+  status commit();
+
+  output_dir(output_dir&& other) noexcept;
+  output_dir& operator=(output_dir&&) = delete;
+  ~output_dir();
+
+ private:
+  output_dir(std::filesystem::path final_path, std::filesystem::path temp)
+      : final_(std::move(final_path)), temp_(std::move(temp)) {}
+  std::filesystem::path final_;
+  std::filesystem::path temp_;
+  bool done_ = false;
+};
+
+/// A buffered output file, optionally zstd-compressed. Errors (disk full) surface at write,
+/// flush or close as errc::io_error naming the file.
+class file_sink {
+ public:
+  static result<file_sink> open(const std::filesystem::path& path, bool zstd, int level = 3);
+
+  status write(std::string_view bytes);
+  /// Finishes the zstd frame, flushes and closes. Required for a complete file.
+  status close();
+
+  file_sink(file_sink&& other) noexcept;
+  file_sink& operator=(file_sink&&) = delete;
+  ~file_sink();
+
+ private:
+  file_sink(std::FILE* f, std::string name, ZSTD_CCtx* z)
+      : file_(f), name_(std::move(name)), zstd_(z) {}
+  status drain(std::string_view bytes, ZSTD_EndDirective mode);
+  status put(const char* data, std::size_t size);
+
+  std::FILE* file_ = nullptr;
+  std::string name_;
+  ZSTD_CCtx* zstd_ = nullptr;
+  std::string buffer_;
+  std::string compressed_;
+};
+
+}  // namespace simdup::detail

@@ -1,0 +1,59 @@
+#include "dedup/progress.hpp"
+
+#include <unistd.h>
+
+namespace simdup::detail {
+
+progress_meter::progress_meter(progress_style style, std::FILE* out, uint64_t total_bytes)
+    : style_(style), out_(out), total_bytes_(total_bytes) {
+  if (style_ == progress_style::automatic) {
+    style_ = out_ && isatty(fileno(out_)) ? progress_style::bar : progress_style::lines;
+  }
+  if (!out_) style_ = progress_style::none;
+  start_ = last_ = std::chrono::steady_clock::now();
+}
+
+void progress_meter::update(std::string_view phase, uint64_t documents, uint64_t bytes,
+                            uint64_t input_bytes) {
+  if (style_ == progress_style::none) return;
+  const auto now = std::chrono::steady_clock::now();
+  const auto interval = style_ == progress_style::bar ? std::chrono::milliseconds(200)
+                                                      : std::chrono::milliseconds(5000);
+  if (now - last_ < interval) return;
+  last_ = now;
+  const double seconds = std::chrono::duration<double>(now - start_).count();
+  const double mbps = seconds > 0 ? static_cast<double>(bytes) / 1e6 / seconds : 0;
+  char eta[48] = "";
+  if (total_bytes_ > 0 && input_bytes > 0 && input_bytes <= total_bytes_) {
+    const double rest = seconds * static_cast<double>(total_bytes_ - input_bytes) /
+                        static_cast<double>(input_bytes);
+    std::snprintf(eta, sizeof eta, ", %3.0f%%, ETA %.0f s",
+                  100.0 * static_cast<double>(input_bytes) / static_cast<double>(total_bytes_),
+                  rest);
+  }
+  if (style_ == progress_style::bar) {
+    constexpr int width = 24;
+    const int filled = total_bytes_ > 0 && input_bytes <= total_bytes_
+                           ? static_cast<int>(width * static_cast<double>(input_bytes) /
+                                              static_cast<double>(total_bytes_))
+                           : 0;
+    std::string bar(static_cast<std::size_t>(filled), '#');
+    bar.resize(width, total_bytes_ > 0 ? '.' : ' ');
+    std::fprintf(out_, "\r\x1b[2K%.*s [%s] %llu docs, %.1f MB/s%s", static_cast<int>(phase.size()),
+                 phase.data(), bar.c_str(), static_cast<unsigned long long>(documents), mbps, eta);
+    drawn_ = true;
+  } else {
+    std::fprintf(out_, "simdup dedup: %.*s: %llu documents, %.1f MB, %.1f MB/s%s\n",
+                 static_cast<int>(phase.size()), phase.data(),
+                 static_cast<unsigned long long>(documents), static_cast<double>(bytes) / 1e6, mbps,
+                 eta);
+  }
+  std::fflush(out_);
+}
+
+void progress_meter::finish() {
+  if (drawn_) std::fprintf(out_, "\r\x1b[2K");
+  drawn_ = false;
+}
+
+}  // namespace simdup::detail

@@ -1,0 +1,107 @@
+// Per-document work of the dedup job (the parallel stage): normalise once, then derive the
+// exact keys, the fingerprint and the shingle hashes from the same normalised text.
+#include <simdup/dedup.hpp>
+#include <simdup/exact_layer.hpp>
+#include <simdup/normalize.hpp>
+
+#include <simdjson.h>
+
+#include <cmath>
+#include <string>
+
+namespace simdup {
+
+struct document_signer::impl {
+  dedup_options options;
+  normalizer plain;
+  normalizer html;
+  // Fingerprints already-normalised text (every normalise step off), so the text is normalised
+  // once per document; in a compat mode the compat fingerprinter sees the raw text instead,
+  // because those modes define their own normalisation.
+  fingerprinter on_normalized;
+  bool compat = false;
+};
+
+namespace {
+
+// The keep field of a JSONL record, or -infinity. NaN would break the keep order.
+double read_keep_field(const document& doc, const std::string& field) {
+  if (doc.format != input_format::jsonl) return -INFINITY;
+  thread_local simdjson::ondemand::parser parser;
+  const simdjson::padded_string padded(doc.raw);
+  simdjson::ondemand::document json;
+  if (parser.iterate(padded).get(json) != simdjson::SUCCESS) return -INFINITY;
+  double value = 0;
+  if (json.find_field_unordered(field).get_double().get(value) != simdjson::SUCCESS) {
+    return -INFINITY;
+  }
+  return std::isnan(value) ? -INFINITY : value;
+}
+
+}  // namespace
+
+result<document_signer> document_signer::create(const fingerprint_options& fingerprint,
+                                                const dedup_options& options) {
+  if (options.k < 0 || options.k > 64) {
+    return make_error(errc::invalid_argument,
+                      "--k must be in 0..64, got " + std::to_string(options.k));
+  }
+  if (options.verify && options.verify->shingle_width == 0) {
+    return make_error(errc::invalid_argument, "verify shingle width must be at least 1");
+  }
+  normalize_options plain_options = fingerprint.normalize;
+  normalize_options html_options = fingerprint.normalize;
+  html_options.html = true;
+  auto plain = normalizer::create(plain_options);
+  if (!plain) return std::move(plain).error();
+  auto html = normalizer::create(html_options);
+  if (!html) return std::move(html).error();
+
+  const bool compat = fingerprint.compat != compat_mode::none;
+  fingerprint_options inner = fingerprint;
+  if (!compat) inner.normalize = normalize_options{false, false, false, false, false, false, false};
+  auto fp = fingerprinter::create(inner);
+  if (!fp) return std::move(fp).error();
+  return document_signer(std::make_unique<impl>(impl{
+      options, std::move(plain).value(), std::move(html).value(), std::move(fp).value(), compat}));
+}
+
+void document_signer::sign(const document& doc, doc_signature& out) const {
+  const impl& s = *impl_;
+  thread_local std::string normalized;
+  normalize_stats stats;
+  (doc.text_is_html ? s.html : s.plain).normalize(doc.text, normalized, &stats);
+
+  fingerprint_result fp;
+  if (doc.features) {
+    fp = s.on_normalized.fingerprint_features(*doc.features);
+  } else {
+    fp = s.on_normalized.fingerprint(s.compat ? std::string_view(doc.text) : normalized);
+  }
+  out.fingerprint = fp.fingerprint;
+  out.has_fingerprint = fp.status == fingerprint_status::ok;
+  out.content_key = s.options.content_layer ? exact_key(normalized) : 0;
+  out.url_key = s.options.url_layer ? url_key(doc.url) : 0;
+  out.title_key = 0;
+  if (s.options.title_layer && !doc.title.empty()) {
+    out.title_key = exact_key(s.plain.normalize(doc.title));
+  }
+  out.length = static_cast<uint32_t>(std::min<std::size_t>(doc.text.size(), UINT32_MAX));
+  out.time = doc.time.value_or(std::numeric_limits<int64_t>::min());
+  out.field = s.options.keep.rule == keep_rule::field ? read_keep_field(doc, s.options.keep.field)
+                                                      : -INFINITY;
+  out.invalid_utf8 = static_cast<uint32_t>(doc.invalid_utf8 + stats.invalid_utf8);
+  if (s.options.verify && s.options.near_layer && out.has_fingerprint) {
+    shingle_hashes(normalized, s.options.verify->shingle_width, s.options.verify->max_hashes,
+                   out.shingles);
+  } else {
+    out.shingles.clear();
+  }
+}
+
+document_signer::document_signer(std::unique_ptr<impl> p) : impl_(std::move(p)) {}
+document_signer::document_signer(document_signer&&) noexcept = default;
+document_signer& document_signer::operator=(document_signer&&) noexcept = default;
+document_signer::~document_signer() = default;
+
+}  // namespace simdup

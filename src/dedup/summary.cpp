@@ -1,0 +1,170 @@
+// summary.json and the terminal summary of a dedup run.
+#include <simdup/dedup_report.hpp>
+#include <simdup/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+
+namespace simdup {
+namespace {
+
+constexpr dedup_layer kLayers[] = {dedup_layer::url, dedup_layer::title, dedup_layer::exact,
+                                   dedup_layer::near};
+
+double per_second(double amount, double seconds) {
+  return seconds > 0 ? amount / seconds : 0;
+}
+
+uint64_t clusters_with_duplicates(const dedup_summary& s, uint64_t* largest) {
+  uint64_t count = 0;
+  *largest = 0;
+  for (const auto& [size, n] : s.cluster_sizes) {
+    if (size < 2) continue;
+    count += n;
+    *largest = std::max(*largest, size);
+  }
+  return count;
+}
+
+std::string thousands(uint64_t v) {
+  std::string digits = std::to_string(v), out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out.push_back(',');
+    out.push_back(digits[i]);
+  }
+  return out;
+}
+
+}  // namespace
+
+void count_decision(dedup_summary& summary, const dedup_decision& decision, uint32_t ordinal) {
+  if (decision.kept(ordinal)) {
+    ++summary.kept;
+    return;
+  }
+  ++summary.duplicates;
+  ++summary.by_layer[static_cast<std::size_t>(decision.layer)];
+  const int d = decision.distance;
+  ++summary.distance_histogram[d >= 0 && d <= 64 ? static_cast<std::size_t>(d) : 65];
+}
+
+std::string summary_json(const dedup_summary& s) {
+  std::string out;
+  json::writer w(out);
+  w.begin_object();
+  w.key("version").value(1);
+  w.key("parameters").begin_object();
+  w.key("inputs").begin_array();
+  for (const auto& in : s.inputs) w.value(in);
+  w.end_array();
+  w.key("mode").value(s.mode).key("k").value(s.k).key("keep").value(s.keep);
+  w.key("linking").value(s.linking);
+  w.key("layers").begin_array();
+  for (const auto& l : s.layers) w.value(l);
+  w.end_array();
+  w.key("verify");
+  if (s.verify_threshold > 0) {
+    w.begin_object().key("jaccard").value(s.verify_threshold);
+    w.key("max_hashes").value(static_cast<uint64_t>(s.verify_max_hashes)).end_object();
+  } else {
+    w.null();
+  }
+  w.key("output_format").value(s.output_format);
+  w.end_object();
+
+  w.key("documents").begin_object();
+  w.key("read").value(s.read).key("kept").value(s.kept).key("duplicates").value(s.duplicates);
+  w.key("skipped").value(s.skipped).key("short").value(s.short_documents);
+  w.key("invalid_utf8").value(s.invalid_utf8);
+  w.end_object();
+  w.key("duplicates_by_layer").begin_object();
+  for (dedup_layer l : kLayers) w.key(layer_name(l)).value(s.by_layer[static_cast<std::size_t>(l)]);
+  w.end_object();
+  w.key("skipped_reasons").begin_object();
+  for (const auto& [reason, n] : s.skipped_reasons) w.key(reason).value(n);
+  w.end_object();
+  w.key("pairs").begin_object();
+  w.key("candidates").value(s.candidate_pairs).key("rejected_by_verify").value(s.rejected_pairs);
+  w.end_object();
+
+  uint64_t largest = 0;
+  const uint64_t clusters = clusters_with_duplicates(s, &largest);
+  w.key("clusters").begin_object();
+  w.key("with_duplicates").value(clusters).key("largest").value(largest);
+  w.key("by_size").begin_object();
+  for (const auto& [size, n] : s.cluster_sizes) w.key(std::to_string(size)).value(n);
+  w.end_object().end_object();
+
+  w.key("distance_histogram").begin_object();
+  for (std::size_t d = 0; d <= 64; ++d) {
+    if (s.distance_histogram[d] != 0) w.key(std::to_string(d)).value(s.distance_histogram[d]);
+  }
+  if (s.distance_histogram[65] != 0) w.key("unknown").value(s.distance_histogram[65]);
+  w.end_object();
+
+  w.key("timings").begin_object();
+  w.key("total_seconds").value(s.seconds_total);
+  w.key("phases").begin_object();
+  for (const auto& [name, sec] : s.seconds_by_phase) w.key(name).value(sec);
+  w.end_object();
+  w.key("bytes").value(s.bytes);
+  w.key("mb_per_second").value(per_second(static_cast<double>(s.bytes) / 1e6, s.seconds_total));
+  w.key("documents_per_second").value(per_second(static_cast<double>(s.read), s.seconds_total));
+  w.key("threads").value(s.threads);
+  w.end_object();
+  w.key("memory").begin_object();
+  w.key("engine_bytes").value(s.engine_memory_bytes);
+  w.key("engine_bytes_per_document")
+      .value(s.read ? static_cast<double>(s.engine_memory_bytes) / static_cast<double>(s.read)
+                    : 0.0);
+  w.key("peak_rss_bytes").value(s.peak_rss_bytes);
+  w.end_object();
+  w.end_object();
+  out.push_back('\n');
+  return out;
+}
+
+std::string human_summary(const dedup_summary& s) {
+  char line[256];
+  std::string out;
+  const double mb = static_cast<double>(s.bytes) / 1e6;
+  std::snprintf(line, sizeof line,
+                "simdup dedup: %s documents read (%.1f MB) in %.2f s (%.1f MB/s)\n",
+                thousands(s.read).c_str(), mb, s.seconds_total, per_second(mb, s.seconds_total));
+  out += line;
+  const auto pct = [&](uint64_t v) {
+    return s.read ? 100.0 * static_cast<double>(v) / static_cast<double>(s.read) : 0.0;
+  };
+  std::snprintf(line, sizeof line, "  kept        %12s (%.1f%%)\n", thousands(s.kept).c_str(),
+                pct(s.kept));
+  out += line;
+  std::snprintf(line, sizeof line, "  duplicates  %12s (%.1f%%):", thousands(s.duplicates).c_str(),
+                pct(s.duplicates));
+  out += line;
+  for (dedup_layer l : kLayers) {
+    out +=
+        std::string(" ") + layer_name(l) + " " + thousands(s.by_layer[static_cast<std::size_t>(l)]);
+  }
+  out += "\n";
+  std::snprintf(line, sizeof line, "  skipped     %12s", thousands(s.skipped).c_str());
+  out += line;
+  for (const auto& [reason, n] : s.skipped_reasons) out += " " + reason + " " + thousands(n);
+  out += "\n";
+  std::snprintf(line, sizeof line, "  short       %12s (exact layers only)\n",
+                thousands(s.short_documents).c_str());
+  out += line;
+  uint64_t largest = 0;
+  const uint64_t clusters = clusters_with_duplicates(s, &largest);
+  std::snprintf(line, sizeof line, "  clusters    %12s with duplicates, largest %s\n",
+                thousands(clusters).c_str(), thousands(largest).c_str());
+  out += line;
+  if (s.verify_threshold > 0) {
+    std::snprintf(line, sizeof line, "  verified    %12s near pairs, %s rejected (Jaccard < %g)\n",
+                  thousands(s.candidate_pairs).c_str(), thousands(s.rejected_pairs).c_str(),
+                  s.verify_threshold);
+    out += line;
+  }
+  return out;
+}
+
+}  // namespace simdup

@@ -1,0 +1,69 @@
+// Feature hashes used inside the fingerprint pipeline. xxh3 is inlined from libxxhash's header
+// (XXH_INLINE_ALL) because the default pipeline hashes one short shingle per input byte: a call
+// through the shared library would cost more than the hash itself.
+#pragma once
+
+#include <simdup/simhash.hpp>
+
+#include <cstdint>
+#include <string_view>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+#undef XXH_INLINE_ALL
+
+namespace simdup::detail {
+
+/// XXH3-64, seed 0.
+inline uint64_t xxh3_64(std::string_view s) noexcept {
+  return XXH3_64bits(s.data(), s.size());
+}
+
+/// FNV-1a 64 (offset basis 0xcbf29ce484222325, prime 0x100000001b3).
+inline uint64_t fnv1a_64(std::string_view s) noexcept {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+/// MD5 through OpenSSL EVP with one reusable context: creating a context per feature would
+/// dominate the cost of hashing 4-character shingles. Not thread-safe; use one per thread.
+class md5_hasher {
+ public:
+  md5_hasher() noexcept;
+  ~md5_hasher();
+  md5_hasher(const md5_hasher&) = delete;
+  md5_hasher& operator=(const md5_hasher&) = delete;
+
+  /// The last 8 bytes of MD5(s) read big-endian (what python-simhash uses).
+  uint64_t operator()(std::string_view s) noexcept;
+
+ private:
+  void* ctx_;  // EVP_MD_CTX*, kept opaque so this header does not pull in OpenSSL
+};
+
+/// One hash function chosen at run time; md5 keeps its own context, hence one per thread.
+class feature_hasher {
+ public:
+  explicit feature_hasher(hash_kind kind) noexcept : kind_(kind) {}
+  uint64_t operator()(std::string_view s) noexcept {
+    switch (kind_) {
+      case hash_kind::xxh3:
+        return xxh3_64(s);
+      case hash_kind::fnv1a:
+        return fnv1a_64(s);
+      case hash_kind::md5:
+        return md5_(s);
+    }
+    return xxh3_64(s);
+  }
+
+ private:
+  hash_kind kind_;
+  md5_hasher md5_;
+};
+
+}  // namespace simdup::detail

@@ -1,0 +1,185 @@
+#include "features/python_simhash.hpp"
+
+#include "features/extract.hpp"
+#include "features/hash.hpp"
+
+#include <simdup/utf8.hpp>
+
+#include <utf8proc.h>
+
+#include <array>
+#include <cmath>
+#include <vector>
+
+namespace simdup::detail {
+namespace {
+
+utf8proc_category_t category(char32_t c) noexcept {
+  return utf8proc_category(static_cast<utf8proc_int32_t>(c));
+}
+
+// Python's str.isalnum() (categories L*, N*) or '_': the code points `\w` matches.
+bool is_python_word(char32_t c) noexcept {
+  if (c < 0x80) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+  }
+  if (c >= 0x4e00 && c <= 0x9fcc) return true;  // the pattern's explicit CJK range
+  switch (category(c)) {
+    case UTF8PROC_CATEGORY_LU:
+    case UTF8PROC_CATEGORY_LL:
+    case UTF8PROC_CATEGORY_LT:
+    case UTF8PROC_CATEGORY_LM:
+    case UTF8PROC_CATEGORY_LO:
+    case UTF8PROC_CATEGORY_ND:
+    case UTF8PROC_CATEGORY_NL:
+    case UTF8PROC_CATEGORY_NO:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Unicode Case_Ignorable: Mn, Me, Cf, Lm, Sk and the Word_Break MidLetter, MidNumLet and
+// Single_Quote characters.
+bool is_case_ignorable(char32_t c) noexcept {
+  switch (c) {
+    case 0x27:
+    case 0x2e:
+    case 0x3a:
+    case 0xb7:
+    case 0x387:
+    case 0x55f:
+    case 0x5f4:
+    case 0x2018:
+    case 0x2019:
+    case 0x2024:
+    case 0x2027:
+    case 0xfe13:
+    case 0xfe52:
+    case 0xfe55:
+    case 0xff07:
+    case 0xff0e:
+    case 0xff1a:
+      return true;
+    default:
+      break;
+  }
+  switch (category(c)) {
+    case UTF8PROC_CATEGORY_MN:
+    case UTF8PROC_CATEGORY_ME:
+    case UTF8PROC_CATEGORY_CF:
+    case UTF8PROC_CATEGORY_LM:
+    case UTF8PROC_CATEGORY_SK:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Unicode Cased, approximated by utf8proc's data: a cased letter category or a case mapping
+// (which covers the circled letters and Roman numerals of Other_Lowercase/Other_Uppercase).
+bool is_cased(char32_t c) noexcept {
+  switch (category(c)) {
+    case UTF8PROC_CATEGORY_LU:
+    case UTF8PROC_CATEGORY_LL:
+    case UTF8PROC_CATEGORY_LT:
+      return true;
+    default:
+      break;
+  }
+  const auto ci = static_cast<utf8proc_int32_t>(c);
+  return utf8proc_tolower(ci) != ci || utf8proc_toupper(ci) != ci;
+}
+
+// Python's handle_capital_sigma: U+03A3 lowers to final sigma when preceded by a cased letter
+// and not followed by one, skipping case-ignorable code points on both sides.
+bool is_final_sigma(const std::vector<char32_t>& cps, std::size_t i) noexcept {
+  std::size_t j = i;
+  while (j > 0 && is_case_ignorable(cps[j - 1])) --j;
+  if (j == 0 || !is_cased(cps[j - 1])) return false;
+  std::size_t k = i + 1;
+  while (k < cps.size() && is_case_ignorable(cps[k])) ++k;
+  return k == cps.size() || !is_cased(cps[k]);
+}
+
+// Decodes `text` and lowercases it the way Python does; calls emit(code point) for each
+// code point of the result.
+template <class Emit>
+std::size_t lower_code_points(std::string_view text, Emit&& emit) {
+  thread_local std::vector<char32_t> cps;
+  cps.clear();
+  std::size_t invalid = 0;
+  bool has_sigma = false;
+  for (std::size_t i = 0; i < text.size();) {
+    const char32_t c = utf8::decode(text, i, invalid);
+    has_sigma |= c == 0x3a3;
+    cps.push_back(c);
+  }
+  for (std::size_t i = 0; i < cps.size(); ++i) {
+    const char32_t c = cps[i];
+    if (c < 0x80) {
+      emit(c >= 'A' && c <= 'Z' ? c + 32 : c);
+    } else if (c == 0x130) {  // the one unconditional multi-code-point lowercase mapping
+      emit(U'i');
+      emit(char32_t{0x307});
+    } else if (has_sigma && c == 0x3a3) {
+      emit(is_final_sigma(cps, i) ? char32_t{0x3c2} : char32_t{0x3c3});
+    } else {
+      emit(static_cast<char32_t>(utf8proc_tolower(static_cast<utf8proc_int32_t>(c))));
+    }
+  }
+  return invalid;
+}
+
+}  // namespace
+
+std::size_t python_lower(std::string_view text, std::string& out) {
+  return lower_code_points(text, [&](char32_t c) { utf8::append(out, c); });
+}
+
+std::size_t python_simhash_prepare(std::string_view text, std::string& out) {
+  return lower_code_points(text, [&](char32_t c) {
+    if (is_python_word(c)) utf8::append(out, c);
+  });
+}
+
+void python_simhash_shingles(std::string_view prepared, count_map& counts) {
+  if (prepared.empty()) {
+    counts.add(prepared);  // range(max(0 - 3, 1)) slides once: the feature ''
+    return;
+  }
+  for_each_shingle(prepared, 4, [&](std::string_view s) { counts.add(s); });
+}
+
+uint64_t python_simhash_vote(const count_map& counts) {
+  md5_hasher md5;
+  std::array<uint64_t, 64> sums{};
+  uint64_t total = 0;
+  for (const auto& e : counts.entries()) {
+    const uint64_t h = md5(e.key);
+    total += e.count;
+    for (int i = 0; i < 64; ++i) sums[i] += ((h >> i) & 1) * e.count;
+  }
+  uint64_t fp = 0;
+  // Integer counts: sum > total / 2 exactly when 2 * sum > total.
+  for (int i = 0; i < 64; ++i) fp |= static_cast<uint64_t>(2 * sums[i] > total) << i;
+  return fp;
+}
+
+uint64_t python_simhash_weighted(std::span<const weighted_feature> features) {
+  md5_hasher md5;
+  std::array<double, 64> sums{};
+  double total = 0;
+  for (const auto& f : features) {
+    const double w = f.weight;
+    total += w;
+    if (w <= 0 && std::trunc(w) == w) continue;  // digest * w == b'' in Python
+    const uint64_t h = md5(f.text);
+    for (int i = 0; i < 64; ++i) sums[i] += ((h >> i) & 1) ? w : 0.0;
+  }
+  uint64_t fp = 0;
+  for (int i = 0; i < 64; ++i) fp |= static_cast<uint64_t>(sums[i] > total / 2) << i;
+  return fp;
+}
+
+}  // namespace simdup::detail

@@ -1,0 +1,375 @@
+// The online index: segments under a reader-writer lock, with sealing, tiered merging and
+// expiry done by the inserting thread outside that lock (readers keep going meanwhile).
+#include <simdup/online_index.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <shared_mutex>
+
+#include "index/index_file.hpp"
+#include "index/segment.hpp"
+
+namespace simdup {
+
+struct online_index::impl {
+  online_index_options options;
+  index_layout layout;
+  std::vector<detail::table_perm> tables;
+  detail::probe_context ctx{};
+
+  /// Guards the segment lists, the mutable segments' contents and all deletion bits.
+  mutable std::shared_mutex mutex;
+  /// One sealing/merging/removal/expiry/save at a time. While it is held the sealed list
+  /// changes only by its holder, so the holder can read sealed segments without `mutex`.
+  mutable std::mutex maintenance;
+  std::vector<std::shared_ptr<detail::sealed_segment>> sealed;    // oldest first
+  std::vector<std::shared_ptr<detail::mutable_segment>> frozen;   // full, awaiting sealing
+  std::shared_ptr<detail::mutable_segment> active;
+  uint64_t expired = 0, removed = 0;
+  int64_t newest_ts = INT64_MIN;
+
+  void init_tables() {
+    tables = detail::build_tables(layout);
+    int min_prefix = 64;
+    for (const auto& t : tables) min_prefix = std::min(min_prefix, t.prefix_bits);
+    ctx = detail::probe_context{&tables, min_prefix};
+    active = std::make_shared<detail::mutable_segment>(ctx, options.segment_capacity);
+  }
+
+  int64_t now_of(int64_t now) const {
+    if (now != use_clock) return now;
+    if (options.clock) return options.clock();
+    return std::chrono::duration_cast<std::chrono::seconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  }
+
+  /// Oldest live timestamp at `now` (INT64_MIN without a window).
+  int64_t min_live(int64_t now) const {
+    if (options.window <= 0) return INT64_MIN;
+    if (now < INT64_MIN + options.window) return INT64_MIN;
+    return now - options.window + 1;
+  }
+
+  detail::probe_params params(const query_params& q) const {
+    const int k = (q.k < 0 || q.k > layout.k) ? layout.k : q.k;
+    return {k, options.window > 0 ? min_live(now_of(q.now)) : INT64_MIN};
+  }
+
+  /// Caller holds `mutex` (shared or exclusive).
+  void probe_all(uint64_t q, const detail::probe_params& p, std::vector<index_match>& out) const {
+    for (const auto& s : sealed) s->probe(ctx, q, p, out);
+    for (const auto& f : frozen) f->probe(ctx, q, p, out);
+    active->probe(ctx, q, p, out);
+  }
+
+  /// Caller holds `mutex` exclusively. Returns true when a segment was frozen (needs sealing).
+  bool insert_locked(const index_entry& e) {
+    bool froze = false;
+    if (active->full()) {
+      frozen.push_back(std::move(active));
+      active = std::make_shared<detail::mutable_segment>(ctx, options.segment_capacity);
+      froze = true;
+    }
+    active->insert(ctx, e);
+    newest_ts = std::max(newest_ts, e.timestamp);
+    return froze;
+  }
+
+  /// Time span a merged segment may cover (0: no limit).
+  int64_t span_limit() const { return options.window > 0 ? std::max<int64_t>(1, options.window / 4) : 0; }
+
+  std::size_t tier(std::size_t size) const {
+    std::size_t t = 0;
+    for (std::size_t s = options.segment_capacity; s < size; s *= options.merge_fanout) ++t;
+    return t;
+  }
+
+  /// Merges sealed[first, last) into one; caller holds `maintenance`.
+  void merge_range(std::size_t first, std::size_t last, int64_t min_live_ts) {
+    detail::entry_columns cols;
+    std::size_t total = 0;
+    for (std::size_t i = first; i < last; ++i) total += sealed[i]->live();
+    cols.reserve(total);
+    for (std::size_t i = first; i < last; ++i) sealed[i]->collect(cols, min_live_ts);
+    auto merged = detail::sealed_segment::build(ctx, cols);
+    std::unique_lock lock(mutex);
+    for (std::size_t i = first; i < last; ++i)
+      expired += sealed[i]->live();  // counted back below: only the window-dropped ones remain
+    expired -= merged->size();
+    sealed.erase(sealed.begin() + static_cast<std::ptrdiff_t>(first),
+                 sealed.begin() + static_cast<std::ptrdiff_t>(last));
+    sealed.insert(sealed.begin() + static_cast<std::ptrdiff_t>(first), std::move(merged));
+  }
+
+  bool span_ok(std::size_t first, std::size_t last) const {
+    if (span_limit() == 0) return true;
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (std::size_t i = first; i < last; ++i) {
+      lo = std::min(lo, sealed[i]->min_ts());
+      hi = std::max(hi, sealed[i]->max_ts());
+    }
+    return hi - lo <= span_limit() || hi < lo;
+  }
+
+  /// Caller holds `maintenance`.
+  std::size_t expire_locked(int64_t now) {
+    if (options.window <= 0) return 0;
+    const int64_t cutoff = min_live(now);
+    std::unique_lock lock(mutex);
+    std::size_t dropped = 0;
+    std::erase_if(sealed, [&](const std::shared_ptr<detail::sealed_segment>& s) {
+      if (s->size() == 0 || s->max_ts() >= cutoff) return false;
+      dropped += s->live();
+      return true;
+    });
+    expired += dropped;
+    return dropped;
+  }
+
+  /// Seals frozen segments, merges by tier, expires. Caller holds no lock.
+  void maintain() {
+    std::lock_guard guard(maintenance);
+    while (true) {
+      std::shared_ptr<detail::mutable_segment> f;
+      {
+        std::shared_lock lock(mutex);
+        if (frozen.empty()) break;
+        f = frozen.front();
+      }
+      detail::entry_columns cols;
+      cols.reserve(f->live());
+      f->collect(cols, INT64_MIN);
+      auto s = detail::sealed_segment::build(ctx, cols);
+      std::unique_lock lock(mutex);
+      frozen.erase(frozen.begin());
+      sealed.push_back(std::move(s));
+    }
+    const std::size_t fan = options.merge_fanout;
+    int64_t newest;
+    {
+      std::shared_lock lock(mutex);
+      newest = newest_ts;
+    }
+    const int64_t min_live_ts = min_live(newest);
+    while (sealed.size() >= fan) {
+      const std::size_t first = sealed.size() - fan;
+      const std::size_t t = tier(sealed[first]->live());
+      bool same = true;
+      for (std::size_t i = first + 1; i < sealed.size(); ++i) same &= tier(sealed[i]->live()) == t;
+      if (!same || !span_ok(first, sealed.size())) break;
+      merge_range(first, sealed.size(), min_live_ts);
+    }
+    if (newest != INT64_MIN) expire_locked(newest);
+  }
+
+  void compact() {
+    {
+      std::unique_lock lock(mutex);
+      if (active->size() > 0) {
+        frozen.push_back(std::move(active));
+        active = std::make_shared<detail::mutable_segment>(ctx, options.segment_capacity);
+      }
+    }
+    maintain();
+    std::lock_guard guard(maintenance);
+    int64_t newest;
+    {
+      std::shared_lock lock(mutex);
+      newest = newest_ts;
+    }
+    const int64_t min_live_ts = min_live(newest);
+    // Greedy from the oldest: merge each maximal run whose time span fits the limit.
+    for (std::size_t first = 0; first < sealed.size(); ++first) {
+      std::size_t last = first + 1;
+      while (last < sealed.size() && span_ok(first, last + 1)) ++last;
+      if (last - first >= 2 || sealed[first]->live() != sealed[first]->size())
+        merge_range(first, last, min_live_ts);
+    }
+  }
+};
+
+online_index::online_index(std::unique_ptr<impl> p) : impl_(std::move(p)) {}
+online_index::online_index(online_index&&) noexcept = default;
+online_index& online_index::operator=(online_index&&) noexcept = default;
+online_index::~online_index() = default;
+
+namespace {
+
+status check_options(const online_index_options& o) {
+  if (o.segment_capacity < 1 || o.segment_capacity >= UINT32_MAX)
+    return make_error(errc::invalid_argument, "segment_capacity must be between 1 and 2^32 - 2");
+  if (o.merge_fanout < 2)
+    return make_error(errc::invalid_argument, "merge_fanout must be at least 2");
+  if (o.window < 0) return make_error(errc::invalid_argument, "window must not be negative");
+  return {};
+}
+
+}  // namespace
+
+result<online_index> online_index::create(online_index_options options) {
+  if (status s = check_options(options); !s) return s.error();
+  auto p = std::make_unique<impl>();
+  if (options.layout.widths.empty()) {
+    auto plan = make_plan({.n = options.expected_size, .k = options.k, .memory = options.memory,
+                           .purpose = plan_purpose::online});
+    if (!plan) return std::move(plan).error();
+    p->layout = plan->layout;
+  } else {
+    if (status s = options.layout.validate(); !s) return s.error();
+    p->layout = options.layout;
+  }
+  p->options = std::move(options);
+  p->init_tables();
+  return online_index(std::move(p));
+}
+
+result<online_index> online_index::load(const std::string& path, online_index_options options) {
+  if (status s = check_options(options); !s) return s.error();
+  auto p = std::make_unique<impl>();
+  p->options = std::move(options);
+  auto file = detail::read_index_file(path);
+  if (!file) return std::move(file).error();
+  p->layout = file->layout;
+  p->init_tables();
+  for (auto& seg : file->segments) {
+    auto s = detail::sealed_segment::adopt(p->ctx, seg.words, std::move(seg.deleted), file->owner);
+    if (!s)
+      return make_error(errc::corrupt_data, path + ": segment " +
+                                                std::to_string(p->sealed.size()) +
+                                                " is inconsistent");
+    if (s->size()) p->newest_ts = std::max(p->newest_ts, s->max_ts());
+    p->sealed.push_back(std::move(s));
+  }
+  p->expired = file->expired;
+  p->removed = file->removed;
+  return online_index(std::move(p));
+}
+
+void online_index::insert(const index_entry& entry) { insert(std::span(&entry, 1)); }
+
+void online_index::insert(std::span<const index_entry> entries) {
+  bool froze = false;
+  {
+    std::unique_lock lock(impl_->mutex);
+    for (const auto& e : entries) froze |= impl_->insert_locked(e);
+  }
+  if (froze) impl_->maintain();
+}
+
+std::vector<index_match> online_index::query(uint64_t fingerprint,
+                                             const query_params& params) const {
+  const auto p = impl_->params(params);
+  std::vector<index_match> out;
+  {
+    std::shared_lock lock(impl_->mutex);
+    impl_->probe_all(fingerprint, p, out);
+  }
+  std::sort(out.begin(), out.end(), [](const index_match& a, const index_match& b) {
+    return std::tie(a.distance, a.timestamp, a.id) < std::tie(b.distance, b.timestamp, b.id);
+  });
+  return out;
+}
+
+void online_index::query(std::span<const uint64_t> fingerprints, query_results& out,
+                         const query_params& params) const {
+  const auto p = impl_->params(params);
+  std::vector<std::vector<index_match>> per(fingerprints.size());
+  {
+    std::shared_lock lock(impl_->mutex);
+    for (const auto& s : impl_->sealed) s->probe_batch(impl_->ctx, fingerprints, p, per);
+    for (std::size_t i = 0; i < fingerprints.size(); ++i) {
+      for (const auto& f : impl_->frozen) f->probe(impl_->ctx, fingerprints[i], p, per[i]);
+      impl_->active->probe(impl_->ctx, fingerprints[i], p, per[i]);
+    }
+  }
+  out.matches.clear();
+  out.offsets.assign(1, 0);
+  for (auto& m : per) {
+    std::sort(m.begin(), m.end(), [](const index_match& a, const index_match& b) {
+      return std::tie(a.distance, a.timestamp, a.id) < std::tie(b.distance, b.timestamp, b.id);
+    });
+    out.matches.insert(out.matches.end(), m.begin(), m.end());
+    out.offsets.push_back(out.matches.size());
+  }
+}
+
+std::vector<index_match> online_index::check_insert(const index_entry& entry,
+                                                    const query_params& params) {
+  const auto p = impl_->params(params);
+  std::vector<index_match> out;
+  bool froze = false;
+  {
+    std::unique_lock lock(impl_->mutex);
+    impl_->probe_all(entry.fingerprint, p, out);
+    if (out.empty()) froze = impl_->insert_locked(entry);
+  }
+  if (froze) impl_->maintain();
+  std::sort(out.begin(), out.end(), [](const index_match& a, const index_match& b) {
+    return std::tie(a.distance, a.timestamp, a.id) < std::tie(b.distance, b.timestamp, b.id);
+  });
+  return out;
+}
+
+std::size_t online_index::remove(uint64_t id) {
+  std::lock_guard guard(impl_->maintenance);
+  std::unique_lock lock(impl_->mutex);
+  std::size_t count = 0;
+  for (auto& s : impl_->sealed) count += s->remove(id);
+  for (auto& f : impl_->frozen) count += f->remove(id);
+  count += impl_->active->remove(id);
+  impl_->removed += count;
+  return count;
+}
+
+std::size_t online_index::expire(int64_t now) {
+  const int64_t t = impl_->now_of(now);
+  std::lock_guard guard(impl_->maintenance);
+  return impl_->expire_locked(t);
+}
+
+void online_index::compact() { impl_->compact(); }
+
+index_stats online_index::stats() const {
+  std::shared_lock lock(impl_->mutex);
+  index_stats s;
+  for (const auto& x : impl_->sealed) {
+    s.size += x->live();
+    s.memory_bytes += x->memory_bytes();
+  }
+  for (const auto& f : impl_->frozen) {
+    s.size += f->live();
+    s.memory_bytes += f->memory_bytes();
+  }
+  s.size += impl_->active->live();
+  s.memory_bytes += impl_->active->memory_bytes();
+  s.sealed_segments = impl_->sealed.size();
+  s.segments = s.sealed_segments + impl_->frozen.size() + 1;
+  s.expired = impl_->expired;
+  s.removed = impl_->removed;
+  return s;
+}
+
+const index_layout& online_index::layout() const noexcept { return impl_->layout; }
+
+status online_index::save(const std::string& path) const {
+  // Holding `maintenance` freezes the sealed list and all deletion bits; the unsealed segments
+  // are sealed into temporary copies under a short shared lock.
+  std::lock_guard guard(impl_->maintenance);
+  std::vector<std::shared_ptr<detail::sealed_segment>> segs;
+  uint64_t expired, removed;
+  {
+    std::shared_lock lock(impl_->mutex);
+    segs = impl_->sealed;
+    detail::entry_columns cols;
+    for (const auto& f : impl_->frozen) f->collect(cols, INT64_MIN);
+    impl_->active->collect(cols, INT64_MIN);
+    if (cols.size()) segs.push_back(detail::sealed_segment::build(impl_->ctx, cols));
+    expired = impl_->expired;
+    removed = impl_->removed;
+  }
+  return detail::write_index_file(path, impl_->layout, segs, expired, removed);
+}
+
+}  // namespace simdup

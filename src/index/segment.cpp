@@ -1,0 +1,304 @@
+// Segments of the online index: building, adopting (from a file), probing, collecting.
+#include "index/segment.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <new>
+
+#include "index/online_layout.hpp"
+
+namespace simdup::detail {
+namespace {
+
+inline std::size_t slot_of(uint64_t key, int bits) noexcept {
+  return bits == 0 ? 0 : static_cast<std::size_t>(key >> (64 - bits));
+}
+
+/// Word counts of a sealed block's parts.
+struct block_shape {
+  std::size_t n, tables;
+  int dir_bits;
+  std::size_t order_words() const { return (n + 1) / 2; }
+  std::size_t dir_slots() const { return (std::size_t{1} << dir_bits) + 1; }
+  std::size_t dir_words() const { return (dir_slots() + 1) / 2; }
+  std::size_t order_offset(std::size_t t) const {
+    return segment_header_words + 3 * n + (t - 1) * order_words();
+  }
+  std::size_t dir_offset(std::size_t t) const {
+    return segment_header_words + 3 * n + (tables - 1) * order_words() + t * dir_words();
+  }
+  std::size_t total_words() const { return dir_offset(tables); }
+};
+
+/// Raw 64-byte aligned storage: parts of it are used as uint64_t and uint32_t arrays.
+struct block_storage {
+  explicit block_storage(std::size_t words)
+      : data(static_cast<uint64_t*>(::operator new(words * 8, std::align_val_t{64}))) {
+    std::fill_n(data, words, 0);
+  }
+  block_storage(const block_storage&) = delete;
+  block_storage& operator=(const block_storage&) = delete;
+  ~block_storage() { ::operator delete(data, std::align_val_t{64}); }
+  uint64_t* data;
+};
+
+inline bool live_entry(int64_t ts, const probe_params& p) noexcept { return ts >= p.min_live_ts; }
+
+}  // namespace
+
+void sealed_segment::bind(const probe_context& ctx) {
+  const uint64_t* w = words_.data();
+  n_ = static_cast<std::size_t>(w[0]);
+  dir_bits_ = static_cast<int>(w[1]);
+  min_ts_ = static_cast<int64_t>(w[3]);
+  max_ts_ = static_cast<int64_t>(w[4]);
+  const std::size_t tables = ctx.tables->size();
+  const block_shape shape{n_, tables, dir_bits_};
+  fp_ = w + segment_header_words;
+  id_ = fp_ + n_;
+  ts_ = reinterpret_cast<const int64_t*>(id_ + n_);
+  order_.assign(tables, nullptr);
+  dir_.assign(tables, nullptr);
+  for (std::size_t t = 1; t < tables; ++t)
+    order_[t] = reinterpret_cast<const uint32_t*>(w + shape.order_offset(t));
+  for (std::size_t t = 0; t < tables; ++t)
+    dir_[t] = reinterpret_cast<const uint32_t*>(w + shape.dir_offset(t));
+  deleted_count_ = 0;
+  for (uint64_t word : deleted_) deleted_count_ += static_cast<std::size_t>(std::popcount(word));
+}
+
+std::shared_ptr<sealed_segment> sealed_segment::build(const probe_context& ctx,
+                                                      const entry_columns& e) {
+  const auto& tables = *ctx.tables;
+  const std::size_t n = e.size();
+  const int d = directory_bits(n, ctx.min_prefix_bits);
+  const block_shape shape{n, tables.size(), d};
+  auto storage = std::make_shared<block_storage>(shape.total_words());
+  uint64_t* w = storage->data;
+  w[0] = n;
+  w[1] = static_cast<uint64_t>(d);
+  w[2] = tables.size();
+  int64_t lo_ts = n ? e.ts[0] : 0, hi_ts = lo_ts;
+  for (int64_t t : e.ts) {
+    lo_ts = std::min(lo_ts, t);
+    hi_ts = std::max(hi_ts, t);
+  }
+  w[3] = static_cast<uint64_t>(lo_ts);
+  w[4] = static_cast<uint64_t>(hi_ts);
+
+  // Table 0: counting sort of the entries themselves by directory slot.
+  std::vector<uint32_t> slots(n);
+  auto* dir0 = reinterpret_cast<uint32_t*>(w + shape.dir_offset(0));
+  for (std::size_t i = 0; i < n; ++i) {
+    slots[i] = static_cast<uint32_t>(slot_of(tables[0].apply(e.fp[i]), d));
+    ++dir0[slots[i] + 1];
+  }
+  for (std::size_t s = 1; s < shape.dir_slots(); ++s) dir0[s] += dir0[s - 1];
+  std::vector<uint32_t> cursor(dir0, dir0 + shape.dir_slots() - 1);
+  uint64_t* fp = w + segment_header_words;
+  uint64_t* id = fp + n;
+  uint64_t* ts = id + n;
+  for (std::size_t i = 0; i < n; ++i) {
+    const uint32_t pos = cursor[slots[i]]++;
+    fp[pos] = e.fp[i];
+    id[pos] = e.id[i];
+    ts[pos] = static_cast<uint64_t>(e.ts[i]);
+  }
+  // Tables 1..: ordinals (positions in table 0's order) by slot.
+  for (std::size_t t = 1; t < tables.size(); ++t) {
+    auto* dir = reinterpret_cast<uint32_t*>(w + shape.dir_offset(t));
+    auto* order = reinterpret_cast<uint32_t*>(w + shape.order_offset(t));
+    for (std::size_t i = 0; i < n; ++i) {
+      slots[i] = static_cast<uint32_t>(slot_of(tables[t].apply(fp[i]), d));
+      ++dir[slots[i] + 1];
+    }
+    for (std::size_t s = 1; s < shape.dir_slots(); ++s) dir[s] += dir[s - 1];
+    cursor.assign(dir, dir + shape.dir_slots() - 1);
+    for (std::size_t i = 0; i < n; ++i) order[cursor[slots[i]]++] = static_cast<uint32_t>(i);
+  }
+
+  std::shared_ptr<sealed_segment> seg(new sealed_segment());
+  seg->words_ = std::span<const uint64_t>(w, shape.total_words());
+  seg->owner_ = storage;
+  seg->deleted_.assign((n + 63) / 64, 0);
+  seg->bind(ctx);
+  return seg;
+}
+
+std::shared_ptr<sealed_segment> sealed_segment::adopt(const probe_context& ctx,
+                                                      std::span<const uint64_t> words,
+                                                      std::vector<uint64_t> deleted,
+                                                      std::shared_ptr<const void> owner) {
+  if (words.size() < segment_header_words) return nullptr;
+  const uint64_t n = words[0], d = words[1];
+  const std::size_t tables = ctx.tables->size();
+  if (n >= UINT32_MAX || words[2] != tables) return nullptr;
+  if (d != static_cast<uint64_t>(directory_bits(n, ctx.min_prefix_bits))) return nullptr;
+  const block_shape shape{static_cast<std::size_t>(n), tables, static_cast<int>(d)};
+  if (words.size() != shape.total_words() || deleted.size() != (n + 63) / 64) return nullptr;
+  if (n % 64 && !deleted.empty() && (deleted.back() >> (n % 64)) != 0) return nullptr;
+  // Every directory must be a monotone cover of [0, n] and every ordinal in range, so that no
+  // probe can read outside the block whatever the file holds.
+  for (std::size_t t = 0; t < tables; ++t) {
+    const auto* dir = reinterpret_cast<const uint32_t*>(words.data() + shape.dir_offset(t));
+    if (dir[0] != 0 || dir[shape.dir_slots() - 1] != n) return nullptr;
+    for (std::size_t s = 1; s < shape.dir_slots(); ++s)
+      if (dir[s] < dir[s - 1]) return nullptr;
+    if (t == 0) continue;
+    const auto* order = reinterpret_cast<const uint32_t*>(words.data() + shape.order_offset(t));
+    for (std::size_t i = 0; i < n; ++i)
+      if (order[i] >= n) return nullptr;
+  }
+  std::shared_ptr<sealed_segment> seg(new sealed_segment());
+  seg->words_ = words;
+  seg->owner_ = std::move(owner);
+  seg->deleted_ = std::move(deleted);
+  seg->bind(ctx);
+  return seg;
+}
+
+template <class Emit>
+void sealed_segment::scan(const probe_context& ctx, std::size_t t, uint64_t q,
+                          const probe_params& p, uint32_t lo, uint32_t hi, Emit&& emit) const {
+  const uint32_t* order = order_[t];
+  for (uint32_t i = lo; i < hi; ++i) {
+    const uint32_t o = order ? order[i] : i;
+    const uint64_t x = fp_[o] ^ q;
+    const int dist = std::popcount(x);
+    // Report an entry only from the first table whose whole prefix it shares with q.
+    if (dist > p.k || earlier_table_matches(*ctx.tables, t, x)) continue;
+    if (is_deleted(o) || !live_entry(ts_[o], p)) continue;
+    emit(index_match{id_[o], fp_[o], ts_[o], dist});
+  }
+}
+
+void sealed_segment::probe(const probe_context& ctx, uint64_t q, const probe_params& p,
+                           std::vector<index_match>& out) const {
+  if (n_ == 0) return;
+  const auto& tables = *ctx.tables;
+  for (std::size_t t = 0; t < tables.size(); ++t) {
+    const std::size_t s = slot_of(tables[t].apply(q), dir_bits_);
+    scan(ctx, t, q, p, dir_[t][s], dir_[t][s + 1],
+         [&](const index_match& m) { out.push_back(m); });
+  }
+}
+
+void sealed_segment::probe_batch(const probe_context& ctx, std::span<const uint64_t> qs,
+                                 const probe_params& p,
+                                 std::vector<std::vector<index_match>>& out) const {
+  if (n_ == 0) return;
+  const auto& tables = *ctx.tables;
+  const std::size_t nt = tables.size();
+  constexpr std::size_t group = 16;
+  std::vector<std::size_t> slot(group * nt);
+  std::vector<uint32_t> lo(group * nt), hi(group * nt);
+  for (std::size_t g0 = 0; g0 < qs.size(); g0 += group) {
+    const std::size_t gn = std::min(group, qs.size() - g0);
+    // Stage by stage over the whole group, prefetching what the next stage reads: the
+    // directory slot, then the first ordinal or entry, then the entry an ordinal points to.
+    for (std::size_t j = 0; j < gn; ++j)
+      for (std::size_t t = 0; t < nt; ++t) {
+        const std::size_t s = slot_of(tables[t].apply(qs[g0 + j]), dir_bits_);
+        slot[j * nt + t] = s;
+        __builtin_prefetch(dir_[t] + s);
+      }
+    for (std::size_t j = 0; j < gn; ++j)
+      for (std::size_t t = 0; t < nt; ++t) {
+        const std::size_t s = slot[j * nt + t];
+        lo[j * nt + t] = dir_[t][s];
+        hi[j * nt + t] = dir_[t][s + 1];
+        if (lo[j * nt + t] < hi[j * nt + t])
+          __builtin_prefetch(order_[t] ? static_cast<const void*>(order_[t] + lo[j * nt + t])
+                                       : static_cast<const void*>(fp_ + lo[j * nt + t]));
+      }
+    for (std::size_t j = 0; j < gn; ++j)
+      for (std::size_t t = 1; t < nt; ++t)
+        for (uint32_t i = lo[j * nt + t]; i < hi[j * nt + t]; ++i)
+          __builtin_prefetch(fp_ + order_[t][i]);
+    for (std::size_t j = 0; j < gn; ++j) {
+      auto& dst = out[g0 + j];
+      for (std::size_t t = 0; t < nt; ++t)
+        scan(ctx, t, qs[g0 + j], p, lo[j * nt + t], hi[j * nt + t],
+             [&](const index_match& m) { dst.push_back(m); });
+    }
+  }
+}
+
+void sealed_segment::collect(entry_columns& e, int64_t min_live_ts) const {
+  for (std::size_t i = 0; i < n_; ++i)
+    if (!is_deleted(i) && ts_[i] >= min_live_ts) e.push(fp_[i], id_[i], ts_[i]);
+}
+
+std::size_t sealed_segment::remove(uint64_t id) {
+  std::size_t count = 0;
+  for (std::size_t i = 0; i < n_; ++i)
+    if (id_[i] == id && !is_deleted(i)) {
+      deleted_[i >> 6] |= uint64_t{1} << (i & 63);
+      ++count;
+    }
+  deleted_count_ += count;
+  return count;
+}
+
+mutable_segment::mutable_segment(const probe_context& ctx, std::size_t capacity)
+    : capacity_(capacity),
+      bucket_bits_(std::min(static_cast<int>(std::bit_width(capacity)), ctx.min_prefix_bits)) {
+  fp_.reserve(capacity);
+  id_.reserve(capacity);
+  ts_.reserve(capacity);
+  heads_.assign(ctx.tables->size(), std::vector<uint32_t>(std::size_t{1} << bucket_bits_, none));
+  next_.assign(ctx.tables->size(), std::vector<uint32_t>(capacity));
+}
+
+void mutable_segment::insert(const probe_context& ctx, const index_entry& e) {
+  const auto i = static_cast<uint32_t>(fp_.size());
+  fp_.push_back(e.fingerprint);
+  id_.push_back(e.id);
+  ts_.push_back(e.timestamp);
+  deleted_.push_back(false);
+  for (std::size_t t = 0; t < heads_.size(); ++t) {
+    uint32_t& head = heads_[t][slot_of((*ctx.tables)[t].apply(e.fingerprint), bucket_bits_)];
+    next_[t][i] = head;
+    head = i;
+  }
+}
+
+void mutable_segment::probe(const probe_context& ctx, uint64_t q, const probe_params& p,
+                            std::vector<index_match>& out) const {
+  const auto& tables = *ctx.tables;
+  for (std::size_t t = 0; t < tables.size(); ++t) {
+    for (uint32_t i = heads_[t][slot_of(tables[t].apply(q), bucket_bits_)]; i != none;
+         i = next_[t][i]) {
+      const uint64_t x = fp_[i] ^ q;
+      const int dist = std::popcount(x);
+      if (dist > p.k || earlier_table_matches(tables, t, x)) continue;
+      if (deleted_[i] || !live_entry(ts_[i], p)) continue;
+      out.push_back(index_match{id_[i], fp_[i], ts_[i], dist});
+    }
+  }
+}
+
+void mutable_segment::collect(entry_columns& e, int64_t min_live_ts) const {
+  for (std::size_t i = 0; i < fp_.size(); ++i)
+    if (!deleted_[i] && ts_[i] >= min_live_ts) e.push(fp_[i], id_[i], ts_[i]);
+}
+
+std::size_t mutable_segment::remove(uint64_t id) {
+  std::size_t count = 0;
+  for (std::size_t i = 0; i < fp_.size(); ++i)
+    if (id_[i] == id && !deleted_[i]) {
+      deleted_[i] = true;
+      ++count;
+    }
+  deleted_count_ += count;
+  return count;
+}
+
+std::size_t mutable_segment::memory_bytes() const noexcept {
+  std::size_t bytes = capacity_ * 24 + capacity_ / 8;
+  for (const auto& h : heads_) bytes += h.size() * 4;
+  for (const auto& nx : next_) bytes += nx.size() * 4;
+  return bytes;
+}
+
+}  // namespace simdup::detail

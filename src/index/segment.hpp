@@ -1,0 +1,132 @@
+// Segments of the online index. A mutable segment takes inserts (per table, hash chains on the
+// key prefix); a sealed segment is immutable: entries stored in table 0's prefix order, and per
+// table a directory on the top d key bits (plus, for tables 1.., the ordinals in that order).
+// Sealed segments live in one block of 64-bit words that is also their on-disk form
+// (docs/index-format.md), so a loaded file is used in place.
+#pragma once
+
+#include <simdup/online_index.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "index/tables.hpp"
+
+namespace simdup::detail {
+
+/// What a probe needs, fixed per index.
+struct probe_context {
+  const std::vector<table_perm>* tables;
+  int min_prefix_bits;
+};
+
+/// Per-query settings resolved from query_params.
+struct probe_params {
+  int k;
+  /// Entries with a smaller timestamp are outside the window (INT64_MIN: no window).
+  int64_t min_live_ts;
+};
+
+/// Live entries of one or more segments, gathered for sealing or merging.
+struct entry_columns {
+  std::vector<uint64_t> fp, id;
+  std::vector<int64_t> ts;
+  void reserve(std::size_t n) {
+    fp.reserve(n);
+    id.reserve(n);
+    ts.reserve(n);
+  }
+  void push(uint64_t f, uint64_t i, int64_t t) {
+    fp.push_back(f);
+    id.push_back(i);
+    ts.push_back(t);
+  }
+  std::size_t size() const noexcept { return fp.size(); }
+};
+
+/// Words of the fixed header at the start of a sealed segment's block.
+inline constexpr std::size_t segment_header_words = 8;
+
+class sealed_segment {
+ public:
+  /// Builds from entries (any order).
+  static std::shared_ptr<sealed_segment> build(const probe_context& ctx, const entry_columns& e);
+  /// Uses `words` in place (kept alive by `owner`), after checking every size and index in it.
+  /// `deleted` is the deletion bitmap (ceil(n / 64) words). Null on any inconsistency.
+  static std::shared_ptr<sealed_segment> adopt(const probe_context& ctx,
+                                               std::span<const uint64_t> words,
+                                               std::vector<uint64_t> deleted,
+                                               std::shared_ptr<const void> owner);
+
+  /// Appends matches of `q` to `out`.
+  void probe(const probe_context& ctx, uint64_t q, const probe_params& p,
+             std::vector<index_match>& out) const;
+  /// Probes a batch, interleaving queries to overlap cache misses; out[i] gets query i's.
+  void probe_batch(const probe_context& ctx, std::span<const uint64_t> qs, const probe_params& p,
+                   std::vector<std::vector<index_match>>& out) const;
+
+  /// Appends live, not deleted entries (ts >= min_live_ts) to `e`.
+  void collect(entry_columns& e, int64_t min_live_ts) const;
+  /// Marks entries with this id deleted; returns how many were newly marked.
+  std::size_t remove(uint64_t id);
+
+  std::size_t size() const noexcept { return n_; }
+  std::size_t live() const noexcept { return n_ - deleted_count_; }
+  int64_t min_ts() const noexcept { return min_ts_; }
+  int64_t max_ts() const noexcept { return max_ts_; }
+  std::span<const uint64_t> words() const noexcept { return words_; }
+  const std::vector<uint64_t>& deleted() const noexcept { return deleted_; }
+  std::size_t memory_bytes() const noexcept { return words_.size() * 8 + deleted_.size() * 8; }
+
+ private:
+  sealed_segment() = default;
+  void bind(const probe_context& ctx);
+  bool is_deleted(std::size_t i) const noexcept { return (deleted_[i >> 6] >> (i & 63)) & 1; }
+  template <class Emit>
+  void scan(const probe_context& ctx, std::size_t t, uint64_t q, const probe_params& p,
+            uint32_t lo, uint32_t hi, Emit&& emit) const;
+
+  std::span<const uint64_t> words_;
+  std::shared_ptr<const void> owner_;  ///< keeps words_ alive (a vector or a file mapping)
+  std::size_t n_ = 0;
+  int dir_bits_ = 0;
+  int64_t min_ts_ = 0, max_ts_ = 0;
+  const uint64_t* fp_ = nullptr;
+  const uint64_t* id_ = nullptr;
+  const int64_t* ts_ = nullptr;
+  std::vector<const uint32_t*> order_;  ///< per table (table 0: null, entries are in its order)
+  std::vector<const uint32_t*> dir_;    ///< per table, 2^d + 1 slots
+  std::vector<uint64_t> deleted_;
+  std::size_t deleted_count_ = 0;
+};
+
+class mutable_segment {
+ public:
+  mutable_segment(const probe_context& ctx, std::size_t capacity);
+
+  bool full() const noexcept { return fp_.size() == capacity_; }
+  void insert(const probe_context& ctx, const index_entry& e);
+  void probe(const probe_context& ctx, uint64_t q, const probe_params& p,
+             std::vector<index_match>& out) const;
+  void collect(entry_columns& e, int64_t min_live_ts) const;
+  std::size_t remove(uint64_t id);
+
+  std::size_t size() const noexcept { return fp_.size(); }
+  std::size_t live() const noexcept { return fp_.size() - deleted_count_; }
+  std::size_t memory_bytes() const noexcept;
+
+ private:
+  static constexpr uint32_t none = UINT32_MAX;
+  std::size_t capacity_;
+  int bucket_bits_;
+  std::vector<uint64_t> fp_, id_;
+  std::vector<int64_t> ts_;
+  std::vector<bool> deleted_;
+  std::size_t deleted_count_ = 0;
+  std::vector<std::vector<uint32_t>> heads_;  ///< per table: bucket -> newest entry
+  std::vector<std::vector<uint32_t>> next_;   ///< per table: entry -> older entry in its bucket
+};
+
+}  // namespace simdup::detail

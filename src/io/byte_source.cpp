@@ -1,0 +1,270 @@
+#include "io/byte_source.hpp"
+
+#include <zlib.h>
+#include <zstd.h>
+
+#include <fcntl.h>
+#include <unistd.h>
+#include <cerrno>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+namespace simdup::detail {
+namespace {
+
+constexpr std::size_t kInputChunk = std::size_t{1} << 17;  // compressed bytes per read
+
+/// A file descriptor (a file or stdin). Bytes already peeked at are served first.
+class fd_source final : public byte_source {
+ public:
+  fd_source(int fd, bool owned, std::string name, uint64_t* counter)
+      : fd_(fd), owned_(owned), name_(std::move(name)), counter_(counter) {}
+  ~fd_source() override {
+    if (owned_) ::close(fd_);
+  }
+  fd_source(const fd_source&) = delete;
+  fd_source& operator=(const fd_source&) = delete;
+
+  result<std::size_t> read(char* buffer, std::size_t size) override {
+    if (pos_ < pending_.size()) {
+      const std::size_t n = std::min(size, pending_.size() - pos_);
+      std::memcpy(buffer, pending_.data() + pos_, n);
+      pos_ += n;
+      return n;
+    }
+    return read_fd(buffer, size);
+  }
+
+  /// Reads up to `n` bytes ahead without consuming them (fewer at end of stream).
+  result<std::string> peek(std::size_t n) {
+    while (pending_.size() < n) {
+      char tmp[16];
+      auto got = read_fd(tmp, std::min(sizeof tmp, n - pending_.size()));
+      if (!got) return std::move(got).error();
+      if (*got == 0) break;
+      pending_.append(tmp, *got);
+    }
+    return pending_;
+  }
+
+ private:
+  result<std::size_t> read_fd(char* buffer, std::size_t size) {
+    for (;;) {
+      const ssize_t n = ::read(fd_, buffer, size);
+      if (n >= 0) {
+        if (counter_) *counter_ += static_cast<uint64_t>(n);
+        return static_cast<std::size_t>(n);
+      }
+      if (errno == EINTR) continue;
+      return make_error(errc::io_error, "cannot read " + name_ + ": " + std::strerror(errno));
+    }
+  }
+
+  int fd_;
+  bool owned_;
+  std::string name_;
+  uint64_t* counter_;
+  std::string pending_;
+  std::size_t pos_ = 0;
+};
+
+class memory_source final : public byte_source {
+ public:
+  memory_source(std::string data, uint64_t* counter) : data_(std::move(data)), counter_(counter) {}
+  result<std::size_t> read(char* buffer, std::size_t size) override {
+    const std::size_t n = std::min(size, data_.size() - pos_);
+    std::memcpy(buffer, data_.data() + pos_, n);
+    pos_ += n;
+    if (counter_) *counter_ += n;
+    return n;
+  }
+
+ private:
+  std::string data_;
+  std::size_t pos_ = 0;
+  uint64_t* counter_;
+};
+
+/// gzip, including multi-member files (Common Crawl concatenates one member per record).
+class gzip_source final : public byte_source {
+ public:
+  gzip_source(std::unique_ptr<byte_source> inner, std::string name)
+      : inner_(std::move(inner)), name_(std::move(name)), in_(kInputChunk) {}
+  ~gzip_source() override {
+    if (initialised_) inflateEnd(&z_);
+  }
+  gzip_source(const gzip_source&) = delete;
+  gzip_source& operator=(const gzip_source&) = delete;
+
+  status init() {
+    std::memset(&z_, 0, sizeof z_);
+    // 15 + 16: gzip wrapper only (the magic bytes said gzip).
+    if (inflateInit2(&z_, 15 + 16) != Z_OK) {
+      return make_error(errc::internal, "zlib initialisation failed for " + name_);
+    }
+    initialised_ = true;
+    return {};
+  }
+
+  result<std::size_t> read(char* buffer, std::size_t size) override {
+    if (done_ || size == 0) return std::size_t{0};
+    z_.next_out = reinterpret_cast<Bytef*>(buffer);
+    z_.avail_out = static_cast<uInt>(std::min<std::size_t>(size, 1u << 30));
+    while (z_.avail_out > 0) {
+      if (z_.avail_in == 0 && !eof_) {
+        auto got = inner_->read(in_.data(), in_.size());
+        if (!got) return std::move(got).error();
+        if (*got == 0) {
+          eof_ = true;
+        } else {
+          z_.next_in = reinterpret_cast<Bytef*>(in_.data());
+          z_.avail_in = static_cast<uInt>(*got);
+        }
+      }
+      const bool drained = z_.avail_in == 0 && eof_;
+      if (drained && !member_started_) {
+        done_ = true;
+        break;
+      }
+      member_started_ = true;
+      Bytef* const before = z_.next_out;
+      const int rc = inflate(&z_, Z_NO_FLUSH);
+      if (rc == Z_STREAM_END) {
+        // Another member may follow; only the end of the input ends the stream.
+        member_started_ = false;
+        if (inflateReset(&z_) != Z_OK) {
+          return make_error(errc::internal, "zlib reset failed for " + name_);
+        }
+        continue;
+      }
+      if (rc != Z_OK && rc != Z_BUF_ERROR) {
+        return make_error(errc::corrupt_data, "corrupt gzip data in " + name_ + ": " +
+                                                  (z_.msg ? z_.msg : "inflate failed"));
+      }
+      if (drained && z_.next_out == before) {
+        return make_error(errc::io_error, "truncated gzip stream in " + name_ +
+                                              " (the file ends inside a compressed member)");
+      }
+    }
+    return static_cast<std::size_t>(z_.next_out - reinterpret_cast<Bytef*>(buffer));
+  }
+
+ private:
+  std::unique_ptr<byte_source> inner_;
+  std::string name_;
+  std::vector<char> in_;
+  z_stream z_{};
+  bool initialised_ = false;
+  bool eof_ = false;
+  bool done_ = false;
+  bool member_started_ = false;
+};
+
+/// zstd, any number of frames.
+class zstd_source final : public byte_source {
+ public:
+  zstd_source(std::unique_ptr<byte_source> inner, std::string name)
+      : inner_(std::move(inner)), name_(std::move(name)), in_(ZSTD_DStreamInSize()) {
+    ctx_ = ZSTD_createDCtx();
+  }
+  ~zstd_source() override { ZSTD_freeDCtx(ctx_); }
+  zstd_source(const zstd_source&) = delete;
+  zstd_source& operator=(const zstd_source&) = delete;
+
+  result<std::size_t> read(char* buffer, std::size_t size) override {
+    if (ctx_ == nullptr) return make_error(errc::internal, "zstd initialisation failed");
+    ZSTD_outBuffer out{buffer, size, 0};
+    while (out.pos < out.size) {
+      if (input_.pos == input_.size && !eof_) {
+        auto got = inner_->read(in_.data(), in_.size());
+        if (!got) return std::move(got).error();
+        if (*got == 0) eof_ = true;
+        input_ = ZSTD_inBuffer{in_.data(), *got, 0};
+      }
+      const bool drained = input_.pos == input_.size && eof_;
+      if (drained && frame_done_) break;
+      const std::size_t before = out.pos;
+      const std::size_t rc = ZSTD_decompressStream(ctx_, &out, &input_);
+      if (ZSTD_isError(rc)) {
+        return make_error(errc::corrupt_data,
+                          "corrupt zstd data in " + name_ + ": " + ZSTD_getErrorName(rc));
+      }
+      frame_done_ = rc == 0;
+      if (drained && out.pos == before && !frame_done_) {
+        return make_error(errc::io_error,
+                          "truncated zstd stream in " + name_ + " (the file ends inside a frame)");
+      }
+    }
+    return out.pos;
+  }
+
+ private:
+  std::unique_ptr<byte_source> inner_;
+  std::string name_;
+  std::vector<char> in_;
+  ZSTD_inBuffer input_{nullptr, 0, 0};
+  ZSTD_DCtx* ctx_ = nullptr;
+  bool eof_ = false;
+  bool frame_done_ = true;
+};
+
+enum class compression { none, gzip, zstd };
+
+compression sniff(std::string_view head) {
+  if (head.size() >= 2 && static_cast<unsigned char>(head[0]) == 0x1f &&
+      static_cast<unsigned char>(head[1]) == 0x8b) {
+    return compression::gzip;
+  }
+  if (head.size() >= 4 && static_cast<unsigned char>(head[0]) == 0x28 &&
+      static_cast<unsigned char>(head[1]) == 0xb5 && static_cast<unsigned char>(head[2]) == 0x2f &&
+      static_cast<unsigned char>(head[3]) == 0xfd) {
+    return compression::zstd;
+  }
+  return compression::none;
+}
+
+result<std::unique_ptr<byte_source>> wrap(std::unique_ptr<byte_source> src, compression kind,
+                                          const std::string& name) {
+  switch (kind) {
+    case compression::gzip: {
+      auto gz = std::make_unique<gzip_source>(std::move(src), name);
+      if (auto st = gz->init(); !st) return std::move(st).error();
+      return std::unique_ptr<byte_source>(std::move(gz));
+    }
+    case compression::zstd:
+      return std::unique_ptr<byte_source>(std::make_unique<zstd_source>(std::move(src), name));
+    case compression::none:
+      break;
+  }
+  return src;
+}
+
+}  // namespace
+
+result<std::unique_ptr<byte_source>> open_source(const std::string& path, const std::string& name,
+                                                 uint64_t* raw_bytes) {
+  std::unique_ptr<fd_source> src;
+  if (path == "-") {
+    src = std::make_unique<fd_source>(STDIN_FILENO, false, name, raw_bytes);
+  } else {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      const errc code = errno == ENOENT ? errc::not_found : errc::io_error;
+      return make_error(code, "cannot open " + path + ": " + std::strerror(errno));
+    }
+    src = std::make_unique<fd_source>(fd, true, name, raw_bytes);
+  }
+  auto head = src->peek(4);
+  if (!head) return std::move(head).error();
+  const compression kind = sniff(*head);
+  return wrap(std::move(src), kind, name);
+}
+
+result<std::unique_ptr<byte_source>> open_memory_source(std::string data, const std::string& name,
+                                                        uint64_t* raw_bytes) {
+  const compression kind = sniff(std::string_view(data).substr(0, 4));
+  return wrap(std::make_unique<memory_source>(std::move(data), raw_bytes), kind, name);
+}
+
+}  // namespace simdup::detail

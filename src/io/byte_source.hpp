@@ -1,0 +1,31 @@
+// Byte streams under the record readers: files, stdin, memory, and gzip/zstd decompression.
+#pragma once
+
+#include <simdup/error.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace simdup::detail {
+
+/// A sequential stream of bytes. read() returns 0 only at the end of the stream.
+class byte_source {
+ public:
+  virtual ~byte_source() = default;
+  /// Reads up to `size` bytes into `buffer`; 0 means end of stream. Errors name the input.
+  virtual result<std::size_t> read(char* buffer, std::size_t size) = 0;
+};
+
+/// Opens `path` ("-" = stdin) and, when its first bytes are the gzip (1f 8b) or zstd
+/// (28 b5 2f fd) magic, wraps it in the matching decompressor. `name` is used in messages;
+/// `raw_bytes` (optional) counts the bytes read before decompression.
+result<std::unique_ptr<byte_source>> open_source(const std::string& path, const std::string& name,
+                                                 uint64_t* raw_bytes);
+
+/// Same for a buffer held in memory.
+result<std::unique_ptr<byte_source>> open_memory_source(std::string data, const std::string& name,
+                                                        uint64_t* raw_bytes);
+
+}  // namespace simdup::detail

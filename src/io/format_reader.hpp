@@ -1,0 +1,53 @@
+// The per-format record parsers behind simdup::reader. Each reads one input through a
+// line_input and fills documents.
+#pragma once
+
+#include <simdup/reader.hpp>
+
+#include "io/line_input.hpp"
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace simdup::detail {
+
+class format_reader {
+ public:
+  virtual ~format_reader() = default;
+  /// Same contract as reader::next for one input; `end` when the input is exhausted.
+  virtual read_status next(document& doc, error_info& error) = 0;
+  /// CSV header row; empty for other formats.
+  virtual std::string_view header() const noexcept { return {}; }
+};
+
+/// Shared state of one input's parser.
+struct input_context {
+  line_input* in;      ///< the input's bytes (owned by the caller, outlives the parser)
+  std::string source;  ///< name for messages and generated ids
+  const reader_options* options;
+};
+
+std::unique_ptr<format_reader> make_jsonl_reader(input_context ctx);
+std::unique_ptr<format_reader> make_tsv_reader(input_context ctx);
+std::unique_ptr<format_reader> make_text_reader(input_context ctx);
+std::unique_ptr<format_reader> make_csv_reader(input_context ctx);
+std::unique_ptr<format_reader> make_warc_reader(input_context ctx);
+
+/// Clears every field of `doc` (keeping capacity) and sets the provenance fields.
+void reset_document(document& doc, const input_context& ctx, input_format format, uint64_t line,
+                    uint64_t offset);
+
+/// Gives `doc` the id "SOURCE:LINE" (or "SOURCE:OFFSET" when line is 0).
+void generate_id(document& doc);
+
+/// Maps a line_status that is not `ok` to a read_status, filling `error` for too_long.
+read_status line_failure(line_status st, const input_context& ctx, error_info& error);
+
+/// "SOURCE:LINE: what" for record errors.
+error_info record_error(const document& doc, errc code, std::string_view what);
+
+/// True when `s` is empty or only spaces and tabs.
+bool is_blank(std::string_view s) noexcept;
+
+}  // namespace simdup::detail

@@ -1,0 +1,95 @@
+#include "io/output_sink.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+namespace simdup::detail {
+namespace {
+constexpr std::size_t kFlushBytes = std::size_t{1} << 20;
+}  // namespace
+
+output_sink::output_sink(int fd, std::string path, std::string temp_path)
+    : fd_(fd), path_(std::move(path)), temp_path_(std::move(temp_path)) {
+  buffer_.reserve(kFlushBytes + (kFlushBytes >> 2));
+}
+
+output_sink::output_sink(output_sink&& other) noexcept
+    : fd_(other.fd_),
+      path_(std::move(other.path_)),
+      temp_path_(std::move(other.temp_path_)),
+      buffer_(std::move(other.buffer_)),
+      broken_pipe_(other.broken_pipe_),
+      committed_(other.committed_) {
+  other.fd_ = -1;
+  other.temp_path_.clear();
+}
+
+output_sink::~output_sink() {
+  if (!temp_path_.empty()) {
+    if (fd_ >= 0) ::close(fd_);
+    if (!committed_) ::unlink(temp_path_.c_str());
+  }
+}
+
+result<output_sink> output_sink::open(const std::string& path) {
+  if (path == "-") return output_sink(STDOUT_FILENO, path, "");
+  std::string temp = path + ".tmp.XXXXXX";
+  const int fd = ::mkstemp(temp.data());
+  if (fd < 0) {
+    return make_error(errc::io_error, "cannot create " + temp + ": " + std::strerror(errno));
+  }
+  // mkstemp creates 0600; give the final file the usual permissions (umask applies).
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::fchmod(fd, 0666 & ~mask);
+  return output_sink(fd, path, temp);
+}
+
+status output_sink::flush() {
+  std::size_t done = 0;
+  while (done < buffer_.size() && !broken_pipe_) {
+    const ssize_t n = ::write(fd_, buffer_.data() + done, buffer_.size() - done);
+    if (n >= 0) {
+      done += static_cast<std::size_t>(n);
+      continue;
+    }
+    if (errno == EINTR) continue;
+    if (errno == EPIPE && temp_path_.empty()) {
+      broken_pipe_ = true;
+      break;
+    }
+    const std::string name = temp_path_.empty() ? "stdout" : path_;
+    return make_error(errc::io_error, "cannot write " + name + ": " + std::strerror(errno));
+  }
+  buffer_.clear();
+  return {};
+}
+
+status output_sink::write(std::string_view bytes) {
+  if (broken_pipe_) return {};
+  buffer_.append(bytes);
+  if (buffer_.size() >= kFlushBytes) return flush();
+  return {};
+}
+
+status output_sink::commit() {
+  if (auto st = flush(); !st) return st;
+  if (temp_path_.empty()) return {};
+  if (::fsync(fd_) != 0 || ::close(fd_) != 0) {
+    fd_ = -1;
+    return make_error(errc::io_error, "cannot write " + path_ + ": " + std::strerror(errno));
+  }
+  fd_ = -1;
+  if (::rename(temp_path_.c_str(), path_.c_str()) != 0) {
+    return make_error(errc::io_error,
+                      "cannot rename " + temp_path_ + " to " + path_ + ": " + std::strerror(errno));
+  }
+  committed_ = true;
+  return {};
+}
+
+}  // namespace simdup::detail

@@ -1,0 +1,315 @@
+#include <simdup/reader.hpp>
+
+#include "io/byte_source.hpp"
+#include "io/format_reader.hpp"
+#include "io/line_input.hpp"
+
+#include <glob.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <array>
+#include <utility>
+
+namespace simdup {
+
+const char* input_format_name(input_format format) noexcept {
+  switch (format) {
+    case input_format::auto_detect:
+      return "auto";
+    case input_format::jsonl:
+      return "jsonl";
+    case input_format::tsv:
+      return "tsv";
+    case input_format::csv:
+      return "csv";
+    case input_format::text:
+      return "text";
+    case input_format::warc:
+      return "warc";
+  }
+  return "unknown";
+}
+
+std::string document::location() const {
+  return source + ":" + std::to_string(line != 0 ? line : offset);
+}
+
+result<input_format> parse_input_format(std::string_view name) {
+  static constexpr std::array<std::pair<std::string_view, input_format>, 10> kNames{{
+      {"auto", input_format::auto_detect},
+      {"jsonl", input_format::jsonl},
+      {"ndjson", input_format::jsonl},
+      {"json", input_format::jsonl},
+      {"tsv", input_format::tsv},
+      {"csv", input_format::csv},
+      {"text", input_format::text},
+      {"txt", input_format::text},
+      {"warc", input_format::warc},
+      {"wet", input_format::warc},
+  }};
+  for (const auto& [n, f] : kNames) {
+    if (n == name) return f;
+  }
+  return make_error(errc::invalid_argument,
+                    "unknown input format '" + std::string(name) +
+                        "' (expected auto, jsonl, tsv, csv, text, warc or wet)");
+}
+
+input_format format_from_extension(std::string_view path) noexcept {
+  const auto strip = [&](std::string_view ext) {
+    if (path.size() > ext.size() && path.ends_with(ext)) {
+      path.remove_suffix(ext.size());
+      return true;
+    }
+    return false;
+  };
+  if (!strip(".gz")) {
+    if (!strip(".zst")) strip(".zstd");
+  }
+  const std::size_t dot = path.rfind('.');
+  const std::size_t slash = path.rfind('/');
+  if (dot == std::string_view::npos || (slash != std::string_view::npos && dot < slash)) {
+    return input_format::auto_detect;
+  }
+  const std::string_view ext = path.substr(dot + 1);
+  if (ext == "jsonl" || ext == "json" || ext == "ndjson") return input_format::jsonl;
+  if (ext == "tsv") return input_format::tsv;
+  if (ext == "csv") return input_format::csv;
+  if (ext == "txt") return input_format::text;
+  if (ext == "warc" || ext == "wet") return input_format::warc;
+  return input_format::auto_detect;
+}
+
+result<std::vector<std::string>> expand_inputs(std::span<const std::string> inputs) {
+  std::vector<std::string> out;
+  if (inputs.empty()) {
+    out.emplace_back("-");
+    return out;
+  }
+  for (const std::string& in : inputs) {
+    struct stat st {};
+    if (in == "-" || ::stat(in.c_str(), &st) == 0) {
+      out.push_back(in);
+      continue;
+    }
+    if (in.find_first_of("*?[") == std::string::npos) {
+      return make_error(errc::not_found, "input not found: " + in);
+    }
+    glob_t g{};
+    const int rc = ::glob(in.c_str(), 0, nullptr, &g);
+    if (rc != 0) {
+      ::globfree(&g);
+      return make_error(errc::not_found, "no input matches the pattern " + in);
+    }
+    for (std::size_t i = 0; i < g.gl_pathc; ++i) out.emplace_back(g.gl_pathv[i]);
+    ::globfree(&g);
+  }
+  return out;
+}
+
+namespace detail {
+
+void reset_document(document& doc, const input_context& ctx, input_format format, uint64_t line,
+                    uint64_t offset) {
+  doc.id.clear();
+  doc.id_is_number = false;
+  doc.id_generated = false;
+  doc.text.clear();
+  doc.text_is_html = false;
+  doc.url.clear();
+  doc.title.clear();
+  doc.time.reset();
+  doc.features.reset();
+  doc.invalid_utf8 = 0;
+  doc.raw.clear();
+  doc.format = format;
+  if (doc.source != ctx.source) doc.source = ctx.source;
+  doc.line = line;
+  doc.offset = offset;
+}
+
+void generate_id(document& doc) {
+  doc.id = doc.location();
+  doc.id_is_number = false;
+  doc.id_generated = true;
+}
+
+read_status line_failure(line_status st, const input_context& ctx, error_info& error) {
+  switch (st) {
+    case line_status::end:
+      return read_status::end;
+    case line_status::error:
+      return read_status::failed;
+    case line_status::too_long:
+      error = make_error(errc::too_large, ctx.source + ":" + std::to_string(ctx.in->line_number()) +
+                                              ": record larger than " +
+                                              std::to_string(ctx.options->max_record_bytes) +
+                                              " bytes, skipped");
+      return read_status::bad_record;
+    case line_status::ok:
+      break;
+  }
+  return read_status::failed;
+}
+
+error_info record_error(const document& doc, errc code, std::string_view what) {
+  return make_error(code, doc.location() + ": " + std::string(what));
+}
+
+bool is_blank(std::string_view s) noexcept {
+  return std::all_of(s.begin(), s.end(), [](char c) { return c == ' ' || c == '\t'; });
+}
+
+}  // namespace detail
+
+struct reader::impl {
+  reader_options options;
+  std::vector<std::string> inputs;
+  std::string memory;  ///< from_memory: the buffer, moved into the source when opened
+  bool from_memory = false;
+  std::size_t next_input = 0;
+  std::unique_ptr<detail::line_input> in;
+  std::unique_ptr<detail::format_reader> parser;
+  reader_stats stats;
+  uint64_t finished_bytes = 0;  ///< decompressed bytes of inputs already closed
+  bool failed = false;
+  error_info failure;
+
+  /// Opens inputs[next_input]; false (with `error`) when that fails.
+  bool open_next(error_info& error) {
+    const std::string& path = inputs[next_input++];
+    const std::string name = path == "-" ? "stdin" : path;
+    auto src = from_memory
+                   ? detail::open_memory_source(std::move(memory), name, &stats.compressed_bytes)
+                   : detail::open_source(path, name, &stats.compressed_bytes);
+    if (!src) {
+      error = std::move(src).error();
+      return false;
+    }
+    in = std::make_unique<detail::line_input>(std::move(*src), options.max_record_bytes);
+    ++stats.inputs_opened;
+    input_format fmt = options.format;
+    if (fmt == input_format::auto_detect) fmt = format_from_extension(path);
+    if (fmt == input_format::auto_detect) {
+      auto head = in->peek(64);
+      if (!head) {
+        error = std::move(head).error();
+        return false;
+      }
+      fmt = sniff(*head);
+    }
+    const detail::input_context ctx{in.get(), name, &options};
+    switch (fmt) {
+      case input_format::jsonl:
+        parser = detail::make_jsonl_reader(ctx);
+        break;
+      case input_format::tsv:
+        parser = detail::make_tsv_reader(ctx);
+        break;
+      case input_format::csv:
+        parser = detail::make_csv_reader(ctx);
+        break;
+      case input_format::warc:
+        parser = detail::make_warc_reader(ctx);
+        break;
+      case input_format::text:
+      case input_format::auto_detect:
+        parser = detail::make_text_reader(ctx);
+        break;
+    }
+    return true;
+  }
+
+  /// Content sniffing for inputs without a known extension (stdin): a JSON object, a WARC
+  /// version line, or else plain text.
+  static input_format sniff(std::string_view head) {
+    const std::size_t start = head.find_first_not_of(" \t\r\n");
+    if (start == std::string_view::npos) return input_format::text;
+    head.remove_prefix(start);
+    if (head.front() == '{') return input_format::jsonl;
+    if (head.starts_with("WARC/")) return input_format::warc;
+    return input_format::text;
+  }
+
+  void close_current() {
+    if (in) finished_bytes += in->position();
+    parser.reset();
+    in.reset();
+  }
+
+  read_status next(document& doc, error_info& error) {
+    if (failed) {
+      error = failure;
+      return read_status::failed;
+    }
+    for (;;) {
+      if (!parser) {
+        if (next_input >= inputs.size()) return read_status::end;
+        if (!open_next(error)) return fail(error);
+      }
+      const read_status st = parser->next(doc, error);
+      stats.bytes = finished_bytes + in->position();
+      switch (st) {
+        case read_status::record:
+          ++stats.records;
+          return st;
+        case read_status::bad_record:
+          ++stats.bad_records;
+          return st;
+        case read_status::failed:
+          return fail(error);
+        case read_status::end:
+          close_current();
+          break;
+      }
+    }
+  }
+
+  read_status fail(const error_info& error) {
+    failed = true;
+    failure = error;
+    return read_status::failed;
+  }
+};
+
+reader::reader(std::unique_ptr<impl> p) : impl_(std::move(p)) {}
+reader::reader(reader&&) noexcept = default;
+reader& reader::operator=(reader&&) noexcept = default;
+reader::~reader() = default;
+
+result<reader> reader::open(std::span<const std::string> inputs, const reader_options& options) {
+  auto expanded = expand_inputs(inputs);
+  if (!expanded) return std::move(expanded).error();
+  auto p = std::make_unique<impl>();
+  p->options = options;
+  p->inputs = std::move(*expanded);
+  return reader(std::move(p));
+}
+
+reader reader::from_memory(std::string name, std::string data, const reader_options& options) {
+  auto p = std::make_unique<impl>();
+  p->options = options;
+  p->inputs = {std::move(name)};
+  p->memory = std::move(data);
+  p->from_memory = true;
+  return reader(std::move(p));
+}
+
+read_status reader::next(document& doc, error_info& error) {
+  return impl_->next(doc, error);
+}
+
+std::string_view reader::header() const noexcept {
+  return impl_->parser ? impl_->parser->header() : std::string_view{};
+}
+
+const reader_stats& reader::stats() const noexcept {
+  return impl_->stats;
+}
+
+const std::vector<std::string>& reader::inputs() const noexcept {
+  return impl_->inputs;
+}
+
+}  // namespace simdup

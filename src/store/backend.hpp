@@ -1,0 +1,100 @@
+// What the service needs from a store: durable, windowed collections of (id, fingerprint, time)
+// with an atomic check-and-insert. Two implementations: embedded RocksDB with an in-memory
+// index (rocks_backend) and a shared redis-server (redis_backend).
+#pragma once
+
+#include <simdup/error.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace simdup::detail {
+
+/// Settings of one collection; persisted by the backend as JSON.
+struct collection_config {
+  /// [A-Za-z0-9_.-], 1 to 64 characters.
+  std::string name;
+  /// Largest Hamming distance that counts as a duplicate (inclusive), 0 to 7.
+  int k = 3;
+  /// Window in seconds: a document is live while time + window_s > now (the query's document
+  /// time, or the clock for expiry); 0 keeps documents forever.
+  int64_t window_s = 7 * 24 * 3600;
+  /// Fingerprint settings for documents sent as text: "none", "python-simhash" or "jieba-tfidf".
+  std::string compat = "none";
+  /// Code points per shingle for compat "none" (1 to 64).
+  int shingle_width = 4;
+};
+
+/// "7d", "12h", "30m", "45s" or plain seconds ("3600") to seconds; "0" means no window.
+result<int64_t> parse_duration(std::string_view text);
+
+/// Checks a config's ranges; the message names the field.
+status validate(const collection_config& config);
+/// JSON form, as stored and as answered by GET /v1/{collection}/stats.
+std::string to_json(const collection_config& config);
+/// Parses to_json's form (and the body of PUT /v1/{collection}); missing fields keep `base`.
+result<collection_config> config_from_json(std::string_view json, collection_config base);
+
+enum class doc_op {
+  check,         ///< report matches, change nothing
+  insert,        ///< insert (replacing a document with the same id), report nothing
+  check_insert,  ///< atomically: matches if any, else insert
+};
+
+struct doc_input {
+  std::string id;
+  uint64_t fingerprint = 0;
+  /// Seconds since the epoch; the window is measured from it.
+  int64_t time = 0;
+};
+
+struct doc_match {
+  std::string id;
+  int distance = 0;
+};
+
+struct doc_outcome {
+  bool inserted = false;
+  /// Closest first, then by id; at most the requested number.
+  std::vector<doc_match> matches;
+};
+
+struct collection_stats {
+  uint64_t documents = 0;    ///< indexed now
+  uint64_t inserted = 0;     ///< inserted since the process started
+  uint64_t expired = 0;      ///< removed by the window since the process started
+  uint64_t deleted = 0;      ///< removed by DELETE since the process started
+  uint64_t index_bytes = 0;  ///< memory held by the in-memory index (0 when there is none)
+};
+
+class backend {
+ public:
+  virtual ~backend() = default;
+
+  /// Every persisted collection (loaded at start).
+  virtual result<std::vector<collection_config>> collections() = 0;
+  /// Creates a collection durably. If one of that name exists: success when the settings are
+  /// equal, errc::invalid_argument when they differ.
+  virtual status create(const collection_config& config) = 0;
+
+  /// Applies `op` to the documents in order (later ones see earlier ones inserted), durably
+  /// before returning. `now` is the clock for the window. out.size() == docs.size().
+  virtual status apply(const collection_config& config, doc_op op, std::span<const doc_input> docs,
+                       int64_t now, std::size_t max_matches, std::span<doc_outcome> out) = 0;
+  /// Removes a document durably; false if it did not exist.
+  virtual result<bool> remove(const collection_config& config, const std::string& id) = 0;
+  /// Removes documents older than the window.
+  virtual status expire(const collection_config& config, int64_t now) = 0;
+  virtual result<collection_stats> stats(const collection_config& config) = 0;
+};
+
+/// Embedded RocksDB under `dir`; builds the in-memory indexes from it.
+result<std::unique_ptr<backend>> open_rocks_backend(const std::string& dir);
+/// redis://HOST:PORT[/DB]; several processes may share it.
+result<std::unique_ptr<backend>> open_redis_backend(const std::string& url);
+
+}  // namespace simdup::detail

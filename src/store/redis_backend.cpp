@@ -1,0 +1,294 @@
+// Shared Redis backend: the index lives in a redis-server, and every change runs in one Lua
+// script (redis_script.hpp), so check-insert is atomic across all simdup processes using it.
+// Durability is the server's (appendonly / fsync settings).
+#include <hiredis/hiredis.h>
+
+#include <charconv>
+#include <cstdio>
+#include <mutex>
+
+#include "store/backend.hpp"
+#include "store/redis_script.hpp"
+
+namespace simdup::detail {
+namespace {
+
+constexpr const char* collections_key = "simdup:collections";
+
+struct reply_deleter {
+  void operator()(redisReply* r) const {
+    if (r) freeReplyObject(r);
+  }
+};
+using reply_ptr = std::unique_ptr<redisReply, reply_deleter>;
+
+struct context_deleter {
+  void operator()(redisContext* c) const {
+    if (c) redisFree(c);
+  }
+};
+using context_ptr = std::unique_ptr<redisContext, context_deleter>;
+
+std::string key_prefix(const std::string& collection) {
+  return "simdup:{" + collection + "}:";
+}
+
+/// Block values of a fingerprint as hex: k+1 blocks of near-equal width (pigeonhole: two
+/// fingerprints within k agree on at least one block).
+void append_blocks(uint64_t fp, int k, std::vector<std::string>& args) {
+  const int blocks = k + 1;
+  int shift = 0;
+  for (int b = 0; b < blocks; ++b) {
+    const int width = 64 / blocks + (b < 64 % blocks ? 1 : 0);
+    const uint64_t mask = width == 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
+    char buf[17];
+    std::snprintf(buf, sizeof buf, "%llx", static_cast<unsigned long long>((fp >> shift) & mask));
+    args.emplace_back(buf);
+    shift += width;
+  }
+}
+
+std::string hex16(uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+class redis_backend final : public backend {
+ public:
+  redis_backend(std::string host, int port, int db)
+      : host_(std::move(host)), port_(port), db_(db) {}
+
+  /// Connects once at start so that a wrong address fails `simdup serve` immediately.
+  status check_connection() {
+    auto c = acquire();
+    if (!c) return std::move(c).error();
+    release(std::move(*c));
+    return {};
+  }
+
+  result<std::vector<collection_config>> collections() override {
+    auto r = command({"HGETALL", collections_key});
+    if (!r) return std::move(r).error();
+    std::vector<collection_config> out;
+    const redisReply* rep = r->get();
+    for (std::size_t i = 0; i + 1 < rep->elements; i += 2) {
+      collection_config base;
+      base.name.assign(rep->element[i]->str, rep->element[i]->len);
+      auto c = config_from_json({rep->element[i + 1]->str, rep->element[i + 1]->len}, base);
+      if (!c) {
+        return make_error(errc::corrupt_data, "settings of collection \"" + base.name +
+                                                  "\" in Redis: " + c.error().message);
+      }
+      out.push_back(std::move(*c));
+    }
+    return out;
+  }
+
+  status create(const collection_config& config) override {
+    if (auto st = validate(config); !st) return st;
+    const std::string json = to_json(config);
+    auto r = command({"HSETNX", collections_key, config.name, json});
+    if (!r) return std::move(r).error();
+    if ((*r)->integer == 1) return {};
+    auto existing = command({"HGET", collections_key, config.name});
+    if (!existing) return std::move(existing).error();
+    const redisReply* rep = existing->get();
+    if (rep->type == REDIS_REPLY_STRING && std::string_view(rep->str, rep->len) == json) return {};
+    return make_error(errc::invalid_argument,
+                      "collection \"" + config.name + "\" exists with other settings");
+  }
+
+  status apply(const collection_config& config, doc_op op, std::span<const doc_input> docs,
+               int64_t now, std::size_t max_matches, std::span<doc_outcome> out) override {
+    const char* name = op == doc_op::check    ? "check"
+                       : op == doc_op::insert ? "insert"
+                                              : "check_insert";
+    std::vector<std::string> args = script_args(config, name, now, max_matches, docs.size());
+    for (const doc_input& d : docs) {
+      args.push_back(d.id);
+      args.push_back(hex16(d.fingerprint));
+      args.push_back(std::to_string(d.time));
+      append_blocks(d.fingerprint, config.k, args);
+    }
+    auto r = run_script(args);
+    if (!r) return std::move(r).error();
+    const redisReply* rep = r->get();
+    if (rep->type != REDIS_REPLY_ARRAY || rep->elements != docs.size()) {
+      return make_error(errc::internal, "unexpected answer from the Redis script");
+    }
+    for (std::size_t i = 0; i < docs.size(); ++i) {
+      const redisReply* d = rep->element[i];
+      if (d->type != REDIS_REPLY_ARRAY || d->elements == 0 || d->elements % 2 == 0) {
+        return make_error(errc::internal, "unexpected answer from the Redis script");
+      }
+      out[i] = doc_outcome{};
+      out[i].inserted = d->element[0]->integer == 1;
+      for (std::size_t m = 1; m + 1 < d->elements; m += 2) {
+        out[i].matches.push_back({std::string(d->element[m]->str, d->element[m]->len),
+                                  static_cast<int>(d->element[m + 1]->integer)});
+      }
+    }
+    return {};
+  }
+
+  result<bool> remove(const collection_config& config, const std::string& id) override {
+    auto args = script_args(config, "delete", 0, 0, 0);
+    args.push_back(id);
+    auto r = run_script(args);
+    if (!r) return std::move(r).error();
+    return (*r)->integer == 1;
+  }
+
+  status expire(const collection_config& config, int64_t now) override {
+    if (config.window_s <= 0) return {};
+    auto r = run_script(script_args(config, "expire", now, 0, 0));
+    if (!r) return std::move(r).error();
+    return {};
+  }
+
+  result<collection_stats> stats(const collection_config& config) override {
+    const std::string p = key_prefix(config.name);
+    auto len = command({"HLEN", p + "docs"});
+    if (!len) return std::move(len).error();
+    auto counters = command({"HMGET", p + "stats", "inserted", "expired", "deleted"});
+    if (!counters) return std::move(counters).error();
+    collection_stats s;
+    s.documents = static_cast<uint64_t>((*len)->integer);
+    uint64_t* fields[] = {&s.inserted, &s.expired, &s.deleted};
+    for (std::size_t i = 0; i < 3 && i < (*counters)->elements; ++i) {
+      const redisReply* e = (*counters)->element[i];
+      if (e->type == REDIS_REPLY_STRING) std::from_chars(e->str, e->str + e->len, *fields[i]);
+    }
+    return s;
+  }
+
+ private:
+  std::vector<std::string> script_args(const collection_config& config, const char* op, int64_t now,
+                                       std::size_t max_matches, std::size_t docs) {
+    return {key_prefix(config.name),      op,
+            std::to_string(config.k),     std::to_string(config.window_s),
+            std::to_string(now),          std::to_string(max_matches),
+            std::to_string(config.k + 1), std::to_string(docs)};
+  }
+
+  /// EVALSHA, loading the script once per server (again after a SCRIPT FLUSH or restart).
+  result<reply_ptr> run_script(const std::vector<std::string>& args) {
+    std::vector<std::string> cmd = {"EVALSHA", sha(), "1"};
+    cmd.insert(cmd.end(), args.begin(), args.end());
+    auto r = command(cmd);
+    if (!r && r.error().message.find("NOSCRIPT") != std::string::npos) {
+      {
+        std::lock_guard lock(mu_);
+        sha_.clear();
+      }
+      cmd[1] = sha();
+      r = command(cmd);
+    }
+    return r;
+  }
+
+  std::string sha() {
+    {
+      std::lock_guard lock(mu_);
+      if (!sha_.empty()) return sha_;
+    }
+    auto r = command({"SCRIPT", "LOAD", redis_script});
+    if (!r || (*r)->type != REDIS_REPLY_STRING) return "";
+    std::lock_guard lock(mu_);
+    sha_.assign((*r)->str, (*r)->len);
+    return sha_;
+  }
+
+  result<context_ptr> acquire() {
+    {
+      std::lock_guard lock(mu_);
+      if (!idle_.empty()) {
+        context_ptr c = std::move(idle_.back());
+        idle_.pop_back();
+        return c;
+      }
+    }
+    const timeval timeout{5, 0};
+    context_ptr c(redisConnectWithTimeout(host_.c_str(), port_, timeout));
+    if (!c || c->err) {
+      return make_error(errc::unavailable, "cannot connect to Redis at " + host_ + ":" +
+                                               std::to_string(port_) + ": " +
+                                               (c ? c->errstr : "out of memory"));
+    }
+    redisSetTimeout(c.get(), timeout);
+    if (db_ != 0) {
+      reply_ptr r(static_cast<redisReply*>(redisCommand(c.get(), "SELECT %d", db_)));
+      if (!r || r->type == REDIS_REPLY_ERROR) {
+        return make_error(errc::unavailable, "Redis SELECT " + std::to_string(db_) + " failed");
+      }
+    }
+    return c;
+  }
+
+  void release(context_ptr c) {
+    std::lock_guard lock(mu_);
+    idle_.push_back(std::move(c));
+  }
+
+  result<reply_ptr> command(const std::vector<std::string>& args) {
+    auto c = acquire();
+    if (!c) return std::move(c).error();
+    std::vector<const char*> argv;
+    std::vector<size_t> lens;
+    for (const auto& a : args) {
+      argv.push_back(a.data());
+      lens.push_back(a.size());
+    }
+    reply_ptr r(static_cast<redisReply*>(
+        redisCommandArgv(c->get(), static_cast<int>(argv.size()), argv.data(), lens.data())));
+    if (!r) {
+      // The connection is broken (its error is set); drop it rather than returning it.
+      return make_error(errc::unavailable, std::string("Redis: ") + (*c)->errstr);
+    }
+    release(std::move(*c));
+    if (r->type == REDIS_REPLY_ERROR) {
+      return make_error(errc::unavailable, "Redis: " + std::string(r->str, r->len));
+    }
+    return r;
+  }
+
+  std::string host_;
+  int port_;
+  int db_;
+  std::mutex mu_;
+  std::vector<context_ptr> idle_;
+  std::string sha_;
+};
+
+}  // namespace
+
+result<std::unique_ptr<backend>> open_redis_backend(const std::string& url) {
+  // redis://HOST:PORT[/DB]
+  constexpr std::string_view scheme = "redis://";
+  std::string_view rest = std::string_view(url).substr(scheme.size());
+  int db = 0;
+  if (auto slash = rest.find('/'); slash != std::string_view::npos) {
+    const auto tail = rest.substr(slash + 1);
+    if (std::from_chars(tail.data(), tail.data() + tail.size(), db).ec != std::errc() || db < 0) {
+      return make_error(errc::invalid_argument, "--store " + url + ": bad database number");
+    }
+    rest = rest.substr(0, slash);
+  }
+  const auto colon = rest.rfind(':');
+  int port = 6379;
+  if (colon != std::string_view::npos) {
+    const auto p = rest.substr(colon + 1);
+    if (std::from_chars(p.data(), p.data() + p.size(), port).ec != std::errc() || port <= 0 ||
+        port > 65535) {
+      return make_error(errc::invalid_argument, "--store " + url + ": bad port");
+    }
+    rest = rest.substr(0, colon);
+  }
+  if (rest.empty()) return make_error(errc::invalid_argument, "--store " + url + ": no host");
+  auto b = std::make_unique<redis_backend>(std::string(rest), port, db);
+  if (auto st = b->check_connection(); !st) return std::move(st).error();
+  return std::unique_ptr<backend>(std::move(b));
+}
+
+}  // namespace simdup::detail

@@ -1,0 +1,135 @@
+// The Lua script that runs every change inside redis-server, so that check-insert is atomic for
+// all simdup processes sharing the server (Redis runs one script at a time).
+//
+// Layout under the prefix KEYS[1] = "simdup:{COLLECTION}:" (the hash tag keeps a collection on
+// one cluster slot):
+//   docs         hash  id -> "FP TIME B1 .. Bn" (fingerprint as 16 hex digits, block values)
+//   b<i>:<Bi>    set   members FP..id: the documents whose block i equals Bi (pigeonhole)
+//   time         zset  id scored by its time in seconds (exact in a double; fingerprints are
+//                      never scores)
+//   stats        hash  inserted, expired, deleted
+//
+// ARGV: op, k, window_s, now, max_matches, blocks, documents, then per document: id, FP, time,
+// B1 .. Bn. op is check | insert | check_insert | delete (ARGV[8] = id) | expire.
+// Answer for documents: one array per document {inserted 0/1, id, distance, id, distance ...};
+// for delete: 1 or 0; for expire: the number expired.
+#pragma once
+
+namespace simdup::detail {
+
+inline constexpr const char* redis_script = R"lua(
+local p = KEYS[1]
+local op = ARGV[1]
+local k = tonumber(ARGV[2])
+local window = tonumber(ARGV[3])
+local now = tonumber(ARGV[4])
+local maxm = tonumber(ARGV[5])
+local nb = tonumber(ARGV[6])
+local nd = tonumber(ARGV[7])
+
+local pc = {}
+for i = 0, 255 do
+  local c, x = 0, i
+  while x > 0 do c = c + x % 2; x = math.floor(x / 2) end
+  pc[i] = c
+end
+-- Hamming distance of two 16-digit hex fingerprints, 16 bits at a time (exact in Lua numbers).
+local function dist(a, b)
+  local d = 0
+  for i = 1, 16, 4 do
+    local x = bit.bxor(tonumber(string.sub(a, i, i + 3), 16), tonumber(string.sub(b, i, i + 3), 16))
+    d = d + pc[bit.band(x, 255)] + pc[bit.rshift(x, 8)]
+  end
+  return d
+end
+
+local function unlink(id)
+  local v = redis.call('HGET', p .. 'docs', id)
+  if not v then return false end
+  local parts = {}
+  for w in string.gmatch(v, '%S+') do parts[#parts + 1] = w end
+  for i = 3, #parts do
+    redis.call('SREM', p .. 'b' .. (i - 2) .. ':' .. parts[i], parts[1] .. id)
+  end
+  redis.call('HDEL', p .. 'docs', id)
+  redis.call('ZREM', p .. 'time', id)
+  return true
+end
+
+local function expire(limit)
+  if window <= 0 then return 0 end
+  local old = redis.call('ZRANGEBYSCORE', p .. 'time', '-inf', now - window,
+                         'LIMIT', 0, limit)
+  local n = 0
+  for _, id in ipairs(old) do
+    if unlink(id) then n = n + 1 end
+  end
+  if n > 0 then redis.call('HINCRBY', p .. 'stats', 'expired', n) end
+  return n
+end
+
+if op == 'delete' then
+  if unlink(ARGV[8]) then
+    redis.call('HINCRBY', p .. 'stats', 'deleted', 1)
+    return 1
+  end
+  return 0
+end
+if op == 'expire' then
+  return expire(100000)
+end
+
+-- A bounded share of the expiry rides on each request; the service's expiry loop does the rest.
+expire(100)
+local out = {}
+local a = 8
+for d = 1, nd do
+  local id, fp, ts = ARGV[a], ARGV[a + 1], ARGV[a + 2]
+  local t = tonumber(ts)
+  local blocks = {}
+  for i = 1, nb do blocks[i] = ARGV[a + 2 + i] end
+  a = a + 3 + nb
+  local res = {0}
+  local hits = {}
+  if op ~= 'insert' then
+    local seen = {}
+    for i = 1, nb do
+      for _, m in ipairs(redis.call('SMEMBERS', p .. 'b' .. i .. ':' .. blocks[i])) do
+        if not seen[m] then
+          seen[m] = true
+          local dd = dist(fp, string.sub(m, 1, 16))
+          if dd <= k then
+            local mid = string.sub(m, 17)
+            local ok = true
+            if window > 0 then
+              local mt = tonumber(redis.call('ZSCORE', p .. 'time', mid))
+              ok = mt ~= nil and mt + window > t
+            end
+            if ok then hits[#hits + 1] = {dd, mid} end
+          end
+        end
+      end
+    end
+    table.sort(hits, function(x, y)
+      if x[1] ~= y[1] then return x[1] < y[1] end
+      return x[2] < y[2]
+    end)
+    for i = 1, math.min(#hits, maxm) do
+      res[#res + 1] = hits[i][2]
+      res[#res + 1] = hits[i][1]
+    end
+  end
+  if op == 'insert' or (op == 'check_insert' and #hits == 0) then
+    unlink(id)
+    redis.call('HSET', p .. 'docs', id, fp .. ' ' .. ts .. ' ' .. table.concat(blocks, ' '))
+    for i = 1, nb do redis.call('SADD', p .. 'b' .. i .. ':' .. blocks[i], fp .. id) end
+    redis.call('ZADD', p .. 'time', ts, id)
+    redis.call('HINCRBY', p .. 'stats', 'inserted', 1)
+    res[1] = 1
+  end
+  out[d] = res
+end
+return out
+)lua";
+
+}  // namespace simdup::detail

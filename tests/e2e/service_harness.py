@@ -1,0 +1,161 @@
+"""Helpers for the `simdup serve` end-to-end tests: start the real binary (and a real
+redis-server) on free loopback ports, and talk HTTP/JSON to them."""
+
+import http.client
+import json
+import os
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+SOURCE_DIR = Path(os.environ.get("SIMDUP_SOURCE_DIR", Path(__file__).resolve().parents[2]))
+
+
+def simdup_bin():
+    path = os.environ.get("SIMDUP_BIN")
+    if path:
+        return path
+    for build in ("service", "asan", "release", "dev"):
+        candidate = SOURCE_DIR / "build" / build / "cli" / "simdup"
+        if candidate.exists():
+            return str(candidate)
+    raise RuntimeError("set SIMDUP_BIN to the simdup binary")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """A running `simdup serve` process."""
+
+    def __init__(self, args, env=None):
+        run_env = dict(os.environ)
+        # Leak reports at exit are not what these tests are about and kill -9 skips them anyway.
+        run_env.setdefault("ASAN_OPTIONS", "detect_leaks=0")
+        if env:
+            run_env.update(env)
+        self.proc = subprocess.Popen(
+            [simdup_bin(), "serve", "--listen", "127.0.0.1:0", *args],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=run_env)
+        line = self.proc.stdout.readline()
+        if not line.startswith("listening on "):
+            self.proc.kill()
+            raise RuntimeError("simdup serve did not start: " + line + self.proc.stderr.read())
+        self.port = int(line.strip().rsplit(":", 1)[1])
+
+    def client(self, token=None):
+        return Client(self.port, token)
+
+    def kill9(self):
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(timeout=30)
+
+    def terminate(self):
+        """SIGTERM; returns the exit status."""
+        self.proc.send_signal(signal.SIGTERM)
+        return self.proc.wait(timeout=60)
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.terminate()
+        self.proc.stdout.close()
+        self.proc.stderr.close()
+
+
+class Client:
+    """One keep-alive HTTP connection (use one per thread)."""
+
+    def __init__(self, port, token=None):
+        self.port = port
+        self.token = token
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+
+    def request(self, method, path, body=None, raw=None, headers=None):
+        """Returns (status, parsed JSON or text)."""
+        data = raw if raw is not None else (json.dumps(body) if body is not None else None)
+        hdrs = {"Content-Type": "application/json"}
+        if self.token:
+            hdrs["Authorization"] = "Bearer " + self.token
+        hdrs.update(headers or {})
+        for attempt in range(2):
+            try:
+                self.conn.request(method, path, body=data, headers=hdrs)
+                resp = self.conn.getresponse()
+                text = resp.read().decode()
+                break
+            except (ConnectionError, http.client.HTTPException):
+                # The server closed an idle keep-alive connection: reconnect once.
+                self.conn.close()
+                self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+                if attempt == 1:
+                    raise
+        ctype = resp.getheader("Content-Type", "")
+        return resp.status, (json.loads(text) if "json" in ctype else text)
+
+    def post(self, path, body=None, **kw):
+        return self.request("POST", path, body, **kw)
+
+    def close(self):
+        self.conn.close()
+
+
+class Redis:
+    """A throwaway redis-server on a free loopback port."""
+
+    def __init__(self, workdir):
+        self.port = free_port()
+        self.proc = subprocess.Popen(
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "no", "--dir", str(workdir)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.time() + 20
+        while time.time() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1) as s:
+                    s.sendall(b"PING\r\n")
+                    if s.recv(16).startswith(b"+PONG"):
+                        return
+            except OSError:
+                time.sleep(0.05)
+        self.proc.kill()
+        raise RuntimeError("redis-server did not start")
+
+    @property
+    def url(self):
+        return f"redis://127.0.0.1:{self.port}"
+
+    def close(self):
+        self.proc.terminate()
+        self.proc.wait(timeout=30)
+
+
+def have_redis():
+    return shutil.which("redis-server") is not None
+
+
+def fp_hex(value):
+    return f"{value:016x}"
+
+
+def flip(value, bits):
+    for b in bits:
+        value ^= 1 << b
+    return value
+
+
+def spread_fingerprints(n, min_distance, seed):
+    """n random fingerprints pairwise more than min_distance apart."""
+    rng = random.Random(seed)
+    out = []
+    while len(out) < n:
+        v = rng.getrandbits(64)
+        if all(bin(v ^ o).count("1") > min_distance for o in out):
+            out.append(v)
+    return out

@@ -1,0 +1,157 @@
+"""`simdup serve` with the embedded RocksDB store: the HTTP API, errors, limits and tokens."""
+
+import json
+
+import pytest
+
+from service_harness import Server, flip, fp_hex
+
+BASE = 0x0123456789ABCDEF
+
+
+@pytest.fixture
+def server(tmp_path):
+    s = Server(["--data", str(tmp_path / "db"), "--max-docs", "50", "--max-body", "20000"])
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def client(server):
+    c = server.client()
+    status, body = c.request("PUT", "/v1/news", {"k": 3, "window": "0"})
+    assert status == 200, body
+    yield c
+    c.close()
+
+
+def doc(i, value, **extra):
+    return {"id": i, "fingerprint": fp_hex(value), **extra}
+
+
+def test_health_and_collection_settings(client):
+    assert client.request("GET", "/healthz") == (200, {"status": "ok"})
+    status, body = client.request("GET", "/v1/news/stats")
+    assert status == 200
+    assert body["collection"] == {"name": "news", "k": 3, "window_s": 0, "compat": "none",
+                                  "shingle_width": 4}
+    assert body["documents"] == 0
+    # Same settings again: accepted; different ones: refused.
+    assert client.request("PUT", "/v1/news", {"k": 3, "window_s": 0})[0] == 200
+    status, body = client.request("PUT", "/v1/news", {"k": 2})
+    assert status == 400 and body["error"]["code"] == "invalid_argument"
+
+
+def test_check_insert_distance_is_inclusive(client):
+    status, body = client.post("/v1/news/check-insert", doc("a", BASE))
+    assert status == 200
+    assert body == {"id": "a", "status": "new", "fingerprint": fp_hex(BASE), "matches": []}
+    # Distance 3 == k: a duplicate of a.
+    status, body = client.post("/v1/news/check-insert", doc("b", flip(BASE, [0, 17, 63])))
+    assert body["status"] == "duplicate"
+    assert body["matches"] == [{"id": "a", "distance": 3}]
+    # Distance 4 > k: new.
+    status, body = client.post("/v1/news/check-insert", doc("c", flip(BASE, [1, 2, 3, 4])))
+    assert body["status"] == "new" and body["matches"] == []
+    # check changes nothing and lists every match, closest first.
+    status, body = client.post("/v1/news/check", doc("q", flip(BASE, [1])))
+    assert body["status"] == "duplicate"
+    assert body["matches"] == [{"id": "a", "distance": 1}, {"id": "c", "distance": 3}]
+    assert client.request("GET", "/v1/news/stats")[1]["documents"] == 2
+
+
+def test_batch_sees_earlier_documents(client):
+    docs = [doc("x1", BASE), doc("x2", flip(BASE, [5])), doc("x3", ~BASE & (2**64 - 1))]
+    status, body = client.post("/v1/news/check-insert", {"documents": docs})
+    assert status == 200
+    assert [r["status"] for r in body["results"]] == ["new", "duplicate", "new"]
+    assert body["results"][1]["matches"] == [{"id": "x1", "distance": 1}]
+
+
+def test_insert_replaces_same_id_and_delete(client):
+    assert client.post("/v1/news/insert", doc("a", BASE))[1]["status"] == "inserted"
+    far = ~BASE & (2**64 - 1)
+    assert client.post("/v1/news/insert", doc("a", far))[1]["status"] == "inserted"
+    assert client.post("/v1/news/check", doc("q", BASE))[1]["status"] == "unique"
+    assert client.post("/v1/news/check", doc("q", far))[1]["matches"] == [
+        {"id": "a", "distance": 0}]
+    assert client.request("DELETE", "/v1/news/documents/a")[0] == 200
+    status, body = client.request("DELETE", "/v1/news/documents/a")
+    assert status == 404 and body["error"]["code"] == "not_found"
+    assert client.post("/v1/news/check", doc("q", far))[1]["status"] == "unique"
+
+
+def test_equal_fingerprints_are_duplicates(client):
+    client.post("/v1/news/check-insert", doc("a", BASE))
+    status, body = client.post("/v1/news/check-insert", doc("b", BASE))
+    assert body["status"] == "duplicate" and body["matches"] == [{"id": "a", "distance": 0}]
+
+
+@pytest.mark.parametrize("raw, code", [
+    ("{", "invalid_input"),
+    ("[]", "invalid_input"),
+    ('{"id": "a"}', "invalid_input"),
+    ('{"fingerprint": "0123456789abcdef"}', "invalid_input"),
+    ('{"id": "a", "fingerprint": "0123"}', "invalid_input"),
+    ('{"id": "a", "fingerprint": "0123456789abcdeg"}', "invalid_input"),
+    ('{"id": "a", "fingerprint": 12}', "invalid_input"),
+    ('{"id": "a", "fingerprint": "0123456789abcdef", "time": "soon"}', "invalid_input"),
+    ('{"id": "a", "fingerprint": "0123456789abcdef", "text": "both"}', "invalid_input"),
+    ('{"documents": {}}', "invalid_input"),
+    ('{"documents": [1]}', "invalid_input"),
+    ('\xff\xfe', "invalid_input"),
+])
+def test_malformed_requests_get_400(client, raw, code):
+    status, body = client.post("/v1/news/check-insert", raw=raw)
+    assert status == 400, body
+    assert body["error"]["code"] == code and body["error"]["message"]
+
+
+def test_unknown_collection_and_endpoint(client):
+    status, body = client.post("/v1/nope/check", doc("a", BASE))
+    assert status == 404 and body["error"]["code"] == "not_found"
+    status, body = client.request("GET", "/v2/whatever")
+    assert status == 404 and body["error"]["code"] == "not_found"
+    status, body = client.request("PUT", "/v1/bad", raw='{"k": 99}')
+    assert status == 400 and "k must be" in body["error"]["message"]
+
+
+def test_limits(client):
+    docs = [doc(f"d{i}", i) for i in range(51)]
+    status, body = client.post("/v1/news/check", {"documents": docs})
+    assert status == 413 and body["error"]["code"] == "too_large"
+    status, body = client.post("/v1/news/check", raw=json.dumps(doc("a" * 30000, BASE)))
+    assert status == 413 and body["error"]["code"] == "too_large"
+    # Still serving after all that.
+    assert client.post("/v1/news/check", doc("a", BASE))[0] == 200
+
+
+def test_metrics(client):
+    client.post("/v1/news/check-insert", doc("a", BASE))
+    client.post("/v1/news/check-insert", doc("b", BASE))
+    status, text = client.request("GET", "/metrics")
+    assert status == 200
+    assert 'simdup_requests_total{endpoint="check-insert",code="200"} 2' in text
+    assert 'simdup_documents_total{collection="news",outcome="new"} 1' in text
+    assert 'simdup_documents_total{collection="news",outcome="duplicate"} 1' in text
+    assert 'simdup_index_documents{collection="news"} 1' in text
+    assert 'simdup_request_duration_seconds_count{endpoint="check-insert"} 2' in text
+
+
+def test_token(tmp_path):
+    token_file = tmp_path / "token"
+    token_file.write_text("s3cret-token\n")
+    s = Server(["--data", str(tmp_path / "db"), "--token-file", str(token_file),
+                "--collection", "news"])
+    try:
+        anon = s.client()
+        assert anon.request("GET", "/healthz")[0] == 200
+        status, body = anon.post("/v1/news/check", doc("a", BASE))
+        assert status == 401 and body["error"]["code"] == "unauthorized"
+        wrong = s.client("s3cret-tokeN")
+        assert wrong.post("/v1/news/check", doc("a", BASE))[0] == 401
+        good = s.client("s3cret-token")
+        assert good.post("/v1/news/check", doc("a", BASE))[0] == 200
+        assert good.request("GET", "/metrics")[0] == 200
+    finally:
+        s.close()

@@ -1,0 +1,175 @@
+"""`simdup serve` (RocksDB store) under concurrency, kill -9, SIGTERM and the time window."""
+
+import random
+import threading
+import time
+
+from service_harness import Server, flip, fp_hex, spread_fingerprints
+
+
+def run_threads(n, target):
+    errors = []
+
+    def wrap(i):
+        try:
+            target(i)
+        except Exception as e:  # surfaced below; a thread cannot fail the test itself
+            errors.append(e)
+
+    threads = [threading.Thread(target=wrap, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+
+
+def test_concurrent_check_insert_never_answers_two_near_duplicates_new(tmp_path):
+    s = Server(["--data", str(tmp_path / "db"), "--k", "3", "--window", "0",
+                "--collection", "crawl"])
+    try:
+        # 40 clusters far apart (> 2k bits), each with 8 variants within 1 bit of its centre, so
+        # variants of one cluster are within 2 <= k of each other and never near another cluster.
+        centres = spread_fingerprints(40, 8, seed=7)
+        rng = random.Random(11)
+        docs = []
+        for c, centre in enumerate(centres):
+            for v in range(8):
+                docs.append((f"c{c}v{v}", c, flip(centre, [rng.randrange(64)] if v else [])))
+        rng.shuffle(docs)
+        answers = {}
+        lock = threading.Lock()
+
+        def worker(i):
+            client = s.client()
+            for doc_id, cluster, value in docs[i::8]:
+                status, body = client.post("/v1/crawl/check-insert",
+                                           {"id": doc_id, "fingerprint": fp_hex(value)})
+                assert status == 200, body
+                with lock:
+                    answers[doc_id] = (cluster, value, body)
+            client.close()
+
+        run_threads(8, worker)
+        assert len(answers) == len(docs)
+        new_per_cluster = {}
+        for doc_id, (cluster, value, body) in answers.items():
+            if body["status"] == "new":
+                new_per_cluster.setdefault(cluster, []).append(doc_id)
+            else:
+                assert body["matches"] and all(m["distance"] <= 3 for m in body["matches"])
+        assert sorted(new_per_cluster) == list(range(40))
+        assert all(len(ids) == 1 for ids in new_per_cluster.values()), new_per_cluster
+        stats = s.client().request("GET", "/v1/crawl/stats")[1]
+        assert stats["documents"] == 40
+    finally:
+        s.close()
+
+
+def test_kill9_loses_nothing_acknowledged(tmp_path):
+    data = str(tmp_path / "db")
+    s = Server(["--data", data, "--window", "0", "--collection", "crawl"])
+    acked = {}
+    lock = threading.Lock()
+    stop = threading.Event()
+
+    def writer(i):
+        rng = random.Random(100 + i)
+        client = s.client()
+        n = 0
+        while not stop.is_set():
+            value = rng.getrandbits(64)
+            doc_id = f"w{i}-{n}"
+            n += 1
+            try:
+                status, body = client.post("/v1/crawl/check-insert",
+                                           {"id": doc_id, "fingerprint": fp_hex(value)})
+            except Exception:
+                return  # the server died mid-request: that answer never came
+            if status == 200 and body["status"] == "new":
+                with lock:
+                    acked[doc_id] = value
+
+    threads = [threading.Thread(target=writer, args=(i,)) for i in range(6)]
+    for t in threads:
+        t.start()
+    deadline = time.time() + 30
+    while len(acked) < 300 and time.time() < deadline:
+        time.sleep(0.05)
+    s.kill9()
+    stop.set()
+    for t in threads:
+        t.join()
+    assert len(acked) >= 300
+
+    s = Server(["--data", data])
+    try:
+        client = s.client()
+        items = sorted(acked.items())
+        for start in range(0, len(items), 200):
+            chunk = items[start:start + 200]
+            status, body = client.post("/v1/crawl/check", {"documents": [
+                {"id": "probe", "fingerprint": fp_hex(v)} for _, v in chunk]})
+            assert status == 200
+            for (doc_id, _), result in zip(chunk, body["results"]):
+                assert {"id": doc_id, "distance": 0} in result["matches"], doc_id
+    finally:
+        s.close()
+
+
+def test_sigterm_closes_cleanly_and_restart_keeps_everything(tmp_path):
+    data = str(tmp_path / "db")
+    s = Server(["--data", data, "--collection", "news"])
+    client = s.client()
+    for i in range(20):
+        assert client.post("/v1/news/insert", {"id": f"d{i}", "fingerprint": fp_hex(i << 40),
+                                               "time": int(time.time())})[0] == 200
+    client.close()
+    assert s.terminate() == 0
+    s.close()
+    s = Server(["--data", data])
+    try:
+        stats = s.client().request("GET", "/v1/news/stats")[1]
+        assert stats["documents"] == 20
+        assert stats["collection"]["window_s"] == 7 * 86400
+    finally:
+        s.close()
+
+
+def test_window_expiry_with_injected_clock(tmp_path):
+    clock = tmp_path / "clock"
+    t0 = 1_700_000_000
+    clock.write_text(str(t0))
+    s = Server(["--data", str(tmp_path / "db"), "--clock-file", str(clock),
+                "--expire-interval-ms", "50"])
+    try:
+        client = s.client()
+        assert client.request("PUT", "/v1/feed", {"k": 3, "window_s": 100})[0] == 200
+        old, recent = 0x00FF00FF00FF00FF, 0x7777000077770000
+        assert client.post("/v1/feed/insert", {"id": "old", "fingerprint": fp_hex(old)})[0] == 200
+        assert client.post("/v1/feed/insert", {"id": "recent", "fingerprint": fp_hex(recent),
+                                               "time": t0 + 60})[0] == 200
+        # A document's own time decides what is in its window: live while time + window > now.
+        body = client.post("/v1/feed/check", {"id": "q", "fingerprint": fp_hex(old),
+                                              "time": t0 + 100})[1]
+        assert body["status"] == "unique"
+        body = client.post("/v1/feed/check", {"id": "q", "fingerprint": fp_hex(old),
+                                              "time": t0 + 99})[1]
+        assert body["matches"] == [{"id": "old", "distance": 0}]
+
+        clock.write_text(str(t0 + 150))
+        deadline = time.time() + 20
+        while time.time() < deadline:
+            stats = client.request("GET", "/v1/feed/stats")[1]
+            if stats["expired"] == 1:
+                break
+            time.sleep(0.05)
+        assert stats["expired"] == 1 and stats["documents"] == 1
+        assert 'simdup_expired_documents_total{collection="feed"} 1' in client.request(
+            "GET", "/metrics")[1]
+        body = client.post("/v1/feed/check-insert", {"id": "again", "fingerprint": fp_hex(old)})[1]
+        assert body["status"] == "new"
+        body = client.post("/v1/feed/check", {"id": "q", "fingerprint": fp_hex(recent)})[1]
+        assert body["matches"] == [{"id": "recent", "distance": 0}]
+    finally:
+        s.close()

@@ -1,0 +1,119 @@
+"""`simdup serve --store redis://...`: two simdup processes sharing one real redis-server."""
+
+import random
+import threading
+import time
+
+import pytest
+
+from service_harness import Redis, Server, flip, fp_hex, have_redis, spread_fingerprints
+
+pytestmark = pytest.mark.skipif(not have_redis(), reason="redis-server is not installed")
+
+
+@pytest.fixture
+def redis(tmp_path):
+    r = Redis(tmp_path)
+    yield r
+    r.close()
+
+
+def test_two_processes_share_state_atomically(redis):
+    a = Server(["--store", redis.url, "--k", "3", "--window", "0", "--collection", "crawl"])
+    b = Server(["--store", redis.url, "--k", "3", "--window", "0"])
+    try:
+        centres = spread_fingerprints(30, 8, seed=5)
+        rng = random.Random(3)
+        docs = []
+        for c, centre in enumerate(centres):
+            for v in range(6):
+                docs.append((f"c{c}v{v}", c, flip(centre, [rng.randrange(64)] if v else [])))
+        rng.shuffle(docs)
+        answers = {}
+        lock = threading.Lock()
+        errors = []
+
+        def worker(i):
+            try:
+                client = (a if i % 2 else b).client()  # half the threads on each process
+                for doc_id, cluster, value in docs[i::6]:
+                    status, body = client.post("/v1/crawl/check-insert",
+                                               {"id": doc_id, "fingerprint": fp_hex(value)})
+                    assert status == 200, body
+                    with lock:
+                        answers[doc_id] = (cluster, body)
+            except Exception as e:
+                errors.append(e)
+
+        threads = [threading.Thread(target=worker, args=(i,)) for i in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not errors, errors
+        new = {}
+        for doc_id, (cluster, body) in answers.items():
+            if body["status"] == "new":
+                new.setdefault(cluster, []).append(doc_id)
+            else:
+                assert all(m["distance"] <= 3 for m in body["matches"]) and body["matches"]
+        assert sorted(new) == list(range(30))
+        assert all(len(ids) == 1 for ids in new.values()), new
+        # Both processes see the same state.
+        for server in (a, b):
+            assert server.client().request("GET", "/v1/crawl/stats")[1]["documents"] == 30
+    finally:
+        a.close()
+        b.close()
+
+
+def test_redis_distance_inclusive_delete_and_64bit_values(redis):
+    s = Server(["--store", redis.url, "--window", "0", "--collection", "news"])
+    try:
+        c = s.client()
+        top = 0xFFFFFFFFFFFFFFFF  # not representable as a double: must round-trip exactly
+        assert c.post("/v1/news/check-insert", {"id": "a", "fingerprint": fp_hex(top)})[1][
+            "status"] == "new"
+        body = c.post("/v1/news/check-insert",
+                      {"id": "b", "fingerprint": fp_hex(flip(top, [0, 31, 63]))})[1]
+        assert body["status"] == "duplicate" and body["matches"] == [{"id": "a", "distance": 3}]
+        body = c.post("/v1/news/check-insert",
+                      {"id": "c", "fingerprint": fp_hex(flip(top, [0, 1, 2, 3]))})[1]
+        assert body["status"] == "new"
+        body = c.post("/v1/news/check", {"id": "q", "fingerprint": fp_hex(top - 1)})[1]
+        assert body["matches"] == [{"id": "a", "distance": 1}, {"id": "c", "distance": 3}]
+        assert c.request("DELETE", "/v1/news/documents/a")[0] == 200
+        assert c.request("DELETE", "/v1/news/documents/a")[0] == 404
+        body = c.post("/v1/news/check", {"id": "q", "fingerprint": fp_hex(top)})[1]
+        assert body["status"] == "unique"  # c is 4 bits away: beyond k
+        stats = c.request("GET", "/v1/news/stats")[1]
+        assert stats["documents"] == 1 and stats["deleted"] == 1
+    finally:
+        s.close()
+
+
+def test_redis_window_expiry(redis, tmp_path):
+    clock = tmp_path / "clock"
+    t0 = 1_700_000_000
+    clock.write_text(str(t0))
+    s = Server(["--store", redis.url, "--clock-file", str(clock), "--expire-interval-ms", "50"])
+    try:
+        c = s.client()
+        assert c.request("PUT", "/v1/feed", {"window_s": 100})[0] == 200
+        assert c.post("/v1/feed/insert", {"id": "old", "fingerprint": fp_hex(42)})[0] == 200
+        body = c.post("/v1/feed/check", {"id": "q", "fingerprint": fp_hex(42),
+                                         "time": t0 + 99})[1]
+        assert body["matches"] == [{"id": "old", "distance": 0}]
+        body = c.post("/v1/feed/check", {"id": "q", "fingerprint": fp_hex(42),
+                                         "time": t0 + 100})[1]
+        assert body["status"] == "unique"
+        clock.write_text(str(t0 + 150))
+        deadline = time.time() + 20
+        while time.time() < deadline:
+            stats = c.request("GET", "/v1/feed/stats")[1]
+            if stats["expired"] == 1:
+                break
+            time.sleep(0.05)
+        assert stats["expired"] == 1 and stats["documents"] == 0
+    finally:
+        s.close()

@@ -1,0 +1,231 @@
+// The stream and batch engines on hand-made signatures (no text pipeline involved).
+#include <simdup/dedup.hpp>
+#include <simdup/exact_layer.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+namespace simdup {
+namespace {
+
+doc_signature sig(uint64_t fingerprint, std::string_view content, std::string_view url = "") {
+  doc_signature s;
+  s.fingerprint = fingerprint;
+  s.has_fingerprint = true;
+  s.content_key = exact_key(content);
+  s.url_key = url_key(url);
+  s.length = static_cast<uint32_t>(content.size());
+  return s;
+}
+
+doc_signature short_sig(std::string_view content) {
+  doc_signature s = sig(0, content);
+  s.has_fingerprint = false;
+  return s;
+}
+
+std::vector<dedup_decision> run_stream(const dedup_options& o, std::vector<doc_signature> docs) {
+  auto engine = stream_deduplicator::create(o);
+  EXPECT_TRUE(engine);
+  std::vector<dedup_decision> out;
+  for (const auto& d : docs) out.push_back(engine->add(d).value());
+  return out;
+}
+
+std::vector<dedup_decision> run_batch(const dedup_options& o, std::vector<doc_signature> docs) {
+  auto engine = batch_deduplicator::create(o);
+  EXPECT_TRUE(engine);
+  for (auto& d : docs) EXPECT_TRUE(engine->add(std::move(d)));
+  auto out = engine->finish();
+  EXPECT_TRUE(out);
+  return std::move(out).value();
+}
+
+dedup_options stream_options() {
+  dedup_options o;
+  o.mode = dedup_mode::stream;
+  return o;
+}
+
+TEST(StreamDedup, ExactLayersComeFirst) {
+  const auto d =
+      run_stream(stream_options(),
+                 {sig(0x0, "alpha", "http://a.com/x"), sig(0xFFFF, "alpha"),
+                  sig(0xFF00FF00, "other", "https://www.a.com/x/"), sig(0x0F0F0F0F0F, "third")});
+  EXPECT_TRUE(d[0].kept(0));
+  EXPECT_EQ(d[1].representative, 0u);
+  EXPECT_EQ(d[1].layer, dedup_layer::exact);
+  EXPECT_EQ(d[1].distance, 16);
+  EXPECT_EQ(d[2].representative, 0u);
+  EXPECT_EQ(d[2].layer, dedup_layer::url);
+  EXPECT_TRUE(d[3].kept(3));
+  EXPECT_EQ(d[3].layer, dedup_layer::none);
+}
+
+TEST(StreamDedup, NearWithinKInclusiveAndNotBeyond) {
+  const auto d = run_stream(stream_options(),
+                            {sig(0, "a"), sig(0b111, "b"), sig(0b1111 << 8, "c"), sig(0b11, "d")});
+  EXPECT_EQ(d[1].representative, 0u);
+  EXPECT_EQ(d[1].layer, dedup_layer::near);
+  EXPECT_EQ(d[1].distance, 3);
+  EXPECT_TRUE(std::isnan(d[1].jaccard));
+  EXPECT_TRUE(d[2].kept(2));
+  // Within k of 0 (2 bits) and of the dropped doc 1 (1 bit): only kept documents count.
+  EXPECT_EQ(d[3].representative, 0u);
+  EXPECT_EQ(d[3].distance, 2);
+}
+
+TEST(StreamDedup, KeysOfDroppedDocumentsPointAtTheKeptOriginal) {
+  const auto d = run_stream(stream_options(), {sig(0, "a"), sig(1, "b", "http://u.com/1"),
+                                               sig(0xFFFFFFFF00000000, "c", "http://u.com/1")});
+  EXPECT_EQ(d[1].representative, 0u);
+  EXPECT_EQ(d[2].representative, 0u);
+  EXPECT_EQ(d[2].layer, dedup_layer::url);
+}
+
+TEST(StreamDedup, ShortDocumentsOnlyMatchExactly) {
+  const auto d = run_stream(stream_options(),
+                            {short_sig("hi"), short_sig("ho"), short_sig("hi"), sig(0, "x")});
+  EXPECT_TRUE(d[1].kept(1));
+  EXPECT_EQ(d[2].representative, 0u);
+  EXPECT_EQ(d[2].layer, dedup_layer::exact);
+  EXPECT_EQ(d[2].distance, -1);
+  // A fingerprint 0 document is not a near duplicate of short documents (which have none).
+  EXPECT_TRUE(d[3].kept(3));
+}
+
+TEST(StreamDedup, VerificationRejectsDissimilarCandidates) {
+  dedup_options o = stream_options();
+  o.verify = verify_options{};
+  doc_signature a = sig(0, "a"), b = sig(1, "b"), c = sig(2, "c");
+  a.shingles = {1, 2, 3, 4, 5};
+  b.shingles = {1, 2, 3, 4, 6};     // 4/6 < 0.8
+  c.shingles = {1, 2, 3, 4, 5, 6};  // 5/6 >= 0.8
+  const auto d = run_stream(o, {a, b, c});
+  EXPECT_TRUE(d[1].kept(1));
+  EXPECT_EQ(d[2].representative, 0u);
+  EXPECT_FLOAT_EQ(d[2].jaccard, 5.0f / 6.0f);
+}
+
+TEST(StreamDedup, RejectsKOutsideTheIndexRange) {
+  dedup_options o = stream_options();
+  o.k = -1;
+  EXPECT_FALSE(stream_deduplicator::create(o));
+  o.k = 65;
+  const auto r = stream_deduplicator::create(o);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, errc::invalid_argument);
+}
+
+TEST(BatchDedup, ComponentsChainAndStarDoesNot) {
+  // 0 ~ 1 (2 bits), 1 ~ 2 (2 bits), 0 vs 2: 4 bits > k.
+  const std::vector<doc_signature> docs{sig(0, "a"), sig(0b11, "b"), sig(0b1111, "c")};
+  dedup_options o;
+  auto comp = run_batch(o, docs);
+  EXPECT_TRUE(comp[0].kept(0));
+  EXPECT_EQ(comp[1].representative, 0u);
+  EXPECT_EQ(comp[2].representative, 0u);
+  EXPECT_EQ(comp[2].distance, 4);  // chained: further than k from its representative
+  o.linking = cluster_linking::star;
+  auto star = run_batch(o, docs);
+  EXPECT_EQ(star[1].representative, 0u);
+  EXPECT_TRUE(star[2].kept(2));
+}
+
+TEST(BatchDedup, KeepLongestAndNewestChooseTheRepresentative) {
+  std::vector<doc_signature> docs{sig(0, "short"), sig(1, "the longest text"), sig(3, "mid")};
+  docs[0].time = 300;
+  docs[1].time = 100;
+  dedup_options o;
+  o.keep = keep_policy{keep_rule::longest, ""};
+  auto d = run_batch(o, docs);
+  EXPECT_TRUE(d[1].kept(1));
+  EXPECT_EQ(d[0].representative, 1u);
+  EXPECT_EQ(d[2].representative, 1u);
+  EXPECT_EQ(d[2].distance, 1);
+  o.keep = keep_policy{keep_rule::newest, ""};
+  d = run_batch(o, docs);
+  EXPECT_TRUE(d[0].kept(0));  // doc 2 has no time: oldest
+  EXPECT_EQ(d[1].representative, 0u);
+}
+
+TEST(BatchDedup, ExactGroupsFollowTheirBestMember) {
+  // Three copies of one text (the longest copy is the last, say an HTML-wrapped one) and a
+  // near duplicate of them.
+  std::vector<doc_signature> docs{sig(0xF0, "same"), sig(0xF0, "same"), sig(0xF1, "near"),
+                                  sig(0xF0, "same")};
+  docs[3].length = 100;
+  dedup_options o;
+  o.keep = keep_policy{keep_rule::longest, ""};
+  const auto d = run_batch(o, docs);
+  EXPECT_TRUE(d[3].kept(3));
+  EXPECT_EQ(d[0].representative, 3u);
+  EXPECT_EQ(d[0].layer, dedup_layer::exact);
+  EXPECT_EQ(d[1].layer, dedup_layer::exact);
+  EXPECT_EQ(d[2].representative, 3u);
+  EXPECT_EQ(d[2].layer, dedup_layer::near);
+  EXPECT_EQ(d[2].distance, 1);
+}
+
+TEST(BatchDedup, VerificationRejectsPairsAndCountsThem) {
+  dedup_options o;
+  o.verify = verify_options{};
+  std::vector<doc_signature> docs{sig(0, "a"), sig(1, "b"), sig(2, "c")};
+  docs[0].shingles = {1, 2, 3, 4, 5};
+  docs[1].shingles = {1, 2, 3, 4, 5, 6};
+  docs[2].shingles = {7, 8, 9};
+  auto engine = batch_deduplicator::create(o);
+  ASSERT_TRUE(engine);
+  for (auto& s : docs) ASSERT_TRUE(engine->add(std::move(s)));
+  const auto d = engine->finish().value();
+  EXPECT_EQ(d[1].representative, 0u);
+  EXPECT_FLOAT_EQ(d[1].jaccard, 5.0f / 6.0f);
+  EXPECT_TRUE(d[2].kept(2));
+  EXPECT_EQ(engine->candidate_pairs(), 3u);
+  EXPECT_EQ(engine->rejected_pairs(), 2u);
+}
+
+TEST(BatchDedup, RandomCorpusDecisionsAreConsistent) {
+  std::mt19937_64 rng(3);
+  std::vector<doc_signature> docs;
+  for (int i = 0; i < 3000; ++i) {
+    uint64_t fp = rng();
+    if (i > 0 && i % 3 == 0) {
+      fp = docs[rng() % docs.size()].fingerprint;
+      for (int b = 0; b < static_cast<int>(rng() % 6); ++b) fp ^= 1ull << (rng() % 64);
+    }
+    docs.push_back(sig(fp, "doc" + std::to_string(i % 2500)));
+  }
+  for (cluster_linking linking : {cluster_linking::components, cluster_linking::star}) {
+    dedup_options o;
+    o.linking = linking;
+    o.keep = keep_policy{keep_rule::longest, ""};
+    const auto d = run_batch(o, docs);
+    std::size_t kept = 0;
+    for (uint32_t i = 0; i < d.size(); ++i) {
+      const uint32_t rep = d[i].representative;
+      ASSERT_TRUE(d[rep].kept(rep)) << i;
+      if (d[i].kept(i)) {
+        ++kept;
+        continue;
+      }
+      EXPECT_GE(docs[rep].length, docs[i].length);  // longest of its cluster
+      if (linking == cluster_linking::star && d[i].layer == dedup_layer::near) {
+        EXPECT_LE(d[i].distance, 3);
+      }
+      if (d[i].layer == dedup_layer::exact) {
+        // Linked by its text: some other document has the same content key.
+        std::size_t same = 0;
+        for (const auto& other : docs) same += other.content_key == docs[i].content_key ? 1 : 0;
+        EXPECT_GE(same, 2u);
+      }
+    }
+    EXPECT_LT(kept, 2600u);
+    EXPECT_GT(kept, 1500u);
+  }
+}
+
+}  // namespace
+}  // namespace simdup

@@ -1,0 +1,304 @@
+// Online index against brute force, windows, removal, check-insert, save/load and old files.
+#include <simdup/online_index.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <set>
+#include <thread>
+#include <tuple>
+
+#include <unistd.h>
+
+namespace simdup {
+namespace {
+
+using hit = std::tuple<uint64_t, int>;  // id, distance
+
+std::vector<hit> hits(const std::vector<index_match>& ms) {
+  std::vector<hit> out;
+  for (const auto& m : ms) out.emplace_back(m.id, m.distance);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<hit> brute(const std::vector<index_entry>& es, uint64_t q, int k,
+                       int64_t min_ts = INT64_MIN, const std::set<uint64_t>& gone = {}) {
+  std::vector<hit> out;
+  for (const auto& e : es) {
+    const int d = std::popcount(e.fingerprint ^ q);
+    if (d <= k && e.timestamp >= min_ts && !gone.count(e.id)) out.emplace_back(e.id, d);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+/// n entries: random fingerprints, every other one a copy of an earlier one with 0..k+1 bits
+/// flipped; id = position, timestamp = position.
+std::vector<index_entry> make_entries(std::size_t n, int k, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<index_entry> es;
+  for (std::size_t i = 0; i < n; ++i) {
+    uint64_t f = rng();
+    if (i % 2 == 1) {
+      f = es[rng() % i].fingerprint;
+      const int d = static_cast<int>(i / 2 % static_cast<std::size_t>(k + 2));
+      for (int b = 0; b < d; ++b) f ^= uint64_t{1} << (rng() % 64);
+    }
+    es.push_back({f, i, static_cast<int64_t>(i)});
+  }
+  return es;
+}
+
+online_index make(const char* blocks, int k, std::size_t capacity, int64_t window = 0) {
+  online_index_options o;
+  auto l = index_layout::parse(k, blocks);
+  EXPECT_TRUE(l.has_value());
+  o.layout = *l;
+  o.segment_capacity = capacity;
+  o.window = window;
+  o.clock = [] { return int64_t{1'000'000}; };
+  auto idx = online_index::create(o);
+  EXPECT_TRUE(idx.has_value()) << idx.error().message;
+  return std::move(*idx);
+}
+
+TEST(OnlineIndex, MatchesBruteForce) {
+  struct cfg {
+    const char* blocks;
+    int k;
+    std::size_t capacity;
+  };
+  for (const cfg& c : {cfg{"4", 3, 16}, cfg{"5", 3, 50}, cfg{"6", 3, 7}, cfg{"4/4", 3, 33},
+                       cfg{"1", 0, 8}, cfg{"3", 2, 1}, cfg{"8", 6, 40}, cfg{"20,5,9,30", 3, 64},
+                       cfg{"13", 12, 100}}) {
+    SCOPED_TRACE(std::string(c.blocks) + " k=" + std::to_string(c.k));
+    auto idx = make(c.blocks, c.k, c.capacity);
+    const auto es = make_entries(900, c.k, 5);
+    // Inserted one by one and in batches, so mutable, frozen and merged segments all occur.
+    for (std::size_t i = 0; i < 300; ++i) idx.insert(es[i]);
+    idx.insert(std::span(es).subspan(300));
+    std::mt19937_64 rng(9);
+    std::vector<uint64_t> qs;
+    for (std::size_t i = 0; i < es.size(); i += 7) qs.push_back(es[i].fingerprint ^ (rng() & 3));
+    query_results batch;
+    idx.query(qs, batch);
+    ASSERT_EQ(batch.size(), qs.size());
+    for (std::size_t i = 0; i < qs.size(); ++i) {
+      const auto expected = brute(es, qs[i], c.k);
+      ASSERT_EQ(hits(idx.query(qs[i])), expected) << "query " << i;
+      ASSERT_EQ(hits({batch[i].begin(), batch[i].end()}), expected) << "batch query " << i;
+      if (c.k > 0)
+        ASSERT_EQ(hits(idx.query(qs[i], {.k = c.k - 1})), brute(es, qs[i], c.k - 1));
+    }
+    EXPECT_EQ(idx.stats().size, es.size());
+    idx.compact();
+    EXPECT_EQ(idx.stats().sealed_segments, 1u);
+    for (std::size_t i = 0; i < qs.size(); ++i)
+      ASSERT_EQ(hits(idx.query(qs[i])), brute(es, qs[i], c.k));
+  }
+}
+
+TEST(OnlineIndex, EqualFingerprintsAndEmpty) {
+  auto idx = make("4", 3, 4);
+  EXPECT_TRUE(idx.query(0).empty());
+  for (uint64_t id = 0; id < 10; ++id) idx.insert({0, id, 0});
+  idx.insert({0, 3, 0});  // a duplicate id is a separate entry
+  const auto ms = idx.query(0);
+  ASSERT_EQ(ms.size(), 11u);
+  for (const auto& m : ms) EXPECT_EQ(m.distance, 0);
+  EXPECT_EQ(idx.remove(3), 2u);
+  EXPECT_EQ(idx.query(0).size(), 9u);
+  EXPECT_EQ(idx.remove(3), 0u);
+  EXPECT_EQ(idx.stats().removed, 2u);
+  EXPECT_EQ(idx.stats().size, 9u);
+}
+
+TEST(OnlineIndex, WindowFiltersAndExpires) {
+  auto idx = make("5", 3, 10, /*window=*/100);
+  // 50 entries per time step of 10: fingerprints equal, so every query sees all live ones.
+  std::vector<index_entry> es;
+  for (uint64_t i = 0; i < 200; ++i) es.push_back({42, i, static_cast<int64_t>(i / 10 * 10)});
+  idx.insert(es);
+  // now = 200: live while ts + 100 > 200, i.e. ts >= 101 (ts 110..190: 90 entries).
+  EXPECT_EQ(idx.query(42, {.k = -1, .now = 200}).size(), 90u);
+  EXPECT_EQ(idx.query(42, {.k = -1, .now = 1'000}).size(), 0u);
+  // Automatic expiry at the newest timestamp (190): segments whose newest ts < 91 are gone.
+  EXPECT_GT(idx.stats().expired, 0u);
+  EXPECT_EQ(hits(idx.query(42, {.k = -1, .now = 190})), brute(es, 42, 3, 91));
+  const auto before = idx.stats();
+  EXPECT_EQ(idx.expire(10'000), before.size - 10);  // all but the 10 still in the mutable segment
+  EXPECT_EQ(idx.stats().size, 10u);
+  // The injected clock (1'000'000) is the default now: nothing is live.
+  EXPECT_TRUE(idx.query(42).empty());
+}
+
+TEST(OnlineIndex, CheckInsert) {
+  auto idx = make("4", 3, 3);
+  EXPECT_TRUE(idx.check_insert({0xff, 1, 0}).empty());
+  const auto dup = idx.check_insert({0xfe, 2, 0});
+  ASSERT_EQ(dup.size(), 1u);
+  EXPECT_EQ(dup[0].id, 1u);
+  EXPECT_EQ(dup[0].distance, 1);
+  EXPECT_EQ(idx.stats().size, 1u);  // not inserted
+  EXPECT_TRUE(idx.check_insert({~uint64_t{0xff}, 3, 0}).empty());
+  EXPECT_TRUE(idx.check_insert({0xff00ff, 4, 0}, {.k = 0}).empty());
+  EXPECT_EQ(idx.stats().size, 3u);
+}
+
+TEST(OnlineIndex, RejectsBadOptions) {
+  online_index_options o;
+  o.segment_capacity = 0;
+  EXPECT_EQ(online_index::create(o).error().code, errc::invalid_argument);
+  o = {};
+  o.merge_fanout = 1;
+  EXPECT_FALSE(online_index::create(o).has_value());
+  o = {};
+  o.layout.k = 3;
+  o.layout.widths = {32, 32};
+  EXPECT_FALSE(online_index::create(o).has_value());
+  o = {};
+  o.k = 40;
+  EXPECT_FALSE(online_index::create(o).has_value());
+}
+
+std::string temp_path(const char* name) {
+  return (std::filesystem::temp_directory_path() /
+          (std::string("simdup_") + name + "_" + std::to_string(::getpid())))
+      .string();
+}
+
+TEST(OnlineIndex, SaveLoadRoundTrip) {
+  auto idx = make("5", 3, 32);
+  const auto es = make_entries(500, 3, 11);
+  idx.insert(es);
+  idx.remove(7);
+  const std::string path = temp_path("roundtrip");
+  ASSERT_TRUE(idx.save(path));
+  online_index_options o;
+  o.segment_capacity = 32;
+  auto back = online_index::load(path, o);
+  ASSERT_TRUE(back.has_value()) << back.error().message;
+  EXPECT_EQ(back->layout().describe(), idx.layout().describe());
+  EXPECT_EQ(back->stats().size, idx.stats().size);
+  EXPECT_EQ(back->stats().removed, 1u);
+  for (std::size_t i = 0; i < es.size(); i += 5)
+    ASSERT_EQ(hits(back->query(es[i].fingerprint)), brute(es, es[i].fingerprint, 3, INT64_MIN, {7}));
+  // The loaded index takes inserts and removals; the mapping stays read-only.
+  back->insert({es[0].fingerprint, 9999, 0});
+  EXPECT_EQ(back->remove(0), 1u);
+  auto ms = hits(back->query(es[0].fingerprint));
+  EXPECT_TRUE(std::find(ms.begin(), ms.end(), hit{9999, 0}) != ms.end());
+  back->compact();
+  EXPECT_EQ(back->stats().size, idx.stats().size);
+  std::filesystem::remove(path);
+}
+
+TEST(OnlineIndex, LoadRejectsDamagedFiles) {
+  EXPECT_EQ(online_index::load(temp_path("missing")).error().code, errc::not_found);
+  auto idx = make("4", 3, 8);
+  idx.insert(make_entries(40, 3, 2));
+  const std::string path = temp_path("damaged");
+  ASSERT_TRUE(idx.save(path));
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  auto write = [&](const std::string& b) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(b.data(), static_cast<std::streamsize>(b.size()));
+  };
+  for (std::size_t pos : {std::size_t{0}, std::size_t{20}, bytes.size() / 2, bytes.size() - 1}) {
+    std::string b = bytes;
+    b[pos] ^= 0x10;
+    write(b);
+    EXPECT_EQ(online_index::load(path).error().code, errc::corrupt_data) << pos;
+  }
+  write(bytes.substr(0, bytes.size() - 8));
+  EXPECT_EQ(online_index::load(path).error().code, errc::corrupt_data);
+  write("");
+  EXPECT_EQ(online_index::load(path).error().code, errc::corrupt_data);
+  std::filesystem::remove(path);
+}
+
+// tests/data/index/v1_small.simdupix was written by the version-1 writer from
+// make_entries(300, 3, 2026) with layout "5", segment capacity 64, id 5 removed. It must keep
+// loading as the format evolves. SIMDUP_WRITE_INDEX_FIXTURE=1 rewrites it (only for a new
+// version's fixture: keep the old file).
+TEST(OnlineIndex, OldFileStillLoads) {
+  const std::string path = std::string(SIMDUP_TEST_DATA_DIR) + "/index/v1_small.simdupix";
+  const auto es = make_entries(300, 3, 2026);
+  if (std::getenv("SIMDUP_WRITE_INDEX_FIXTURE")) {
+    auto idx = make("5", 3, 64);
+    idx.insert(es);
+    idx.remove(5);
+    ASSERT_TRUE(idx.save(path));
+  }
+  auto idx = online_index::load(path);
+  ASSERT_TRUE(idx.has_value()) << idx.error().message;
+  EXPECT_EQ(idx->layout().describe(), "13,13,13,13,12");
+  EXPECT_EQ(idx->stats().size, 299u);
+  for (const auto& e : es)
+    ASSERT_EQ(hits(idx->query(e.fingerprint)), brute(es, e.fingerprint, 3, INT64_MIN, {5}));
+}
+
+TEST(OnlineIndexConcurrent, QueriesDuringInserts) {
+  auto idx = make("5", 3, 64);
+  const auto base = make_entries(400, 3, 3);
+  idx.insert(base);
+  std::atomic<bool> done{false};
+  std::atomic<int> failures{0};
+  std::vector<std::thread> readers;
+  for (int r = 0; r < 2; ++r)
+    readers.emplace_back([&, r] {
+      std::size_t i = static_cast<std::size_t>(r);
+      while (!done.load()) {
+        const auto& e = base[i % base.size()];
+        const auto ms = idx.query(e.fingerprint);
+        const bool found = std::any_of(ms.begin(), ms.end(), [&](const index_match& m) {
+          return m.id == e.id && m.distance == 0;
+        });
+        if (!found) ++failures;
+        (void)idx.stats();
+        i += 13;
+      }
+    });
+  std::vector<std::thread> writers;
+  for (int w = 0; w < 2; ++w)
+    writers.emplace_back([&, w] {
+      std::mt19937_64 rng(static_cast<uint64_t>(w));
+      for (uint64_t i = 0; i < 3000; ++i)
+        idx.insert({rng(), 100'000 + static_cast<uint64_t>(w) * 10'000 + i, 0});
+    });
+  for (auto& t : writers) t.join();
+  idx.compact();
+  done = true;
+  for (auto& t : readers) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(idx.stats().size, 400u + 6000u);
+}
+
+TEST(OnlineIndexConcurrent, CheckInsertIsAtomic) {
+  auto idx = make("4", 3, 16);
+  std::vector<uint64_t> fps(500);
+  std::mt19937_64 rng(4);
+  for (auto& f : fps) f = rng();
+  std::vector<std::thread> threads;
+  for (uint64_t t = 0; t < 3; ++t)
+    threads.emplace_back([&, t] {
+      for (std::size_t i = 0; i < fps.size(); ++i)
+        (void)idx.check_insert({fps[i] ^ (t & 1), t * 1000 + i, 0});  // within 1 of each other
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(idx.stats().size, fps.size());  // exactly one of the three near copies each
+}
+
+}  // namespace
+}  // namespace simdup

@@ -1,0 +1,144 @@
+#include <gtest/gtest.h>
+
+#include "io/io_test_util.hpp"
+
+namespace simdup {
+namespace {
+
+using test::read_all;
+using test::temp_dir;
+
+std::string jsonl(int from, int to) {
+  std::string s;
+  for (int i = from; i < to; ++i) {
+    s += "{\"id\":" + std::to_string(i) + ",\"text\":\"document number " + std::to_string(i) +
+         "\"}\n";
+  }
+  return s;
+}
+
+test::read_all_result read_files(const std::vector<std::string>& paths,
+                                 const reader_options& opts = {}) {
+  auto r = reader::open(paths, opts);
+  EXPECT_TRUE(r) << r.error().message;
+  return read_all(*r);
+}
+
+TEST(Compression, GzipAndZstdAreDecompressedTransparently) {
+  temp_dir dir;
+  const std::string gz = dir.write("a.jsonl.gz", test::gzip(jsonl(0, 500)));
+  const std::string zst = dir.write("b.jsonl.zst", test::zstd(jsonl(500, 1000)));
+  auto r = read_files({gz, zst});
+  ASSERT_TRUE(r.failure.empty()) << r.failure;
+  ASSERT_EQ(r.docs.size(), 1000u);
+  EXPECT_EQ(r.docs[499].id, "499");
+  EXPECT_EQ(r.docs[499].source, gz);
+  EXPECT_EQ(r.docs[500].id, "500");
+  EXPECT_EQ(r.docs[500].line, 1u);
+  EXPECT_EQ(r.docs[999].text, "document number 999");
+}
+
+TEST(Compression, MultiMemberGzipAndMultiFrameZstd) {
+  temp_dir dir;
+  const std::string gz =
+      dir.write("m.jsonl.gz", test::gzip(jsonl(0, 3)) + test::gzip(jsonl(3, 7)) + test::gzip(""));
+  const std::string zst =
+      dir.write("m.jsonl.zst", test::zstd(jsonl(7, 9)) + test::zstd(jsonl(9, 10)));
+  auto r = read_files({gz, zst});
+  ASSERT_TRUE(r.failure.empty()) << r.failure;
+  ASSERT_EQ(r.docs.size(), 10u);
+  EXPECT_EQ(r.docs[6].id, "6");
+  EXPECT_EQ(r.docs[6].line, 7u);
+  EXPECT_EQ(r.docs[9].id, "9");
+}
+
+TEST(Compression, DetectedByMagicBytesNotOnlyExtension) {
+  temp_dir dir;
+  const std::string a = dir.write("plain.jsonl", test::gzip(jsonl(0, 2)));
+  const std::string b = dir.write("noext", test::zstd(jsonl(2, 4)));
+  auto r = read_files({a, b});
+  ASSERT_EQ(r.docs.size(), 4u);
+  EXPECT_EQ(r.docs[3].text, "document number 3");
+  EXPECT_EQ(r.docs[3].format, input_format::jsonl);  // sniffed after decompression
+}
+
+TEST(Compression, TruncatedStreamsAreFatalErrorsNamingTheFile) {
+  temp_dir dir;
+  const std::string full_gz = test::gzip(jsonl(0, 2000));
+  const std::string gz = dir.write("t.jsonl.gz", full_gz.substr(0, full_gz.size() / 2));
+  auto r = read_files({gz});
+  EXPECT_LT(r.docs.size(), 2000u);
+  EXPECT_NE(r.failure.find("truncated gzip stream in " + gz), std::string::npos) << r.failure;
+
+  const std::string full_zst = test::zstd(jsonl(0, 2000));
+  const std::string zst = dir.write("t.jsonl.zst", full_zst.substr(0, full_zst.size() - 10));
+  auto z = read_files({zst});
+  EXPECT_NE(z.failure.find("truncated zstd stream in " + zst), std::string::npos) << z.failure;
+
+  // Only the gzip trailer is missing: every record decodes but the stream is still incomplete.
+  const std::string tail = dir.write("tail.jsonl.gz", full_gz.substr(0, full_gz.size() - 4));
+  auto t = read_files({tail});
+  EXPECT_NE(t.failure.find("truncated gzip stream"), std::string::npos) << t.failure;
+}
+
+TEST(Compression, CorruptGzipIsAnError) {
+  temp_dir dir;
+  std::string bytes = test::gzip(jsonl(0, 50));
+  for (std::size_t i = 12; i < bytes.size() - 8; i += 7) bytes[i] = static_cast<char>(~bytes[i]);
+  const std::string p = dir.write("c.jsonl.gz", bytes);
+  auto r = read_files({p});
+  EXPECT_NE(r.failure.find(p), std::string::npos) << r.failure;
+}
+
+TEST(Inputs, GlobsExpandSortedAndMissingInputsAreErrors) {
+  temp_dir dir;
+  dir.write("p2.jsonl", jsonl(2, 3));
+  dir.write("p1.jsonl", jsonl(1, 2));
+  dir.write("q.txt", "not matched\n");
+  const std::string pattern = (dir.path() / "p*.jsonl").string();
+  auto r = read_files({pattern});
+  ASSERT_EQ(r.docs.size(), 2u);
+  EXPECT_EQ(r.docs[0].id, "1");
+  EXPECT_EQ(r.docs[1].id, "2");
+
+  auto none = reader::open(std::vector<std::string>{(dir.path() / "z*.jsonl").string()}, {});
+  ASSERT_FALSE(none);
+  EXPECT_EQ(none.error().code, errc::not_found);
+  EXPECT_NE(none.error().message.find("z*.jsonl"), std::string::npos);
+
+  auto missing = reader::open(std::vector<std::string>{(dir.path() / "gone.jsonl").string()}, {});
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().message.find("gone.jsonl"), std::string::npos);
+
+  auto empty = expand_inputs({});
+  ASSERT_TRUE(empty);
+  EXPECT_EQ(*empty, std::vector<std::string>{"-"});
+}
+
+TEST(Inputs, FormatOverrideAppliesToEveryInput) {
+  temp_dir dir;
+  const std::string p = dir.write("data.jsonl", "k\tv\n");
+  reader_options opts;
+  opts.format = input_format::tsv;
+  auto r = read_files({p}, opts);
+  ASSERT_EQ(r.docs.size(), 1u);
+  EXPECT_EQ(r.docs[0].id, "k");
+  EXPECT_EQ(r.docs[0].text, "v");
+}
+
+TEST(Inputs, StatsCountRecordsAndBytes) {
+  temp_dir dir;
+  const std::string plain = jsonl(0, 10) + "not json\n";
+  const std::string p = dir.write("s.jsonl.gz", test::gzip(plain));
+  auto r = reader::open(std::vector<std::string>{p}, {});
+  ASSERT_TRUE(r);
+  auto all = read_all(*r);
+  EXPECT_EQ(r->stats().records, 10u);
+  EXPECT_EQ(r->stats().bad_records, 1u);
+  EXPECT_EQ(r->stats().bytes, plain.size());
+  EXPECT_EQ(r->stats().compressed_bytes, test::gzip(plain).size());
+  EXPECT_EQ(r->stats().inputs_opened, 1u);
+}
+
+}  // namespace
+}  // namespace simdup

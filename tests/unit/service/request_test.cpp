@@ -1,0 +1,69 @@
+#include <gtest/gtest.h>
+
+#include "service/request.hpp"
+
+namespace simdup::detail {
+namespace {
+
+TEST(ServiceRequest, SingleDocumentWithFingerprintAndTime) {
+  auto r = parse_request(
+      R"({"id":"a","fingerprint":"00000000000000FF","time":1700000000,"url":"x"})", {});
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_FALSE(r->batch);
+  ASSERT_EQ(r->docs.size(), 1u);
+  EXPECT_EQ(r->docs[0].id, "a");
+  EXPECT_EQ(r->docs[0].fingerprint, 0xffu);
+  EXPECT_EQ(r->docs[0].time, 1700000000);
+}
+
+TEST(ServiceRequest, BatchWithTextAndIntegerIds) {
+  auto r = parse_request(R"({"documents":[{"id":7,"text":"hello"},{"id":"b","text":""}]})", {});
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_TRUE(r->batch);
+  ASSERT_EQ(r->docs.size(), 2u);
+  EXPECT_EQ(r->docs[0].id, "7");
+  EXPECT_EQ(r->docs[0].text, "hello");
+  EXPECT_FALSE(r->docs[0].fingerprint.has_value());
+  EXPECT_FALSE(r->docs[0].time.has_value());
+}
+
+TEST(ServiceRequest, ErrorsNameTheDocumentAndField) {
+  auto r = parse_request(R"({"documents":[{"id":"a","fingerprint":"0000000000000000"},
+                             {"id":"b","fingerprint":"xyz"}]})",
+                         {});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, errc::invalid_input);
+  EXPECT_NE(r.error().message.find("documents[1]"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().message.find("fingerprint"), std::string::npos);
+}
+
+TEST(ServiceRequest, RejectsMalformedBodies) {
+  for (const char* body :
+       {"", "{", "null", "[]", "{\"documents\":[]}", "{\"documents\":3}",
+        "{\"id\":\"\",\"text\":\"x\"}", "{\"id\":true,\"text\":\"x\"}", "{\"id\":\"a\"}",
+        "{\"id\":\"a\",\"text\":1}",
+        "{\"id\":\"a\",\"text\":\"x\",\"fingerprint\":\"0000000000000000\"}",
+        "{\"id\":\"a\",\"text\":\"x\",\"time\":1.5}", "{\"id\":\"a\",\"text\":\"x\"} trailing"}) {
+    auto r = parse_request(body, {});
+    ASSERT_FALSE(r) << body;
+    EXPECT_EQ(r.error().code, errc::invalid_input) << body;
+  }
+}
+
+TEST(ServiceRequest, EnforcesLimits) {
+  request_limits limits;
+  limits.max_documents = 2;
+  limits.max_id_bytes = 4;
+  auto r = parse_request(R"({"documents":[{"id":"a","text":"x"},{"id":"b","text":"x"},
+                                          {"id":"c","text":"x"}]})",
+                         limits);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, errc::too_large);
+  r = parse_request(R"({"id":"abcde","text":"x"})", limits);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, errc::invalid_input);
+  EXPECT_TRUE(parse_request(R"({"id":"abcd","text":"x"})", limits));
+}
+
+}  // namespace
+}  // namespace simdup::detail

@@ -1,0 +1,153 @@
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <random>
+#include <thread>
+
+#include "store/backend.hpp"
+
+namespace simdup::detail {
+namespace {
+
+class RocksBackend : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("simdup_rocks_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    config_.name = "c";
+    config_.k = 3;
+    config_.window_s = 100;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::unique_ptr<backend> open() {
+    auto b = open_rocks_backend(dir_.string());
+    EXPECT_TRUE(b) << b.error().message;
+    return b ? std::move(*b) : nullptr;
+  }
+
+  doc_outcome one(backend& b, doc_op op, std::string id, uint64_t fp, int64_t time) {
+    doc_input in{std::move(id), fp, time};
+    doc_outcome out;
+    auto st = b.apply(config_, op, std::span(&in, 1), time, 10, std::span(&out, 1));
+    EXPECT_TRUE(st) << st.error().message;
+    return out;
+  }
+
+  std::filesystem::path dir_;
+  collection_config config_;
+};
+
+TEST_F(RocksBackend, CheckInsertPersistsAcrossReopen) {
+  {
+    auto b = open();
+    ASSERT_TRUE(b->create(config_));
+    EXPECT_TRUE(one(*b, doc_op::check_insert, "a", 0xF0F0, 1000).inserted);
+    auto dup = one(*b, doc_op::check_insert, "b", 0xF0F7, 1000);  // distance 3
+    EXPECT_FALSE(dup.inserted);
+    ASSERT_EQ(dup.matches.size(), 1u);
+    EXPECT_EQ(dup.matches[0].id, "a");
+    EXPECT_EQ(dup.matches[0].distance, 3);
+    EXPECT_TRUE(one(*b, doc_op::check_insert, "c", 0xF0FF, 1000).inserted);  // distance 4
+  }
+  auto b = open();
+  auto all = b->collections();
+  ASSERT_TRUE(all);
+  ASSERT_EQ(all->size(), 1u);
+  EXPECT_EQ(to_json((*all)[0]), to_json(config_));
+  auto st = b->stats(config_);
+  ASSERT_TRUE(st);
+  EXPECT_EQ(st->documents, 2u);
+  auto hit = one(*b, doc_op::check, "q", 0xF0F0, 1000);
+  ASSERT_EQ(hit.matches.size(), 2u);
+  EXPECT_EQ(hit.matches[0].id, "a");
+  EXPECT_EQ(hit.matches[1].id, "c");
+}
+
+TEST_F(RocksBackend, CreateRefusesOtherSettings) {
+  auto b = open();
+  ASSERT_TRUE(b->create(config_));
+  EXPECT_TRUE(b->create(config_));
+  collection_config other = config_;
+  other.k = 2;
+  auto st = b->create(other);
+  ASSERT_FALSE(st);
+  EXPECT_EQ(st.error().code, errc::invalid_argument);
+  other.name = "bad name";
+  EXPECT_FALSE(b->create(other));
+}
+
+TEST_F(RocksBackend, DeleteAndReplaceById) {
+  auto b = open();
+  ASSERT_TRUE(b->create(config_));
+  one(*b, doc_op::insert, "a", 1, 1000);
+  one(*b, doc_op::insert, "a", ~uint64_t{0}, 1000);  // replaces
+  EXPECT_TRUE(one(*b, doc_op::check, "q", 1, 1000).matches.empty());
+  EXPECT_EQ(one(*b, doc_op::check, "q", ~uint64_t{0}, 1000).matches.size(), 1u);
+  auto removed = b->remove(config_, "a");
+  ASSERT_TRUE(removed);
+  EXPECT_TRUE(*removed);
+  removed = b->remove(config_, "a");
+  ASSERT_TRUE(removed);
+  EXPECT_FALSE(*removed);
+  EXPECT_EQ(b->stats(config_)->documents, 0u);
+  b.reset();
+  b = open();
+  EXPECT_EQ(b->stats(config_)->documents, 0u);
+}
+
+TEST_F(RocksBackend, ExpiryFollowsTheWindow) {
+  auto b = open();
+  ASSERT_TRUE(b->create(config_));
+  one(*b, doc_op::insert, "old", 0xAAAA, 1000);
+  one(*b, doc_op::insert, "new", 0x5555, 1050);
+  // Live while time + window > the query's time, before any expiry runs.
+  EXPECT_EQ(one(*b, doc_op::check, "q", 0xAAAA, 1099).matches.size(), 1u);
+  EXPECT_TRUE(one(*b, doc_op::check, "q", 0xAAAA, 1100).matches.empty());
+  ASSERT_TRUE(b->expire(config_, 1099));
+  EXPECT_EQ(b->stats(config_)->documents, 2u);
+  ASSERT_TRUE(b->expire(config_, 1100));
+  auto st = b->stats(config_);
+  EXPECT_EQ(st->documents, 1u);
+  EXPECT_EQ(st->expired, 1u);
+  b.reset();
+  b = open();
+  EXPECT_EQ(b->stats(config_)->documents, 1u);
+}
+
+// Many threads racing check-insert on near-duplicates: exactly one wins per cluster.
+TEST_F(RocksBackend, ConcurrentCheckInsertIsAtomic) {
+  auto b = open();
+  config_.window_s = 0;
+  ASSERT_TRUE(b->create(config_));
+  constexpr int clusters = 16, threads = 4, per_thread = 8;
+  std::atomic<int> inserted[clusters] = {};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      std::mt19937_64 rng(t);
+      for (int i = 0; i < per_thread; ++i) {
+        for (int c = 0; c < clusters; ++c) {
+          // Cluster centres differ in whole bytes (>= 8 bits); variants flip one bit.
+          const uint64_t byte = uint64_t{0xFF} << (c % 8 * 8);
+          const uint64_t centre = c < 8 ? byte : ~byte;
+          const uint64_t fp = centre ^ (uint64_t{1} << (rng() % 64));
+          doc_input in{"t" + std::to_string(t) + "-" + std::to_string(i) + "-" + std::to_string(c),
+                       fp, 0};
+          doc_outcome out;
+          ASSERT_TRUE(b->apply(config_, doc_op::check_insert, std::span(&in, 1), 0, 10,
+                               std::span(&out, 1)));
+          if (out.inserted) ++inserted[c];
+        }
+      }
+    });
+  }
+  for (auto& th : pool) th.join();
+  for (int c = 0; c < clusters; ++c) EXPECT_EQ(inserted[c].load(), 1) << c;
+}
+
+}  // namespace
+}  // namespace simdup::detail
