@@ -71,7 +71,7 @@ def english_bases(rng: random.Random, scale: float) -> list[sources.doc]:
     pkg_of: dict[str, str] = {}
     lic: dict[str, str] = {}
     py = sorted(Path("/usr/share/doc/python3.11/html").rglob("*.html"))
-    man = sources.man_page_files("")
+    man = sources.debian_files(sources.man_page_files(""), pkg_of)
     out = sources.common_licenses()
     out += sources.copyright_files(20000)
     out += sources.html_docs(rng.sample(py, min(len(py), int(300 * scale))), "python3.11-doc",
@@ -86,7 +86,7 @@ def english_bases(rng: random.Random, scale: float) -> list[sources.doc]:
                              "debian-faq", "GPL-2+ (see its copyright file)")
     out += sources.man_pages(sorted(rng.sample(man, min(len(man), int(1800 * scale)))), pkg_of,
                              lic)
-    return sources.split_long(out, MAX_CHARS)
+    return sources.split_long(sources.from_debian(out), MAX_CHARS)
 
 
 def chinese_bases(rng: random.Random, scale: float) -> list[sources.doc]:
@@ -94,7 +94,8 @@ def chinese_bases(rng: random.Random, scale: float) -> list[sources.doc]:
     lic: dict[str, str] = {"manpages-zh": "GFDL-1.2+"}
     out: list[sources.doc] = []
     for variant in ("zh_CN", "zh_TW"):
-        files = sources.man_page_files(variant, ("1", "2", "3", "4", "5", "6", "7", "8"))
+        files = sources.debian_files(
+            sources.man_page_files(variant, ("1", "2", "3", "4", "5", "6", "7", "8")), pkg_of)
         out += sources.man_pages(sorted(rng.sample(files, min(len(files), int(900 * scale)))),
                                  pkg_of, lic, min_chars=200)
     for variant in ("zh-CN", "zh-TW"):
@@ -113,7 +114,14 @@ def chinese_bases(rng: random.Random, scale: float) -> list[sources.doc]:
     for name, per_doc in (("tang300", 3), ("song100", 2), ("chinese", 4)):
         out += sources.fortunes(f"/usr/share/games/fortunes/{name}", "fortunes-zh", "GPL-3.0+",
                                 per_doc)
-    return sources.split_long(out, MAX_CHARS)
+    return sources.split_long(sources.from_debian(out), MAX_CHARS)
+
+
+def is_chinese(text: str) -> bool:
+    """True when at least a tenth of the characters are Han (Chinese man pages quote a lot of
+    ASCII: options, paths, examples)."""
+    han = sum(1 for c in text if "\u3400" <= c <= "\u9fff")
+    return han * 10 >= len(text)
 
 
 def _pick_kind(lang: str, rng: random.Random, exclude: set[str]) -> str:

@@ -9,6 +9,7 @@ has the same package versions installed.
 from __future__ import annotations
 
 import gzip
+import subprocess
 import re
 from dataclasses import dataclass
 from html.parser import HTMLParser
@@ -348,3 +349,25 @@ def split_long(docs: list[doc], max_chars: int) -> list[doc]:
         for k, (_, text) in enumerate(chunk_blocks(blocks, max_chars, max_chars)):
             out.append(doc(text, f"{d.title} ({k + 1})", d.path, d.package, d.licence))
     return out
+
+
+def debian_packages(packages: set[str]) -> set[str]:
+    """The packages among `packages` installed from Debian's archive (apt-cache policy names
+    deb.debian.org); text from third-party packages may not be free to redistribute."""
+    proc = subprocess.run(["apt-cache", "policy", *sorted(packages)], capture_output=True,
+                          text=True, check=True)
+    return {block.split(":", 1)[0].strip() for block in re.split(r"\n(?=\S)", proc.stdout)
+            if "deb.debian.org" in block}
+
+
+def from_debian(docs: list[doc]) -> list[doc]:
+    """Only the documents whose package comes from Debian's archive."""
+    debian = debian_packages({d.package for d in docs})
+    return [d for d in docs if d.package in debian]
+
+
+def debian_files(files: list[Path], package_of: dict[str, str]) -> list[Path]:
+    """Only the files shipped by a package from Debian's archive."""
+    owners = [owning_package(p, package_of) for p in files]
+    debian = debian_packages(set(owners))
+    return [p for p, o in zip(files, owners) if o in debian]

@@ -21,7 +21,8 @@ tokens are ordered globally by (document frequency, value). If J(x, y) >= t then
 that share at least `a` tokens share a token among the first |x| - a + 1 of x and the first
 |y| - a + 1 of y; using each set's own a_x (<= a) only lengthens its prefix. So every pair
 with J >= t shares a prefix token: candidates are the pairs that do, filtered by
-min(|x|, |y|) >= t max(|x|, |y|), and each candidate is verified by computing its exact Jaccard.
+min(|x|, |y|) >= t max(|x|, |y|) and by a positional bound (see similar_pairs) that only drops
+pairs that cannot reach t, and each remaining candidate is verified by its exact Jaccard.
 Shingles are encoded exactly (no hashing): code points get dense ids in base B, and a 5-gram is
 the integer id0 B^4 + ... + id4 when B^5 < 2^64, else a lexicographic rank of (hi, lo) parts.
 """
@@ -161,46 +162,76 @@ def _ceil_frac(t: Fraction, n: np.ndarray) -> np.ndarray:
     return -((-t.numerator * n) // t.denominator)
 
 
+def _runs(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Start index and length of each run of equal values in a sorted array."""
+    start = np.nonzero(np.concatenate([[True], keys[1:] != keys[:-1]]))[0]
+    return start, np.diff(np.append(start, len(keys)))
+
+
 def similar_pairs(sets: list[np.ndarray], threshold: Fraction = THRESHOLD,
                   ) -> list[tuple[int, int, float]]:
-    """Every pair (i, j), i < j, with exact Jaccard >= threshold, and its Jaccard."""
+    """Every pair (i, j), i < j, with exact Jaccard >= threshold, and its Jaccard.
+
+    Prefix filtering (see the module comment) gives candidates; a length filter and the
+    positional bound of PPJoin (Xiao et al. 2008) drop candidates that cannot reach the
+    threshold; survivors are verified exactly. Positional bound: if w is the highest-ranked
+    token the two prefixes share, the pair's overlap is at most (shared prefix tokens) +
+    min(tokens after w in x, tokens after w in y), because every common token ranked before w
+    lies in both prefixes. J >= t needs overlap >= t / (1 + t) * (|x| + |y|).
+    """
+    num, den = threshold.numerator, threshold.denominator
     sizes = np.array([len(s) for s in sets], np.int64)
-    nonempty = np.nonzero(sizes)[0]
-    if len(nonempty) < 2:
+    docs = np.nonzero(sizes)[0]
+    if len(docs) < 2:
         return []
-    all_tok = np.concatenate([sets[i] for i in nonempty])
-    owner = np.repeat(nonempty, sizes[nonempty])
-    uniq, inverse, counts = np.unique(all_tok, return_inverse=True, return_counts=True)
-    token_rank = np.empty(len(uniq), np.int64)
-    token_rank[np.lexsort((uniq, counts))] = np.arange(len(uniq))
-    rank = token_rank[inverse]
-    order = np.lexsort((rank, owner))  # by document, then by rank (rarest first)
-    rank, owner = rank[order], owner[order]
-    starts = np.concatenate([[0], np.cumsum(sizes[nonempty])[:-1]])
-    position = np.arange(len(rank)) - np.repeat(starts, sizes[nonempty])
-    prefix_len = sizes - _ceil_frac(threshold, sizes) + 1
+    n_docs = np.int64(len(sets))
+    tokens, inverse = np.unique(np.concatenate([sets[i] for i in docs]), return_inverse=True)
+    counts = np.bincount(inverse, minlength=len(tokens))
+    n_tok = np.int64(len(tokens))
+    token_rank = np.empty(len(tokens), np.int64)
+    token_rank[np.argsort(counts, kind="stable")] = np.arange(len(tokens))
+    owner = np.repeat(docs, sizes[docs])
+    order = np.argsort(owner * n_tok + token_rank[inverse])  # by document, rarest token first
+    rank, owner = token_rank[inverse][order], owner[order]
+    position = np.arange(len(rank)) - np.repeat(np.cumsum(sizes[docs]) - sizes[docs], sizes[docs])
+    prefix_len = sizes - (-(-num * sizes // den)) + 1
     keep = position < prefix_len[owner]
-    p_rank, p_owner = rank[keep], owner[keep]
-    grouped = np.lexsort((p_owner, p_rank))
-    p_rank, p_owner = p_rank[grouped], p_owner[grouped]
-    bounds = np.nonzero(np.diff(p_rank))[0] + 1
-    candidates: set[tuple[int, int]] = set()
-    for group in np.split(p_owner, bounds):
-        if len(group) < 2:
-            continue
-        g = group.tolist()
-        for x in range(len(g)):
-            for y in range(x + 1, len(g)):
-                candidates.add((g[x], g[y]))
+    rank, owner, position = rank[keep], owner[keep], position[keep]
+    grouped = np.argsort(rank * n_docs + owner)  # by token, then document
+    rank, owner, position = rank[grouped], owner[grouped], position[grouped]
+    # All pairs within each token's run: entry k with entry k + d of the same run.
+    start, length = _runs(rank)
+    run_of = np.repeat(np.arange(len(start)), length)
+    remaining = length[run_of] - 1 - (np.arange(len(rank)) - start[run_of])
+    left_parts, right_parts = [], []
+    active, d = np.nonzero(remaining >= 1)[0], 1
+    while len(active):
+        a, b = owner[active], owner[active + d]
+        small = np.minimum(sizes[a], sizes[b])
+        large = np.maximum(sizes[a], sizes[b])
+        ok = small * den >= large * num  # length filter
+        left_parts.append(active[ok])
+        right_parts.append(active[ok] + d)
+        d += 1
+        active = active[remaining[active] >= d]
+    if not left_parts:
+        return []
+    left, right = np.concatenate(left_parts), np.concatenate(right_parts)
+    pair = owner[left] * n_docs + owner[right]
+    order = np.argsort(pair * n_tok + rank[left])  # by pair, then token rank
+    pair, left, right = pair[order], left[order], right[order]
+    first, shared = _runs(pair)
+    last = first + shared - 1  # the highest-ranked shared prefix token of each pair
+    i, j = owner[left[last]], owner[right[last]]
+    bound = shared + np.minimum(sizes[i] - 1 - position[left[last]],
+                                sizes[j] - 1 - position[right[last]])
+    survivors = bound * (num + den) >= num * (sizes[i] + sizes[j])
     out = []
-    for i, j in sorted(candidates):
-        small, large = sorted((int(sizes[i]), int(sizes[j])))
-        if small < threshold * large:
-            continue
-        inter = len(np.intersect1d(sets[i], sets[j], assume_unique=True))
-        union = small + large - inter
-        if inter * threshold.denominator >= threshold.numerator * union:
-            out.append((i, j, inter / union))
+    for x, y in zip(i[survivors].tolist(), j[survivors].tolist()):
+        inter = len(np.intersect1d(sets[x], sets[y], assume_unique=True))
+        union = int(sizes[x] + sizes[y]) - inter
+        if inter * den >= num * union:
+            out.append((x, y, inter / union))
     return out
 
 

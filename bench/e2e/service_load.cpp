@@ -55,16 +55,26 @@ httplib::Headers headers(const options& o) {
 bool parse(int argc, char** argv, options& o) {
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i], value = argv[i + 1];
-    if (flag == "--host") o.host = value;
-    else if (flag == "--port") o.port = std::atoi(value.c_str());
-    else if (flag == "--collection") o.collection = value;
-    else if (flag == "--token") o.token = value;
-    else if (flag == "--threads") o.threads = std::max(1, std::atoi(value.c_str()));
-    else if (flag == "--seconds") o.seconds = std::atof(value.c_str());
-    else if (flag == "--batch") o.batch = std::max(1, std::atoi(value.c_str()));
-    else if (flag == "--preload") o.preload = std::atoll(value.c_str());
-    else if (flag == "--k") o.k = std::atoi(value.c_str());
-    else return false;
+    if (flag == "--host")
+      o.host = value;
+    else if (flag == "--port")
+      o.port = std::atoi(value.c_str());
+    else if (flag == "--collection")
+      o.collection = value;
+    else if (flag == "--token")
+      o.token = value;
+    else if (flag == "--threads")
+      o.threads = std::max(1, std::atoi(value.c_str()));
+    else if (flag == "--seconds")
+      o.seconds = std::atof(value.c_str());
+    else if (flag == "--batch")
+      o.batch = std::max(1, std::atoi(value.c_str()));
+    else if (flag == "--preload")
+      o.preload = std::atoll(value.c_str());
+    else if (flag == "--k")
+      o.k = std::atoi(value.c_str());
+    else
+      return false;
   }
   return argc % 2 == 1;
 }
@@ -82,8 +92,8 @@ int main(int argc, char** argv) {
   const std::string base = "/v1/" + o.collection;
   {
     httplib::Client c(o.host, o.port);
-    auto r = c.Put(base.c_str(), headers(o),
-                   "{\"k\":" + std::to_string(o.k) + ",\"window_s\":0}", "application/json");
+    auto r = c.Put(base.c_str(), headers(o), "{\"k\":" + std::to_string(o.k) + ",\"window_s\":0}",
+                   "application/json");
     if (!r || r->status != 200) {
       std::fprintf(stderr, "cannot create collection %s: %s\n", o.collection.c_str(),
                    r ? r->body.c_str() : httplib::to_string(r.error()).c_str());

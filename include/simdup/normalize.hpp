@@ -22,8 +22,8 @@ struct normalize_options {
   bool nfkc = true;
   /// Unicode case folding (full folding, e.g. "Straße" -> "strasse").
   bool casefold = true;
-  /// Traditional to simplified Chinese with OpenCC's t2s conversion. Skipped cheaply on text
-  /// without CJK characters.
+  /// Traditional to simplified Chinese with OpenCC's t2s conversion. OpenCC only sees runs of
+  /// characters that occur in its dictionaries, so English and most simplified text skip it.
   bool t2s = true;
   /// Remove Unicode punctuation (P*) and symbols (S*), replacing each run with one space.
   bool strip_punctuation = true;

@@ -42,8 +42,13 @@ inline void for_each_shingle(std::string_view text, std::size_t width, Fn&& fn) 
   for (;;) {
     fn(std::string_view(text.data() + lo, hi - lo));
     if (hi == n) return;
-    lo = next(lo);
-    hi = next(hi);
+    if ((d[lo] | d[hi]) < 0x80) {  // ASCII at both ends: the common case in most text
+      ++lo;
+      ++hi;
+    } else {
+      lo = next(lo);
+      hi = next(hi);
+    }
   }
 }
 

@@ -31,10 +31,11 @@ std::string lowercase(std::string_view s) {
 
 }  // namespace
 
-result<idf_table> idf_table::load(const std::string& path) {
+result<std::shared_ptr<const idf_table>> idf_table::load(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return make_error(errc::not_found, "IDF file not found or unreadable: " + path);
-  idf_table table;
+  auto shared = std::make_shared<idf_table>();
+  idf_table& table = *shared;
   std::string line;
   std::size_t line_no = 0;
   while (std::getline(in, line)) {
@@ -63,21 +64,21 @@ result<idf_table> idf_table::load(const std::string& path) {
   for (const auto& [word, idf] : table.map_) values.push_back(idf);
   std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
   table.median_ = values[values.size() / 2];
-  return table;
+  return std::shared_ptr<const idf_table>(std::move(shared));
 }
 
-result<std::unordered_set<std::string, string_hash, std::equal_to<>>> load_stopwords(
-    const std::string& path) {
+result<std::shared_ptr<const stopword_set>> load_stopwords(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return make_error(errc::not_found, "stop-word file not found or unreadable: " + path);
-  std::unordered_set<std::string, string_hash, std::equal_to<>> words;
+  auto shared = std::make_shared<stopword_set>();
+  stopword_set& words = *shared;
   std::string line;
   while (std::getline(in, line)) {
     const std::string_view word = trim(line);
     if (!word.empty()) words.insert(lowercase(word));
   }
   if (in.bad()) return make_error(errc::io_error, "error reading stop-word file: " + path);
-  return words;
+  return std::shared_ptr<const stopword_set>(std::move(shared));
 }
 
 result<feature_weigher> feature_weigher::create(const weighting_options& options,
@@ -90,15 +91,14 @@ result<feature_weigher> feature_weigher::create(const weighting_options& options
     if (options.idf_path.empty())
       return make_error(errc::invalid_argument, "tfidf weighting needs an IDF file (idf_path)");
     auto table = idf_table::load(options.idf_path);
-    if (!table) return std::move(table).error();
-    w.unknown_idf_ = options.unknown_idf >= 0 ? options.unknown_idf : table->median();
-    w.idf_ = std::make_shared<const idf_table>(std::move(*table));
+    if (!table) return table.error();
+    w.unknown_idf_ = options.unknown_idf >= 0 ? options.unknown_idf : (*table)->median();
+    w.idf_ = std::move(*table);
   }
   if (!options.stopwords_path.empty()) {
     auto stop = load_stopwords(options.stopwords_path);
-    if (!stop) return std::move(stop).error();
-    w.stop_ = std::make_shared<const std::unordered_set<std::string, string_hash, std::equal_to<>>>(
-        std::move(*stop));
+    if (!stop) return stop.error();
+    w.stop_ = std::move(*stop);
   }
   return w;
 }

@@ -32,9 +32,11 @@ struct string_hash {
 /// same word wins; blank lines are skipped).
 class idf_table {
  public:
+  /// Shared and built in place: the table is never moved (GCC 12 misreports moved
+  /// unordered_maps under -Wfree-nonheap-object).
   /// errc::not_found naming the path when it cannot be opened; errc::invalid_input naming the
   /// path and line for a line that is not `word idf` with a finite number, or an empty file.
-  static result<idf_table> load(const std::string& path);
+  static result<std::shared_ptr<const idf_table>> load(const std::string& path);
 
   /// The IDF of `word`, or `unknown` when the file does not list it.
   double get(std::string_view word, double unknown) const noexcept {
@@ -50,10 +52,11 @@ class idf_table {
   double median_ = 0;
 };
 
+using stopword_set = std::unordered_set<std::string, string_hash, std::equal_to<>>;
+
 /// Stop words from a file, one per line (trimmed, blank lines skipped), stored lowercased.
 /// errc::not_found naming the path when it cannot be opened.
-result<std::unordered_set<std::string, string_hash, std::equal_to<>>> load_stopwords(
-    const std::string& path);
+result<std::shared_ptr<const stopword_set>> load_stopwords(const std::string& path);
 
 /// A feature viewing text owned elsewhere, with its weight.
 struct feature_view {
@@ -92,7 +95,7 @@ class feature_weigher {
   std::size_t top_k_ = 0;
   double unknown_idf_ = 0;
   std::shared_ptr<const idf_table> idf_;
-  std::shared_ptr<const std::unordered_set<std::string, string_hash, std::equal_to<>>> stop_;
+  std::shared_ptr<const stopword_set> stop_;
 };
 
 }  // namespace simdup::detail

@@ -166,7 +166,7 @@ void sealed_segment::scan(const probe_context& ctx, std::size_t t, uint64_t q,
     const uint64_t x = fp_[o] ^ q;
     const int dist = std::popcount(x);
     // Report an entry only from the first table whose whole prefix it shares with q.
-    if (dist > p.k || earlier_table_matches(*ctx.tables, t, x)) continue;
+    if (dist > p.k || !reporting_table(*ctx.tables, t, x)) continue;
     if (is_deleted(o) || !live_entry(ts_[o], p)) continue;
     emit(index_match{id_[o], fp_[o], ts_[o], dist});
   }
@@ -271,7 +271,7 @@ void mutable_segment::probe(const probe_context& ctx, uint64_t q, const probe_pa
          i = next_[t][i]) {
       const uint64_t x = fp_[i] ^ q;
       const int dist = std::popcount(x);
-      if (dist > p.k || earlier_table_matches(tables, t, x)) continue;
+      if (dist > p.k || !reporting_table(tables, t, x)) continue;
       if (deleted_[i] || !live_entry(ts_[i], p)) continue;
       out.push_back(index_match{id_[i], fp_[i], ts_[i], dist});
     }

@@ -45,6 +45,13 @@ inline bool earlier_table_matches(const std::vector<table_perm>& tables, std::si
   return false;
 }
 
+/// True when table `t` is the first whose whole prefix the two fingerprints share: the one
+/// table that reports the pair. Probes that look at only part of a prefix need both tests.
+inline bool reporting_table(const std::vector<table_perm>& tables, std::size_t t,
+                            uint64_t x) noexcept {
+  return (x & tables[t].prefix_mask) == 0 && !earlier_table_matches(tables, t, x);
+}
+
 /// Even split of `bits` into `blocks` widths, wider blocks first.
 std::vector<int> even_widths(int bits, int blocks);
 

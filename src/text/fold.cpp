@@ -88,7 +88,7 @@ class folder {
     out_.resize(static_cast<std::size_t>(o_ - base_));
   }
 
-  fold_result result() const noexcept { return {invalid_, has_cjk_}; }
+  fold_result result() const noexcept { return {invalid_, needs_t2s_}; }
 
  private:
   void ensure(std::size_t room) {
@@ -100,27 +100,42 @@ class folder {
     cap_end_ = base_ + out_.size();
   }
 
+  // Branch-free: word boundaries are too frequent to predict. A separator sets `pending_`; the
+  // next character writes the one space first. A separator still pending at the end is never
+  // written (trims the back). The only loop-carried dependencies are one add on `o` and, when
+  // digits are dropped, one select on `pending`.
+  template <bool kDrops>
+  char* collapse_loop(const char* s, const char* e, const unsigned char* map, char* o) {
+    bool pending = pending_;
+    for (; s < e; ++s) {
+      const unsigned char m = map[static_cast<unsigned char>(*s)];
+      const std::size_t emit = m < 0x80;
+      const std::size_t space = pending & emit;
+      o[0] = ' ';
+      o[space] = static_cast<char>(m);
+      o += space + emit;
+      if constexpr (kDrops) {
+        pending = m == act_drop ? pending : m == act_separator;
+      } else {
+        pending = !emit;
+      }
+    }
+    pending_ = pending;
+    return o;
+  }
+
   void ascii_run(const char* s, const char* e) {
     const std::size_t n = static_cast<std::size_t>(e - s);
     ensure(n + 2);
     const unsigned char* map = plan_.ascii;
     char* o = o_;
     if (plan_.collapse_whitespace) {
-      // Branch-free: word boundaries are too frequent to predict. A space is written when a
-      // separator is pending and a character follows; a separator is only pending after output
-      // (trims the front), and one still pending at the end is never written (trims the back).
-      const char* const start = base_;
-      bool pending = pending_;
-      for (; s < e; ++s) {
-        const unsigned char m = map[static_cast<unsigned char>(*s)];
-        const bool emit = m < 0x80;
-        *o = ' ';
-        o += pending & emit;
-        *o = static_cast<char>(m);
-        o += emit;
-        pending = (pending | (m == act_separator)) & !emit & (o != start);
+      // Until something is written, separators and dropped bytes are skipped: trims the front.
+      if (o == base_) {
+        while (s < e && map[static_cast<unsigned char>(*s)] >= 0x80) ++s;
       }
-      pending_ = pending;
+      o = plan_.strip_digits ? collapse_loop<true>(s, e, map, o)
+                             : collapse_loop<false>(s, e, map, o);
     } else {
       for (; s < e; ++s) {
         const unsigned char m = map[static_cast<unsigned char>(*s)];
@@ -198,7 +213,9 @@ class folder {
     if (pending_) *o_++ = ' ';
     pending_ = false;
     in_punct_ = false;
-    has_cjk_ |= utf8::is_cjk_ideograph(cp);
+    if (plan_.t2s_keys != nullptr && cp < 0x110000) {
+      needs_t2s_ |= ((plan_.t2s_keys[cp >> 6] >> (cp & 63)) & 1) != 0;
+    }
     o_ += utf8::encode(cp, o_);
   }
 
@@ -213,7 +230,7 @@ class folder {
   bool pending_ = false;   // collapse mode: a separator awaits the next character
   bool in_punct_ = false;  // no collapse: inside a punctuation run already written as a space
   std::size_t invalid_ = 0;
-  bool has_cjk_ = false;
+  bool needs_t2s_ = false;
 };
 
 }  // namespace

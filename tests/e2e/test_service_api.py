@@ -155,3 +155,25 @@ def test_token(tmp_path):
         assert good.request("GET", "/metrics")[0] == 200
     finally:
         s.close()
+
+
+def test_text_documents_use_the_collection_fingerprint_settings(client):
+    text = ("Crawlers and news feeds ask one question per incoming article: have we seen this, "
+            "or a lightly edited copy, in the last few days? If not, remember it.")
+    status, body = client.post("/v1/news/check-insert", {"id": "t1", "text": text})
+    assert status == 200 and body["status"] == "new"
+    fp = body["fingerprint"]
+    # The same text under another id: the same fingerprint, a duplicate at distance 0.
+    body = client.post("/v1/news/check-insert", {"id": "t2", "text": text})[1]
+    assert body["fingerprint"] == fp and body["matches"] == [{"id": "t1", "distance": 0}]
+    # Sent as its fingerprint, it is the same document.
+    body = client.post("/v1/news/check", {"id": "q", "fingerprint": fp})[1]
+    assert body["matches"] == [{"id": "t1", "distance": 0}]
+    # Too short to fingerprint: never inserted, never a match.
+    body = client.post("/v1/news/check-insert", {"documents": [{"id": "e", "text": ""},
+                                                               {"id": "f", "text": text}]})[1]
+    assert [r["status"] for r in body["results"]] == ["too_short", "duplicate"]
+    # Another shingle width gives another fingerprint for the same text.
+    assert client.request("PUT", "/v1/wide", {"shingle_width": 8})[0] == 200
+    body = client.post("/v1/wide/check-insert", {"id": "t1", "text": text})[1]
+    assert body["status"] == "new" and body["fingerprint"] != fp

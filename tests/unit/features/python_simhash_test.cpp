@@ -37,9 +37,9 @@ TEST(PythonLower, MatchesStrLower) {
   EXPECT_EQ(lower("İ"), "i\u0307");  // the one multi-code-point lowercase mapping
   EXPECT_EQ(lower("ΟΔΟΣ"), "οδος");  // final sigma
   EXPECT_EQ(lower("ΟΔΟΣ ΟΔΟΣ."), "οδος οδος.");
-  EXPECT_EQ(lower("Σ"), "σ");  // no cased letter before it
-  EXPECT_EQ(lower("ΣΑΣ.ΣΑΣ"), "σας.σας");
-  EXPECT_EQ(lower("ΑΣ'Α"), "ασ'α");  // the apostrophe is case-ignorable: a letter follows
+  EXPECT_EQ(lower("Σ"), "σ");              // no cased letter before it
+  EXPECT_EQ(lower("ΣΑΣ.ΣΑΣ"), "σασ.σας");  // "." is case-ignorable: a letter follows
+  EXPECT_EQ(lower("ΑΣ'Α"), "ασ'α");        // the apostrophe is case-ignorable: a letter follows
   EXPECT_EQ(lower("ǅ"), "ǆ");
 }
 

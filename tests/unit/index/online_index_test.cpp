@@ -94,8 +94,9 @@ TEST(OnlineIndex, MatchesBruteForce) {
       const auto expected = brute(es, qs[i], c.k);
       ASSERT_EQ(hits(idx.query(qs[i])), expected) << "query " << i;
       ASSERT_EQ(hits({batch[i].begin(), batch[i].end()}), expected) << "batch query " << i;
-      if (c.k > 0)
+      if (c.k > 0) {
         ASSERT_EQ(hits(idx.query(qs[i], {.k = c.k - 1})), brute(es, qs[i], c.k - 1));
+      }
     }
     EXPECT_EQ(idx.stats().size, es.size());
     idx.compact();

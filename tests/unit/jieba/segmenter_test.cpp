@@ -64,8 +64,10 @@ TEST(JiebaSegmenter, WordsCoverTheInputExactly) {
 TEST(JiebaSegmenter, InvalidUtf8BytesAreWordsOfTheirOwn) {
   auto seg = default_jieba();
   ASSERT_TRUE(seg);
+  // Two stray bytes, a truncated sequence, an encoded surrogate, a truncated emoji.
   const std::string text =
-      "北京\xff\xfe大学\xe4\xb8abc\xed\xa0\x80\xf0\x9f\x98";  // bad, truncated, surrogate
+      "北京\xff\xfe大学\xe4\xb8"
+      "abc\xed\xa0\x80\xf0\x9f\x98";
   const std::vector<std::string> words = cut(*seg, text);
   EXPECT_EQ(join(words), text);
   EXPECT_EQ(words[0], "北京");
@@ -94,7 +96,7 @@ TEST(JiebaSegmenter, HugeDocumentWithoutPunctuation) {
   ASSERT_TRUE(seg);
   const std::string sentence = "我们研究自然语言处理和中文分词技术在搜索引擎中的应用";
   std::string text;
-  const std::size_t target = 8u << 20;  // 8 MiB here; bench/micro measures 50 MB
+  const std::size_t target = 50'000'000;
   while (text.size() < target) text += sentence;
   std::vector<std::string_view> words;
   seg->segment(text, words);

@@ -42,7 +42,9 @@ void exercise(std::string_view body) {
   }
   collection_config base;
   base.name = "fuzz";
-  if (auto c = config_from_json(body, base)) ASSERT_TRUE(validate(*c));
+  if (auto c = config_from_json(body, base)) {
+    ASSERT_TRUE(validate(*c));
+  }
 }
 
 TEST(RequestFuzz, CorpusParses) {

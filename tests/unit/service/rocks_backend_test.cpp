@@ -61,7 +61,7 @@ TEST_F(RocksBackend, CheckInsertPersistsAcrossReopen) {
   auto st = b->stats(config_);
   ASSERT_TRUE(st);
   EXPECT_EQ(st->documents, 2u);
-  auto hit = one(*b, doc_op::check, "q", 0xF0F0, 1000);
+  auto hit = one(*b, doc_op::check, "q", 0xF0F3, 1000);  // distance 2 from both
   ASSERT_EQ(hit.matches.size(), 2u);
   EXPECT_EQ(hit.matches[0].id, "a");
   EXPECT_EQ(hit.matches[1].id, "c");

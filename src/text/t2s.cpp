@@ -1,0 +1,125 @@
+// OpenCC throws its own exception types (not derived from std::exception); every call into it
+// is wrapped here so nothing escapes the library.
+#include "text/t2s.hpp"
+
+#include <simdup/utf8.hpp>
+
+#include <opencc/Config.hpp>
+#include <opencc/Conversion.hpp>
+#include <opencc/ConversionChain.hpp>
+#include <opencc/Converter.hpp>
+#include <opencc/DictGroup.hpp>
+#include <opencc/Exception.hpp>
+#include <opencc/Lexicon.hpp>
+#include <opencc/MaxMatchSegmentation.hpp>
+
+#include <exception>
+#include <filesystem>
+#include <system_error>
+#include <utility>
+
+namespace simdup::detail {
+
+namespace {
+
+class key_collector {
+ public:
+  explicit key_collector(std::vector<std::uint64_t>& bitmap) : bitmap_(bitmap) {}
+
+  void add(const opencc::DictPtr& dict) {
+    if (!dict) return;
+    // A group's own lexicon may be unavailable; its members always have one.
+    if (const auto group = std::dynamic_pointer_cast<opencc::DictGroup>(dict)) {
+      for (const opencc::DictPtr& member : group->GetDicts()) add(member);
+      return;
+    }
+    const opencc::LexiconPtr lexicon = dict->GetLexicon();
+    for (const auto& entry : *lexicon) {
+      const std::string key = entry->Key();
+      const char* p = key.data();
+      while (p < key.data() + key.size()) {
+        const char32_t cp = utf8::decode(p, key.data() + key.size());
+        bitmap_[cp >> 6] |= std::uint64_t{1} << (cp & 63);
+        ascii_ |= cp < 0x80;
+      }
+    }
+  }
+
+  bool ascii() const noexcept { return ascii_; }
+
+ private:
+  std::vector<std::uint64_t>& bitmap_;
+  bool ascii_ = false;
+};
+
+}  // namespace
+
+result<t2s_converter> t2s_converter::load(const std::string& config_path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(config_path, ec)) {
+    return make_error(errc::not_found, "OpenCC configuration not found: " + config_path +
+                                           " (install libopencc-data, or turn off t2s)");
+  }
+  t2s_converter t;
+  t.bitmap_.assign(0x110000 / 64, 0);
+  try {
+    opencc::Config config;
+    opencc::ConverterPtr converter = config.NewFromFile(config_path);
+    key_collector keys(t.bitmap_);
+    for (const opencc::ConversionPtr& conversion :
+         converter->GetConversionChain()->GetConversions()) {
+      keys.add(conversion->GetDict());
+    }
+    // Segmentation decides where conversion matches start, so its keys count too.
+    if (const auto mmseg =
+            std::dynamic_pointer_cast<opencc::MaxMatchSegmentation>(converter->GetSegmentation())) {
+      keys.add(mmseg->GetDict());
+    }
+    t.ascii_keys_ = keys.ascii();
+    t.converter_ = std::move(converter);
+  } catch (const opencc::FileNotFound& e) {
+    return make_error(errc::not_found, "OpenCC data missing for " + config_path + ": " + e.what());
+  } catch (const opencc::Exception& e) {
+    return make_error(errc::corrupt_data,
+                      "cannot load OpenCC configuration " + config_path + ": " + e.what());
+  } catch (const std::exception& e) {
+    return make_error(errc::corrupt_data,
+                      "cannot load OpenCC configuration " + config_path + ": " + e.what());
+  }
+  return t;
+}
+
+bool t2s_converter::convert(std::string& text) const {
+  try {
+    std::string out;
+    std::string run;
+    const char* const begin = text.data();
+    const char* const end = begin + text.size();
+    const char* copied = begin;  // text before this is already in `out`
+    const char* p = begin;
+    while (p < end) {
+      if (!ascii_keys_) {
+        p += utf8::ascii_prefix_length(std::string_view(p, static_cast<std::size_t>(end - p)));
+        if (p == end) break;
+      }
+      const char* run_begin = p;
+      const char* run_end = p;
+      while (p < end && is_key_code_point(utf8::decode(p, end))) run_end = p;
+      if (run_end == run_begin) continue;  // `p` moved past one non-key code point
+      if (out.empty()) out.reserve(text.size());
+      out.append(copied, run_begin);
+      run.assign(run_begin, run_end);
+      out += converter_->Convert(run);
+      copied = run_end;  // `p` is already past the non-key code point that ended the run
+    }
+    if (copied == begin) return true;  // no runs: unchanged
+    out.append(copied, end);
+    text = std::move(out);
+    return true;
+  } catch (const opencc::Exception&) {
+  } catch (const std::exception&) {
+  }
+  return false;
+}
+
+}  // namespace simdup::detail
