@@ -19,6 +19,7 @@ help:
 
 deps:
 	@bash scripts/install-deps.sh
+	@/usr/bin/python3 scripts/prepare_jieba.py
 
 configure-%: deps
 	@cmake --preset $* $(CMAKE_EXTRA) >/dev/null

@@ -57,7 +57,7 @@ APPLY_ORDER = ["word_edits", "truncate", "reorder", "splice", "boilerplate", "he
 
 
 @dataclass
-class record:
+class Record:
     text: str
     title: str
     url: str
@@ -67,14 +67,14 @@ class record:
     opencc_config: str = ""
 
 
-def english_bases(rng: random.Random, scale: float) -> list[sources.doc]:
+def english_bases(rng: random.Random, scale: float) -> list[sources.Doc]:
     pkg_of: dict[str, str] = {}
     lic: dict[str, str] = {}
     py = sorted(Path("/usr/share/doc/python3.11/html").rglob("*.html"))
     man = sources.debian_files(sources.man_page_files(""), pkg_of)
     out = sources.common_licenses()
     out += sources.copyright_files(20000)
-    out += sources.html_docs(rng.sample(py, min(len(py), int(300 * scale))), "python3.11-doc",
+    out += sources.html_docs(rng.sample(py, min(len(py), int(200 * scale))), "python3.11-doc",
                              "PSF-2.0 (Python documentation licence)")
     out += sources.html_docs(sorted(Path("/usr/share/doc/debian-handbook/html/en-US")
                                     .glob("*.html")), "debian-handbook", "GPL-2.0+ or CC-BY-SA-3.0")
@@ -84,15 +84,15 @@ def english_bases(rng: random.Random, scale: float) -> list[sources.doc]:
                              "maint-guide", "GPL-2.0+")
     out += sources.html_docs(sorted(Path("/usr/share/doc/debian/FAQ").glob("*.en.html")),
                              "debian-faq", "GPL-2+ (see its copyright file)")
-    out += sources.man_pages(sorted(rng.sample(man, min(len(man), int(1800 * scale)))), pkg_of,
+    out += sources.man_pages(sorted(rng.sample(man, min(len(man), int(1000 * scale)))), pkg_of,
                              lic)
     return sources.split_long(sources.from_debian(out), MAX_CHARS)
 
 
-def chinese_bases(rng: random.Random, scale: float) -> list[sources.doc]:
+def chinese_bases(rng: random.Random, scale: float) -> list[sources.Doc]:
     pkg_of: dict[str, str] = {}
     lic: dict[str, str] = {"manpages-zh": "GFDL-1.2+"}
-    out: list[sources.doc] = []
+    out: list[sources.Doc] = []
     for variant in ("zh_CN", "zh_TW"):
         files = sources.debian_files(
             sources.man_page_files(variant, ("1", "2", "3", "4", "5", "6", "7", "8")), pkg_of)
@@ -134,8 +134,8 @@ def _slug(title: str) -> str:
     return slug or "article"
 
 
-def make_variant(base: sources.doc, family: int, lang: str, rng: random.Random,
-                 other: sources.doc, when: dt.datetime) -> record:
+def make_variant(base: sources.Doc, family: int, lang: str, rng: random.Random,
+                 other: sources.Doc, when: dt.datetime) -> Record:
     """One repost of `base`: one edit, or two different ones, each at a random strength."""
     kinds = [_pick_kind(lang, rng, set())]
     if kinds[0] != "copy" and rng.random() < 0.3:
@@ -166,20 +166,20 @@ def make_variant(base: sources.doc, family: int, lang: str, rng: random.Random,
             config = TRADITIONAL_CONFIG[strength]
     later = when + dt.timedelta(seconds=rng.randint(600, 30 * 86400))
     url = f"https://{rng.choice(SITES)}/{later:%Y/%m}/{_slug(title)}-{rng.randrange(10**6)}.html"
-    return record(text, title, url, later, family, "+".join(labels), config)
+    return Record(text, title, url, later, family, "+".join(labels), config)
 
 
-def build(lang: str, bases: list[sources.doc], rng: random.Random, family_rate: float,
-          mean_variants: float) -> list[record]:
+def build(lang: str, bases: list[sources.Doc], rng: random.Random, family_rate: float,
+          mean_variants: float) -> list[Record]:
     """Originals plus their reposts, shuffled. Traditional conversions run in one batch."""
-    records: list[record] = []
+    records: list[Record] = []
     part: Counter[str] = Counter()
     for fam, base in enumerate(bases):
         when = EPOCH + dt.timedelta(seconds=rng.randrange(2 * 365 * 86400))
         part[base.path] += 1
         suffix = f"#part-{part[base.path]}" if part[base.path] > 1 else ""
         url = base.path if base.path.startswith("http") else "file://" + base.path + suffix
-        records.append(record(base.text, base.title, url, when, fam, "original"))
+        records.append(Record(base.text, base.title, url, when, fam, "original"))
         if rng.random() >= family_rate:
             continue
         count = 1 + min(int(rng.expovariate(1.0 / mean_variants)), 5)
@@ -194,7 +194,7 @@ def build(lang: str, bases: list[sources.doc], rng: random.Random, family_rate: 
     return records
 
 
-def write_corpus(lang: str, records: list[record], out: Path) -> list[str]:
+def write_corpus(lang: str, records: list[Record], out: Path) -> list[str]:
     ids = [f"{lang}-{i:06d}" for i in range(len(records))]
     with open(out / f"{lang}.jsonl", "w", encoding="utf-8") as f:
         for rid, r in zip(ids, records):

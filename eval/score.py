@@ -31,7 +31,7 @@ from collections import defaultdict
 from pathlib import Path
 
 
-class input_error(Exception):
+class InputError(Exception):
     pass
 
 
@@ -51,7 +51,7 @@ def read_truth(path: Path) -> set[tuple[str, str]]:
                 continue
             cols = line.split("\t")
             if len(cols) < 2:
-                raise input_error(f"{path}:{n}: expected `a<TAB>b`, got {line[:80]!r}")
+                raise InputError(f"{path}:{n}: expected `a<TAB>b`, got {line[:80]!r}")
             k = _key(cols[0], cols[1])
             if k:
                 pairs.add(k)
@@ -67,9 +67,9 @@ def read_jsonl(path: Path) -> list[dict]:
             try:
                 rec = json.loads(line)
             except json.JSONDecodeError as e:
-                raise input_error(f"{path}:{n}: malformed JSON: {e.msg}") from None
+                raise InputError(f"{path}:{n}: malformed JSON: {e.msg}") from None
             if not isinstance(rec, dict):
-                raise input_error(f"{path}:{n}: expected a JSON object")
+                raise InputError(f"{path}:{n}: expected a JSON object")
             out.append(rec)
     return out
 
@@ -86,7 +86,7 @@ def score_pairs(truth: set[tuple[str, str]], records: list[dict]) -> dict:
     predicted: set[tuple[str, str]] = set()
     for n, rec in enumerate(records, 1):
         if "a" not in rec or "b" not in rec:
-            raise input_error(f"record {n}: a pairs record needs \"a\" and \"b\"")
+            raise InputError(f"record {n}: a pairs record needs \"a\" and \"b\"")
         k = _key(rec["a"], rec["b"])
         if k:
             predicted.add(k)
@@ -99,7 +99,7 @@ def score_duplicates(truth: set[tuple[str, str]], records: list[dict],
     links: set[tuple[str, str]] = set()
     for n, rec in enumerate(records, 1):
         if "id" not in rec or "duplicate_of" not in rec:
-            raise input_error(f"record {n}: a duplicates record needs \"id\" and \"duplicate_of\"")
+            raise InputError(f"record {n}: a duplicates record needs \"id\" and \"duplicate_of\"")
         if layers is not None and str(rec.get("layer", "")) not in layers:
             continue
         doc, rep = str(rec["id"]), str(rec["duplicate_of"])
@@ -107,7 +107,7 @@ def score_duplicates(truth: set[tuple[str, str]], records: list[dict],
         for member in (doc, rep):
             seen = cluster_of.setdefault(member, cluster)
             if seen != cluster:
-                raise input_error(f"record {n}: {member!r} is in clusters {seen!r} and {cluster!r}")
+                raise InputError(f"record {n}: {member!r} is in clusters {seen!r} and {cluster!r}")
         k = _key(doc, rep)
         if k:
             links.add(k)
@@ -145,8 +145,8 @@ def main(argv: list[str] | None = None) -> int:
             layers = set(args.layers.split(",")) if args.layers else None
             result = score_duplicates(truth, records, layers)
         else:
-            raise input_error(f"{args.predicted}:1: neither a pairs nor a duplicates record")
-    except (OSError, input_error) as e:
+            raise InputError(f"{args.predicted}:1: neither a pairs nor a duplicates record")
+    except (OSError, InputError) as e:
         print(f"score: {e}", file=sys.stderr)
         return 2
     print(json.dumps(result))

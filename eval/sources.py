@@ -17,7 +17,7 @@ from pathlib import Path
 
 
 @dataclass
-class doc:
+class Doc:
     """One extracted document before any synthetic edit."""
 
     text: str
@@ -140,7 +140,9 @@ def roff_to_text(src: str) -> tuple[str, str]:
                     current.append(args[0])
             elif name in _FONT_MACROS:
                 args = _roff_args(rest)
-                joiner = "" if len(name) == 2 and name not in ("SM", "SB", "UR", "MT", "OP") else " "
+                # .BR, .IR, ... alternate fonts between arguments without a space.
+                alternating = len(name) == 2 and name not in ("SM", "SB", "UR", "MT", "OP")
+                joiner = "" if alternating else " "
                 if args:
                     current.append(joiner.join(args))
             continue
@@ -162,7 +164,7 @@ _SKIP_CLASSES = ("navheader", "navfooter", "sphinxsidebar", "related", "footer",
 _SKIP_IDS = ("banner", "title", "site-footer", "breadcrumbs")
 
 
-class _blocks(HTMLParser):
+class _Blocks(HTMLParser):
     """Collects (kind, text) blocks; kind is 'h1'..'h6' for headings, 'p' otherwise."""
 
     def __init__(self) -> None:
@@ -216,7 +218,7 @@ class _blocks(HTMLParser):
 
 def html_blocks(src: str) -> list[tuple[str, str]]:
     """Visible text blocks of an HTML page, navigation and scripts dropped."""
-    parser = _blocks()
+    parser = _Blocks()
     parser.feed(src)
     parser.close()
     return parser.blocks
@@ -258,25 +260,25 @@ def _files(pattern_root: str, glob: str) -> list[Path]:
     return sorted(p for p in root.glob(glob) if p.is_file()) if root.is_dir() else []
 
 
-def common_licenses() -> list[doc]:
+def common_licenses() -> list[Doc]:
     """Every text in /usr/share/common-licenses (base-files); symlinks give exact copies."""
     out = []
     for p in sorted(Path("/usr/share/common-licenses").iterdir()):
         if p.is_file():
             text = read_text(p)
-            out.append(doc(text.strip(), f"{p.name} licence text", str(p), "base-files",
+            out.append(Doc(text.strip(), f"{p.name} licence text", str(p), "base-files",
                            "verbatim copying permitted (each licence's own notice)"))
     return out
 
 
-def copyright_files(max_chars: int) -> list[doc]:
+def copyright_files(max_chars: int) -> list[Doc]:
     """/usr/share/doc/*/copyright of `max_chars` or less: Debian's per-package copyright and
     licence summaries."""
     out = []
     for p in _files("/usr/share/doc", "*/copyright"):
         text = read_text(p).strip()
         if 200 <= len(text) <= max_chars:
-            out.append(doc(text, f"{p.parent.name} copyright", str(p), p.parent.name,
+            out.append(Doc(text, f"{p.parent.name} copyright", str(p), p.parent.name,
                            "as stated in the file (distributed with the package)"))
     return out
 
@@ -290,7 +292,7 @@ def man_page_files(lang_dir: str, sections: tuple[str, ...] = ("1", "5", "7", "8
 
 
 def man_pages(files: list[Path], package_of: dict[str, str], licence: dict[str, str],
-              min_chars: int = 300) -> list[doc]:
+              min_chars: int = 300) -> list[Doc]:
     """Man pages with roff stripped to prose; pages shorter than `min_chars` are left out."""
     out = []
     for p in files:
@@ -298,21 +300,21 @@ def man_pages(files: list[Path], package_of: dict[str, str], licence: dict[str, 
         if len(text) < min_chars:
             continue
         pkg = owning_package(p, package_of)
-        out.append(doc(text, title or p.name, str(p), pkg, package_licence(pkg, licence)))
+        out.append(Doc(text, title or p.name, str(p), pkg, package_licence(pkg, licence)))
     return out
 
 
 def html_docs(paths: list[Path], package: str, licence: str, min_chars: int = 1500,
-              max_chars: int = 9000) -> list[doc]:
+              max_chars: int = 9000) -> list[Doc]:
     """Sections of HTML manuals, each a document of roughly min..max characters."""
     out = []
     for p in paths:
         for title, text in chunk_blocks(html_blocks(read_text(p)), min_chars, max_chars):
-            out.append(doc(text, title, str(p), package, licence))
+            out.append(Doc(text, title, str(p), package, licence))
     return out
 
 
-def fortunes(path: str, package: str, licence: str, per_doc: int) -> list[doc]:
+def fortunes(path: str, package: str, licence: str, per_doc: int) -> list[Doc]:
     """A fortune file (entries separated by `%` lines), `per_doc` entries per document."""
     p = Path(path)
     if not p.is_file():
@@ -321,7 +323,7 @@ def fortunes(path: str, package: str, licence: str, per_doc: int) -> list[doc]:
     out = []
     for i in range(0, len(entries), per_doc):
         group = entries[i : i + per_doc]
-        out.append(doc("\n\n".join(group), group[0].splitlines()[0][:40], f"{path}#{i}",
+        out.append(Doc("\n\n".join(group), group[0].splitlines()[0][:40], f"{path}#{i}",
                        package, licence))
     return out
 
@@ -338,7 +340,7 @@ def package_licence(package: str, cache: dict[str, str]) -> str:
     return cache[package]
 
 
-def split_long(docs: list[doc], max_chars: int) -> list[doc]:
+def split_long(docs: list[Doc], max_chars: int) -> list[Doc]:
     """Documents longer than `max_chars` cut into parts at paragraph boundaries."""
     out = []
     for d in docs:
@@ -347,7 +349,7 @@ def split_long(docs: list[doc], max_chars: int) -> list[doc]:
             continue
         blocks = [("p", p) for p in re.split(r"\n\s*\n", d.text) if p.strip()]
         for k, (_, text) in enumerate(chunk_blocks(blocks, max_chars, max_chars)):
-            out.append(doc(text, f"{d.title} ({k + 1})", d.path, d.package, d.licence))
+            out.append(Doc(text, f"{d.title} ({k + 1})", d.path, d.package, d.licence))
     return out
 
 
@@ -360,7 +362,7 @@ def debian_packages(packages: set[str]) -> set[str]:
             if "deb.debian.org" in block}
 
 
-def from_debian(docs: list[doc]) -> list[doc]:
+def from_debian(docs: list[Doc]) -> list[Doc]:
     """Only the documents whose package comes from Debian's archive."""
     debian = debian_packages({d.package for d in docs})
     return [d for d in docs if d.package in debian]

@@ -47,7 +47,7 @@ _PARA_SEP = "\u2029"
 _LOOKS_HTML = re.compile(r"\s*<(!doctype|html|head|body|div|article|p)\b", re.I)
 
 
-class _visible_text(HTMLParser):
+class _VisibleText(HTMLParser):
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.parts: list[str] = []
@@ -69,7 +69,7 @@ class _visible_text(HTMLParser):
 
 
 def html_to_text(text: str) -> str:
-    parser = _visible_text()
+    parser = _VisibleText()
     parser.feed(text)
     parser.close()
     return "".join(parser.parts)

@@ -12,6 +12,7 @@ packages=(
   librocksdb-dev redis-server libhiredis-dev libpqxx-dev postgresql
   libcpp-httplib-dev pybind11-dev
   python3 python3-dev python3-numpy python3-jieba python3-pytest python3-distributed
+  manpages-zh
   chromium
 )
 

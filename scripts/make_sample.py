@@ -29,13 +29,13 @@ import sources  # noqa: E402
 MAX_CHARS = 4000
 
 
-def pick_sources(rng: random.Random) -> list[sources.doc]:
+def pick_sources(rng: random.Random) -> list[sources.Doc]:
     pkg_of: dict[str, str] = {}
     lic: dict[str, str] = {"manpages-zh": "GFDL-1.2+"}
     out = sources.common_licenses()
     out += sources.copyright_files(4000)
     man = sources.debian_files(sources.man_page_files(""), pkg_of)
-    out += sources.man_pages(sorted(rng.sample(man, min(len(man), 450))), pkg_of, lic)
+    out += sources.man_pages(sorted(rng.sample(man, min(len(man), 220))), pkg_of, lic)
     # Chinese man pages in both variants: zh_TW is the same page in traditional characters
     # (and Taiwanese vocabulary), a natural near-duplicate after t2s.
     cn = {p.relative_to("/usr/share/man/zh_CN"): p
@@ -57,7 +57,7 @@ def package_versions() -> dict[str, str]:
     return dict(line.split("\t", 1) for line in proc.stdout.splitlines() if "\t" in line)
 
 
-def group_of(d: sources.doc) -> str:
+def group_of(d: sources.Doc) -> str:
     if d.path.startswith("/usr/share/common-licenses/"):
         return "licence texts in /usr/share/common-licenses"
     if d.path.startswith("/usr/share/doc/") and d.path.endswith("/copyright"):
@@ -69,7 +69,7 @@ def group_of(d: sources.doc) -> str:
     return f"{d.package}: {d.path.split('#')[0]}"
 
 
-def write_provenance(path: Path, ids: dict[int, str], bases: list[sources.doc],
+def write_provenance(path: Path, ids: dict[int, str], bases: list[sources.Doc],
                      versions: dict[str, str]) -> None:
     """One line per original document: id, package, version, licence, file."""
     with open(path, "w", encoding="utf-8") as f:
@@ -79,9 +79,9 @@ def write_provenance(path: Path, ids: dict[int, str], bases: list[sources.doc],
                     f"{b.path}\n")
 
 
-def write_readme(path: Path, bases: list[sources.doc], records: list[generate.record],
+def write_readme(path: Path, bases: list[sources.Doc], records: list[generate.Record],
                  seed: int, versions: dict[str, str]) -> None:
-    groups: dict[str, list[sources.doc]] = defaultdict(list)
+    groups: dict[str, list[sources.Doc]] = defaultdict(list)
     for b in bases:
         groups[group_of(b)].append(b)
     edits = Counter(r.edit.split(":")[0] for r in records if r.edit != "original")
@@ -146,7 +146,7 @@ def main() -> int:
     if not bases:
         print("make_sample: no source text found; run eval/install-deps.sh", file=sys.stderr)
         return 1
-    records: list[generate.record] = []
+    records: list[generate.Record] = []
     position = {id(b): k for k, b in enumerate(bases)}
     for lang in ("en", "zh"):
         mine = [b for b in bases if generate.is_chinese(b.text) == (lang == "zh")]

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# The main job on the bundled sample corpus; prints a short summary.
+# The main job on the bundled sample corpus: `simdup dedup` into build/sample-run, then the short
+# human summary and a few duplicate decisions (the full report is build/sample-run/report.html).
 set -euo pipefail
 simdup=$1
 sample=$2
 out=build/sample-run
-rm -rf "$out"; mkdir -p "$out"
-echo "== simdup fingerprint $sample"
-"$simdup" fingerprint "$sample" > "$out/fingerprints.jsonl"
-echo "fingerprinted $(wc -l < "$out/fingerprints.jsonl") documents -> $out/fingerprints.jsonl"
-head -3 "$out/fingerprints.jsonl"
+echo "== simdup dedup $sample --out $out --verify jaccard:0.8"
+"$simdup" dedup "$sample" --out "$out" --verify jaccard:0.8
+echo "== first duplicates ($out/duplicates.jsonl)"
+head -5 "$out/duplicates.jsonl"
+echo "== open $out/report.html in a browser for the charts and side-by-side samples"

@@ -2,8 +2,8 @@
 // random fingerprints (every document is new, so every request is a durable insert: the worst
 // case), reporting throughput and latency percentiles.
 //
-//   bench_service_load --port 8080 --collection bench --preload 10000000 --threads 16 \
-//       --seconds 20 --batch 1
+//   bench_service_load --port 8080 --collection bench --preload 10000000 --threads 16
+//                      --seconds 20 --batch 1
 #include <httplib.h>
 
 #include <algorithm>

@@ -33,8 +33,8 @@ class cluster_builder {
  private:
   std::size_t n_;
   cluster_mode mode_;
-  std::vector<uint32_t> parent_;      ///< union-find forest (components)
-  std::vector<index_pair> pairs_;     ///< kept pairs (star)
+  std::vector<uint32_t> parent_;   ///< union-find forest (components)
+  std::vector<index_pair> pairs_;  ///< kept pairs (star)
 };
 
 }  // namespace simdup

@@ -85,8 +85,8 @@ std::string report_html(const dedup_summary& summary);
 std::string human_summary(const dedup_summary& summary);
 
 /// Side-by-side difference of two texts as two HTML fragments (escaped), tokens only in `a`
-/// wrapped in <del>, tokens only in `b` in <ins>. Tokens are ASCII letter/digit runs, single
-/// other code points, and whitespace runs. Texts beyond `max_tokens` tokens are compared on
+/// wrapped in <del>, tokens only in `b` in <ins>. Tokens are ASCII letter/digit runs (compared
+/// without case), single other code points, and whitespace runs. Texts beyond `max_tokens` tokens are compared on
 /// their first max_tokens tokens and the rest is shown unmarked.
 std::pair<std::string, std::string> diff_html(std::string_view a, std::string_view b,
                                               std::size_t max_tokens = 600);

@@ -62,6 +62,9 @@ class normalizer {
 
   const normalize_options& options() const noexcept;
 
+  /// The OpenCC configuration t2s loads when normalize_options::opencc_config is empty.
+  static std::string default_opencc_config();
+
   normalizer(normalizer&&) noexcept;
   normalizer& operator=(normalizer&&) noexcept;
   ~normalizer();

@@ -38,6 +38,17 @@ std::vector<std::string_view> tokenize(std::string_view text, std::size_t limit)
   return tokens;
 }
 
+// Tokens compare without ASCII case, so a copy in capitals shows its real edits only.
+bool same_token(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const char x = a[i], y = b[i];
+    if (x != y && (x | 0x20) != (y | 0x20)) return false;
+    if (x != y && !(((x | 0x20) >= 'a') && ((x | 0x20) <= 'z'))) return false;
+  }
+  return true;
+}
+
 // Marks tokens outside a longest common subsequence (O(n*m) table; n, m <= max_tokens).
 void mark_differences(const std::vector<std::string_view>& a,
                       const std::vector<std::string_view>& b, std::vector<bool>& in_a,
@@ -47,15 +58,15 @@ void mark_differences(const std::vector<std::string_view>& a,
   const auto at = [&](std::size_t i, std::size_t j) -> uint16_t& { return table[i * (m + 1) + j]; };
   for (std::size_t i = n; i-- > 0;) {
     for (std::size_t j = m; j-- > 0;) {
-      at(i, j) = a[i] == b[j] ? static_cast<uint16_t>(at(i + 1, j + 1) + 1)
-                              : std::max(at(i + 1, j), at(i, j + 1));
+      at(i, j) = same_token(a[i], b[j]) ? static_cast<uint16_t>(at(i + 1, j + 1) + 1)
+                                        : std::max(at(i + 1, j), at(i, j + 1));
     }
   }
   in_a.assign(n, true);
   in_b.assign(m, true);
   std::size_t i = 0, j = 0;
   while (i < n && j < m) {
-    if (a[i] == b[j]) {
+    if (same_token(a[i], b[j])) {
       in_a[i++] = false;
       in_b[j++] = false;
     } else if (at(i + 1, j) >= at(i, j + 1)) {
@@ -97,7 +108,7 @@ std::string number(uint64_t v) {
 // A bar chart as inline SVG: labels under the bars, values above them.
 std::string bar_chart(const std::vector<std::pair<std::string, uint64_t>>& bars,
                       const std::string& title, const std::string& color, bool log_scale) {
-  const int width = 560, height = 220, left = 40, bottom = 30, top = 24;
+  const int width = 560, height = 236, left = 40, bottom = 30, top = 40;
   std::string svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(width) +
                     "\" height=\"" + std::to_string(height) + "\" role=\"img\" aria-label=\"" +
                     html_escape(title) + "\">";

@@ -116,14 +116,7 @@ positional_popcount_fn best_positional_popcount() noexcept {
 
 #endif
 
-void unit_votes::flush() noexcept {
-  kernel_(std::span<const uint64_t>(buf_.data(), n_), counts_.data());
-  total_ += n_;
-  n_ = 0;
-}
-
-uint64_t unit_votes::fingerprint() noexcept {
-  flush();
+uint64_t unit_votes::fingerprint() const noexcept {
   uint64_t fp = 0;
   // +1 per set bit, -1 per clear bit: the sum is 2*count - total, positive iff 2*count > total.
   for (int i = 0; i < 64; ++i) fp |= static_cast<uint64_t>(2 * counts_[i] > total_) << i;

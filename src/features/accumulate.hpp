@@ -6,6 +6,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <span>
 
 namespace simdup::detail {
@@ -26,31 +27,46 @@ bool cpu_has_avx2() noexcept;
 /// The fastest kernel this CPU supports (chosen once).
 positional_popcount_fn best_positional_popcount() noexcept;
 
-/// Unit-weight SimHash votes, streamed: add() buffers hashes and counts them in blocks.
+/// Unit-weight SimHash votes: counts, per bit, the hashes that have it set.
 class unit_votes {
  public:
   unit_votes() noexcept : kernel_(best_positional_popcount()) {}
 
-  void add(uint64_t hash) noexcept {
-    buf_[n_++] = hash;
-    if (n_ == buf_.size()) flush();
+  void add(std::span<const uint64_t> hashes) noexcept {
+    kernel_(hashes, counts_.data());
+    total_ += hashes.size();
   }
 
   /// Feature occurrences added so far.
-  uint64_t total() const noexcept { return total_ + n_; }
+  uint64_t total() const noexcept { return total_; }
+  /// Per bit: how many of them have it set.
+  const std::array<uint64_t, 64>& counts() const noexcept { return counts_; }
 
   /// Bit i set iff more than half of the hashes have bit i set (vote sum > 0; ties -> 0).
-  uint64_t fingerprint() noexcept;
+  uint64_t fingerprint() const noexcept;
 
  private:
-  void flush() noexcept;
-
   positional_popcount_fn kernel_;
-  std::size_t n_ = 0;
   uint64_t total_ = 0;
   std::array<uint64_t, 64> counts_{};
-  alignas(64) std::array<uint64_t, 256> buf_;
 };
+
+/// Feeds every hash that produce(sink) passes to sink(hash) into `votes`, in blocks through a
+/// local buffer. The buffer index lives in a register; as a member it would be stored and
+/// reloaded per hash, a loop-carried dependency through memory that halved throughput.
+template <class Produce>
+void add_streamed(unit_votes& votes, Produce&& produce) {
+  uint64_t buf[252];
+  uint32_t k = 0;
+  produce([&](uint64_t h) {
+    buf[k++] = h;
+    if (k == std::size(buf)) {
+      votes.add(std::span<const uint64_t>(buf, k));
+      k = 0;
+    }
+  });
+  votes.add(std::span<const uint64_t>(buf, k));
+}
 
 /// Real-valued SimHash votes: v[i] += w when bit i of the hash is set, -w otherwise.
 class weighted_votes {

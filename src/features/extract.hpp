@@ -2,6 +2,8 @@
 // n-grams. Shingles are views into the text, so the hot path allocates nothing per feature.
 #pragma once
 
+#include <simdup/utf8.hpp>
+
 #include <cstddef>
 #include <span>
 #include <string>
@@ -39,16 +41,23 @@ inline void for_each_shingle(std::string_view text, std::size_t width, Fn&& fn) 
     hi = next(hi);
   }
   std::size_t lo = 0;
-  for (;;) {
-    fn(std::string_view(text.data() + lo, hi - lo));
-    if (hi == n) return;
-    if ((d[lo] | d[hi]) < 0x80) {  // ASCII at both ends: the common case in most text
-      ++lo;
-      ++hi;
-    } else {
-      lo = next(lo);
-      hi = next(hi);
+  fn(std::string_view(text.data(), hi));
+  while (hi < n) {
+    if (hi - lo == width) {
+      // An all-ASCII shingle followed by `run` ASCII bytes: the next `run` shingles are
+      // all-ASCII too and need no boundary checks (most text is mostly ASCII).
+      const std::size_t run = utf8::ascii_prefix_length(text.substr(hi));
+      if (run > 0) {
+        const char* first = text.data() + lo + 1;
+        for (std::size_t k = 0; k < run; ++k) fn(std::string_view(first + k, width));
+        lo += run;
+        hi += run;
+        continue;
+      }
     }
+    lo = next(lo);
+    hi = next(hi);
+    fn(std::string_view(text.data() + lo, hi - lo));
   }
 }
 

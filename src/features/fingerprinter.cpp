@@ -65,7 +65,8 @@ template <class Fn>
 void hash_shingles(hash_kind kind, std::string_view text, std::size_t width, Fn&& fn) {
   switch (kind) {
     case hash_kind::xxh3:
-      detail::for_each_shingle(text, width, [&](std::string_view s) { fn(detail::xxh3_64(s)); });
+      detail::for_each_shingle(text, width,
+                               [&](std::string_view s) { fn(detail::xxh3_64_short(s)); });
       return;
     case hash_kind::fnv1a:
       detail::for_each_shingle(text, width, [&](std::string_view s) { fn(detail::fnv1a_64(s)); });
@@ -178,7 +179,9 @@ struct fingerprinter::impl {
     if (weigher.plain_count()) {
       detail::unit_votes votes;
       if (f.kind == feature_kind::shingles) {
-        hash_shingles(options.hash, s.text, f.shingle_width, [&](uint64_t h) { votes.add(h); });
+        detail::add_streamed(votes, [&](auto&& sink) {
+          hash_shingles(options.hash, s.text, f.shingle_width, sink);
+        });
         const uint64_t n = votes.total();
         r = finish(votes.fingerprint(), n, has_distinct(need, [&](auto&& fn) {
                      detail::for_each_shingle(s.text, f.shingle_width, fn);
@@ -188,7 +191,9 @@ struct fingerprinter::impl {
         if (filter_tokens())
           std::erase_if(s.tokens, [&](std::string_view t) { return !weigher.keep(t); });
         detail::feature_hasher hasher(options.hash);
-        for (std::string_view t : s.tokens) votes.add(hasher(t));
+        detail::add_streamed(votes, [&](auto&& sink) {
+          for (std::string_view t : s.tokens) sink(hasher(t));
+        });
         const uint64_t n = votes.total();
         r = finish(votes.fingerprint(), n, has_distinct(need, [&](auto&& fn) {
                      for (std::string_view t : s.tokens) fn(t);

@@ -1,5 +1,6 @@
 #include "features/python_simhash.hpp"
 
+#include "features/accumulate.hpp"
 #include "features/extract.hpp"
 #include "features/hash.hpp"
 
@@ -9,6 +10,7 @@
 
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 namespace simdup::detail {
@@ -131,6 +133,36 @@ std::size_t lower_code_points(std::string_view text, Emit&& emit) {
   return invalid;
 }
 
+// A direct-mapped, per-thread cache of MD5 values of short features. Shingles repeat across
+// documents (their frequencies are Zipf-like), and MD5 through EVP costs 100-200 ns per
+// feature while a hit costs a few; this is what makes the compat mode reach tens of MB/s.
+class md5_cache {
+ public:
+  md5_cache() : slots_(kSlots) {}
+
+  /// MD5-64 of `key`; `key_hash` is any well-mixed hash of it (xxh3 from count_map).
+  uint64_t get(std::string_view key, uint64_t key_hash) noexcept {
+    if (key.size() > sizeof(slot::key)) return md5_(key);
+    slot& s = slots_[key_hash & (kSlots - 1)];
+    if (s.len == key.size() && std::memcmp(s.key, key.data(), key.size()) == 0) return s.value;
+    s.value = md5_(key);
+    s.len = static_cast<uint8_t>(key.size());
+    std::memcpy(s.key, key.data(), key.size());
+    return s.value;
+  }
+
+ private:
+  struct slot {
+    uint64_t value = 0;
+    uint8_t len = 0xff;  // never a valid length: empty
+    char key[23] = {};
+  };
+  static constexpr std::size_t kSlots = std::size_t{1} << 15;  // 1 MiB per thread
+
+  std::vector<slot> slots_;
+  md5_hasher md5_;
+};
+
 }  // namespace
 
 std::size_t python_lower(std::string_view text, std::string& out) {
@@ -152,17 +184,29 @@ void python_simhash_shingles(std::string_view prepared, count_map& counts) {
 }
 
 uint64_t python_simhash_vote(const count_map& counts) {
-  md5_hasher md5;
-  std::array<uint64_t, 64> sums{};
-  uint64_t total = 0;
-  for (const auto& e : counts.entries()) {
-    const uint64_t h = md5(e.key);
-    total += e.count;
-    for (int i = 0; i < 64; ++i) sums[i] += ((h >> i) & 1) * e.count;
-  }
+  thread_local md5_cache cache;
+  // The sum of counts of features with bit i set is a positional popcount where a feature
+  // seen n times is counted n times: repeat small counts into the SIMD kernel, add large ones
+  // bit by bit.
+  std::array<uint64_t, 64> heavy{};
+  uint64_t heavy_total = 0;
+  unit_votes votes;
+  add_streamed(votes, [&](auto&& sink) {
+    for (const auto& e : counts.entries()) {
+      const uint64_t h = cache.get(e.key, e.hash);
+      if (e.count <= 8) {
+        for (uint64_t n = 0; n < e.count; ++n) sink(h);
+      } else {
+        heavy_total += e.count;
+        for (int i = 0; i < 64; ++i) heavy[i] += ((h >> i) & 1) * e.count;
+      }
+    }
+  });
+  const auto& light = votes.counts();
+  const uint64_t total = votes.total() + heavy_total;
   uint64_t fp = 0;
   // Integer counts: sum > total / 2 exactly when 2 * sum > total.
-  for (int i = 0; i < 64; ++i) fp |= static_cast<uint64_t>(2 * sums[i] > total) << i;
+  for (int i = 0; i < 64; ++i) fp |= static_cast<uint64_t>(2 * (light[i] + heavy[i]) > total) << i;
   return fp;
 }
 

@@ -30,7 +30,7 @@ static_assert(sizeof(record) == 12);
 struct table_setup {
   const detail::table_perm* perm;
   int prefix_bits;
-  int b1;                              // pass-1 bits (top of the key)
+  int b1;                               // pass-1 bits (top of the key)
   std::vector<uint64_t> earlier_masks;  // prefixes of earlier tables, in this table's key bits
 };
 
@@ -193,8 +193,8 @@ result<index_plan> plan_for(std::size_t n, const all_pairs_options& options) {
   if (n > UINT32_MAX)
     return make_error(errc::too_large, "all_pairs handles at most 2^32 - 1 fingerprints");
   if (options.layout.widths.empty())
-    return make_plan({.n = n, .k = options.k, .memory = options.memory,
-                      .purpose = plan_purpose::batch});
+    return make_plan(
+        {.n = n, .k = options.k, .memory = options.memory, .purpose = plan_purpose::batch});
   return evaluate_layout(options.layout, n, plan_purpose::batch);
 }
 

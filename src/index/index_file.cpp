@@ -39,7 +39,9 @@ struct file_header {
 };
 static_assert(sizeof(file_header) == header_bytes);
 
-std::size_t widths_bytes(std::size_t m1) { return (m1 + 7) / 8 * 8; }
+std::size_t widths_bytes(std::size_t m1) {
+  return (m1 + 7) / 8 * 8;
+}
 
 struct mapping {
   void* addr = nullptr;

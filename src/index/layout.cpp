@@ -74,7 +74,9 @@ std::vector<block> split_ranges(const std::vector<bit_range>& ranges,
   return blocks;
 }
 
-uint64_t low_mask(int width) { return width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1; }
+uint64_t low_mask(int width) {
+  return width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
+}
 
 detail::table_perm make_perm(const std::vector<bit_range>& prefix,
                              const std::vector<bit_range>& rest) {

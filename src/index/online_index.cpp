@@ -23,8 +23,8 @@ struct online_index::impl {
   /// One sealing/merging/removal/expiry/save at a time. While it is held the sealed list
   /// changes only by its holder, so the holder can read sealed segments without `mutex`.
   mutable std::mutex maintenance;
-  std::vector<std::shared_ptr<detail::sealed_segment>> sealed;    // oldest first
-  std::vector<std::shared_ptr<detail::mutable_segment>> frozen;   // full, awaiting sealing
+  std::vector<std::shared_ptr<detail::sealed_segment>> sealed;   // oldest first
+  std::vector<std::shared_ptr<detail::mutable_segment>> frozen;  // full, awaiting sealing
   std::shared_ptr<detail::mutable_segment> active;
   uint64_t expired = 0, removed = 0;
   int64_t newest_ts = INT64_MIN;
@@ -78,7 +78,9 @@ struct online_index::impl {
   }
 
   /// Time span a merged segment may cover (0: no limit).
-  int64_t span_limit() const { return options.window > 0 ? std::max<int64_t>(1, options.window / 4) : 0; }
+  int64_t span_limit() const {
+    return options.window > 0 ? std::max<int64_t>(1, options.window / 4) : 0;
+  }
 
   std::size_t tier(std::size_t size) const {
     std::size_t t = 0;
@@ -212,7 +214,9 @@ result<online_index> online_index::create(online_index_options options) {
   if (status s = check_options(options); !s) return s.error();
   auto p = std::make_unique<impl>();
   if (options.layout.widths.empty()) {
-    auto plan = make_plan({.n = options.expected_size, .k = options.k, .memory = options.memory,
+    auto plan = make_plan({.n = options.expected_size,
+                           .k = options.k,
+                           .memory = options.memory,
                            .purpose = plan_purpose::online});
     if (!plan) return std::move(plan).error();
     p->layout = plan->layout;
@@ -236,8 +240,7 @@ result<online_index> online_index::load(const std::string& path, online_index_op
   for (auto& seg : file->segments) {
     auto s = detail::sealed_segment::adopt(p->ctx, seg.words, std::move(seg.deleted), file->owner);
     if (!s)
-      return make_error(errc::corrupt_data, path + ": segment " +
-                                                std::to_string(p->sealed.size()) +
+      return make_error(errc::corrupt_data, path + ": segment " + std::to_string(p->sealed.size()) +
                                                 " is inconsistent");
     if (s->size()) p->newest_ts = std::max(p->newest_ts, s->max_ts());
     p->sealed.push_back(std::move(s));
@@ -247,7 +250,9 @@ result<online_index> online_index::load(const std::string& path, online_index_op
   return online_index(std::move(p));
 }
 
-void online_index::insert(const index_entry& entry) { insert(std::span(&entry, 1)); }
+void online_index::insert(const index_entry& entry) {
+  insert(std::span(&entry, 1));
+}
 
 void online_index::insert(std::span<const index_entry> entries) {
   bool froze = false;
@@ -329,7 +334,9 @@ std::size_t online_index::expire(int64_t now) {
   return impl_->expire_locked(t);
 }
 
-void online_index::compact() { impl_->compact(); }
+void online_index::compact() {
+  impl_->compact();
+}
 
 index_stats online_index::stats() const {
   std::shared_lock lock(impl_->mutex);
@@ -351,7 +358,9 @@ index_stats online_index::stats() const {
   return s;
 }
 
-const index_layout& online_index::layout() const noexcept { return impl_->layout; }
+const index_layout& online_index::layout() const noexcept {
+  return impl_->layout;
+}
 
 status online_index::save(const std::string& path) const {
   // Holding `maintenance` freezes the sealed list and all deletion bits; the unsealed segments

@@ -20,7 +20,8 @@ inline int directory_bits(uint64_t n, int min_prefix_bits) {
 /// directories and the deletion bitmap.
 inline double online_bytes_per_entry(uint64_t n, std::size_t tables, int min_prefix_bits) {
   if (n == 0) n = 1;
-  const double dir_slots = static_cast<double>((uint64_t{1} << directory_bits(n, min_prefix_bits)) + 1);
+  const double dir_slots =
+      static_cast<double>((uint64_t{1} << directory_bits(n, min_prefix_bits)) + 1);
   return 24.0 + 4.0 * static_cast<double>(tables - 1) +
          4.0 * dir_slots * static_cast<double>(tables) / static_cast<double>(n) + 0.125;
 }

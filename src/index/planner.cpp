@@ -87,9 +87,9 @@ result<index_plan> evaluate_layout(const index_layout& layout, uint64_t n, plan_
 result<index_plan> make_plan(const plan_request& request) {
   const int k = request.k;
   if (k < 0 || k > max_index_k)
-    return make_error(errc::invalid_argument, "k must be between 0 and " +
-                                                  std::to_string(max_index_k) + ", got " +
-                                                  std::to_string(k));
+    return make_error(
+        errc::invalid_argument,
+        "k must be between 0 and " + std::to_string(max_index_k) + ", got " + std::to_string(k));
   std::vector<index_layout> layouts;
   for (int m = k + 1; m <= std::min(64, k + 24); ++m) {
     layouts.push_back(index_layout::even(k, m));
@@ -130,25 +130,24 @@ result<index_plan> make_plan(const plan_request& request) {
 
 std::string index_plan::describe() const {
   char buf[512];
-  std::snprintf(buf, sizeof buf,
-                "purpose: %s\n"
-                "fingerprints: %llu\n"
-                "k: %d\n"
-                "blocks: %s (%zu level-1 blocks%s)\n"
-                "tables: %zu\n"
-                "prefix bits: %d..%d\n"
-                "candidates per probe: %.3g\n"
-                "bytes per fingerprint: %.1f\n"
-                "total memory: %.3g MB\n",
-                purpose == plan_purpose::batch ? "batch" : "online",
-                static_cast<unsigned long long>(n), layout.k, layout.describe().c_str(),
-                layout.widths.size(),
-                layout.second_level_blocks
-                    ? (", " + std::to_string(layout.second_level_blocks) + " level-2 blocks")
-                          .c_str()
-                    : "",
-                tables, min_prefix_bits, max_prefix_bits, candidates_per_probe, bytes_per_entry,
-                bytes_per_entry * static_cast<double>(n) / 1e6);
+  std::snprintf(
+      buf, sizeof buf,
+      "purpose: %s\n"
+      "fingerprints: %llu\n"
+      "k: %d\n"
+      "blocks: %s (%zu level-1 blocks%s)\n"
+      "tables: %zu\n"
+      "prefix bits: %d..%d\n"
+      "candidates per probe: %.3g\n"
+      "bytes per fingerprint: %.1f\n"
+      "total memory: %.3g MB\n",
+      purpose == plan_purpose::batch ? "batch" : "online", static_cast<unsigned long long>(n),
+      layout.k, layout.describe().c_str(), layout.widths.size(),
+      layout.second_level_blocks
+          ? (", " + std::to_string(layout.second_level_blocks) + " level-2 blocks").c_str()
+          : "",
+      tables, min_prefix_bits, max_prefix_bits, candidates_per_probe, bytes_per_entry,
+      bytes_per_entry * static_cast<double>(n) / 1e6);
   return buf;
 }
 

@@ -33,16 +33,18 @@ struct block_shape {
 /// Raw 64-byte aligned storage: parts of it are used as uint64_t and uint32_t arrays.
 struct block_storage {
   explicit block_storage(std::size_t words)
-      : data(static_cast<uint64_t*>(::operator new(words * 8, std::align_val_t{64}))) {
+      : data(static_cast<uint64_t*>(::operator new (words * 8, std::align_val_t{64}))) {
     std::fill_n(data, words, 0);
   }
   block_storage(const block_storage&) = delete;
   block_storage& operator=(const block_storage&) = delete;
-  ~block_storage() { ::operator delete(data, std::align_val_t{64}); }
+  ~block_storage() { ::operator delete (data, std::align_val_t{64}); }
   uint64_t* data;
 };
 
-inline bool live_entry(int64_t ts, const probe_params& p) noexcept { return ts >= p.min_live_ts; }
+inline bool live_entry(int64_t ts, const probe_params& p) noexcept {
+  return ts >= p.min_live_ts;
+}
 
 }  // namespace
 
@@ -178,8 +180,7 @@ void sealed_segment::probe(const probe_context& ctx, uint64_t q, const probe_par
   const auto& tables = *ctx.tables;
   for (std::size_t t = 0; t < tables.size(); ++t) {
     const std::size_t s = slot_of(tables[t].apply(q), dir_bits_);
-    scan(ctx, t, q, p, dir_[t][s], dir_[t][s + 1],
-         [&](const index_match& m) { out.push_back(m); });
+    scan(ctx, t, q, p, dir_[t][s], dir_[t][s + 1], [&](const index_match& m) { out.push_back(m); });
   }
 }
 

@@ -85,8 +85,8 @@ class sealed_segment {
   void bind(const probe_context& ctx);
   bool is_deleted(std::size_t i) const noexcept { return (deleted_[i >> 6] >> (i & 63)) & 1; }
   template <class Emit>
-  void scan(const probe_context& ctx, std::size_t t, uint64_t q, const probe_params& p,
-            uint32_t lo, uint32_t hi, Emit&& emit) const;
+  void scan(const probe_context& ctx, std::size_t t, uint64_t q, const probe_params& p, uint32_t lo,
+            uint32_t hi, Emit&& emit) const;
 
   std::span<const uint64_t> words_;
   std::shared_ptr<const void> owner_;  ///< keeps words_ alive (a vector or a file mapping)

@@ -89,7 +89,10 @@ class jsonl_reader final : public format_reader {
     }
     if (json.error()) return fail(what, "invalid JSON", json.error());
     od::object obj;
-    if (auto e = json.get_object().get(obj)) return fail(what, "expected a JSON object", e);
+    if (auto e = json.get_object().get(obj)) {
+      return fail(what, e == simdjson::INCORRECT_TYPE ? "expected a JSON object" : "invalid JSON",
+                  e);
+    }
     bool have_text = false;
     for (auto field : obj) {
       std::string_view key;
@@ -176,7 +179,10 @@ class jsonl_reader final : public format_reader {
   bool read_time(od::value& value, document& doc, std::string& what) {
     od::json_type type;
     if (auto e = value.type().get(type)) return fail(what, "invalid JSON", e);
-    if (type == od::json_type::null) return !value.is_null().error();
+    if (type == od::json_type::null) {
+      if (auto e = value.is_null().error()) return fail(what, "invalid JSON", e);
+      return true;
+    }
     if (type == od::json_type::number) {
       double d = 0;
       int64_t i = 0;

@@ -213,8 +213,8 @@ class folder {
     if (pending_) *o_++ = ' ';
     pending_ = false;
     in_punct_ = false;
-    if (plan_.t2s_keys != nullptr && cp < 0x110000) {
-      needs_t2s_ |= ((plan_.t2s_keys[cp >> 6] >> (cp & 63)) & 1) != 0;
+    if (plan_.t2s_triggers != nullptr && cp < 0x110000) {
+      needs_t2s_ |= ((plan_.t2s_triggers[cp >> 6] >> (cp & 63)) & 1) != 0;
     }
     o_ += utf8::encode(cp, o_);
   }

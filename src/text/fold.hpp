@@ -22,15 +22,15 @@ struct fold_plan {
   bool strip_punctuation = false;
   bool collapse_whitespace = false;
   /// Code points that traditional-to-simplified conversion may change, as a bitmap over
-  /// U+0000..U+10FFFF (t2s_converter::key_bitmap()); null when t2s is off.
-  const std::uint64_t* t2s_keys = nullptr;
+  /// U+0000..U+10FFFF (t2s_converter::trigger_bitmap()); null when t2s is off.
+  const std::uint64_t* t2s_triggers = nullptr;
 
   static fold_plan make(const normalize_options& options) noexcept;
 };
 
 struct fold_result {
   std::size_t invalid_utf8 = 0;
-  bool needs_t2s = false;  ///< the output contains a non-ASCII code point of plan.t2s_keys
+  bool needs_t2s = false;  ///< the output contains a non-ASCII code point of plan.t2s_triggers
 };
 
 /// Replaces `out` with `text` after the character-level steps (`text` must not alias `out`).

@@ -6,6 +6,7 @@ Run from the repository root: /usr/bin/python3 src/text/gen_html_entities.py
 """
 import html.entities
 import pathlib
+import subprocess
 
 entities = dict(html.entities.name2codepoint)
 entities["apos"] = 0x27
@@ -44,4 +45,5 @@ std::size_t html_entity_count() noexcept {{ return std::size(entities); }}
 """
 out = pathlib.Path(__file__).with_name("html_entities.cpp")
 out.write_text(source, encoding="utf-8")
+subprocess.run(["clang-format", "-i", str(out)], check=False)  # the repository style
 print(f"wrote {out} ({len(entities)} entities)")

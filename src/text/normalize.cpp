@@ -6,7 +6,7 @@
 // punctuation and whitespace handling. The result is the same: the OpenCC keys that can match
 // consist of CJK ideographs only (t2s_converter converts runs of key code points), and the
 // digit, punctuation and whitespace steps never touch, create or join such characters. The
-// pass also tells us for free whether any key code point is present.
+// pass also tells us for free whether any code point that OpenCC would change is present.
 #include <simdup/normalize.hpp>
 
 #include "text/fold.hpp"
@@ -31,13 +31,12 @@ result<normalizer> normalizer::create(const normalize_options& options) {
   p->options = options;
   p->plan = detail::fold_plan::make(options);
   if (options.t2s) {
-    const std::string config = options.opencc_config.empty()
-                                   ? std::string(SIMDUP_OPENCC_DATA_DIR) + "/t2s.json"
-                                   : options.opencc_config;
+    const std::string config =
+        options.opencc_config.empty() ? default_opencc_config() : options.opencc_config;
     auto loaded = detail::t2s_converter::load(config);
     if (!loaded) return std::move(loaded).error();
     p->t2s = std::move(loaded).value();
-    p->plan.t2s_keys = p->t2s->key_bitmap();
+    p->plan.t2s_triggers = p->t2s->trigger_bitmap();
   }
   return normalizer(std::move(p));
 }

@@ -22,9 +22,21 @@ namespace simdup::detail {
 
 namespace {
 
+std::vector<char32_t> code_points(const std::string& s) {
+  std::vector<char32_t> cps;
+  for (const char* p = s.data(); p < s.data() + s.size();)
+    cps.push_back(utf8::decode(p, s.data() + s.size()));
+  return cps;
+}
+
+void set_bit(std::vector<std::uint64_t>& bits, char32_t cp) {
+  bits[cp >> 6] |= std::uint64_t{1} << (cp & 63);
+}
+
 class key_collector {
  public:
-  explicit key_collector(std::vector<std::uint64_t>& bitmap) : bitmap_(bitmap) {}
+  key_collector(std::vector<std::uint64_t>& keys, std::vector<std::uint64_t>* triggers)
+      : keys_(keys), triggers_(triggers) {}
 
   void add(const opencc::DictPtr& dict) {
     if (!dict) return;
@@ -35,12 +47,17 @@ class key_collector {
     }
     const opencc::LexiconPtr lexicon = dict->GetLexicon();
     for (const auto& entry : *lexicon) {
-      const std::string key = entry->Key();
-      const char* p = key.data();
-      while (p < key.data() + key.size()) {
-        const char32_t cp = utf8::decode(p, key.data() + key.size());
-        bitmap_[cp >> 6] |= std::uint64_t{1} << (cp & 63);
+      const std::vector<char32_t> key = code_points(entry->Key());
+      for (char32_t cp : key) {
+        set_bit(keys_, cp);
         ascii_ |= cp < 0x80;
+      }
+      if (triggers_ == nullptr) continue;
+      // OpenCC substitutes an entry's default value; only positions where it differs from the
+      // key change text (all of them when the lengths differ).
+      const std::vector<char32_t> value = code_points(entry->GetDefault());
+      for (std::size_t i = 0; i < key.size(); ++i) {
+        if (value.size() != key.size() || value[i] != key[i]) set_bit(*triggers_, key[i]);
       }
     }
   }
@@ -48,7 +65,8 @@ class key_collector {
   bool ascii() const noexcept { return ascii_; }
 
  private:
-  std::vector<std::uint64_t>& bitmap_;
+  std::vector<std::uint64_t>& keys_;
+  std::vector<std::uint64_t>* triggers_;
   bool ascii_ = false;
 };
 
@@ -61,21 +79,24 @@ result<t2s_converter> t2s_converter::load(const std::string& config_path) {
                                            " (install libopencc-data, or turn off t2s)");
   }
   t2s_converter t;
-  t.bitmap_.assign(0x110000 / 64, 0);
+  t.keys_.assign(0x110000 / 64, 0);
+  t.triggers_.assign(0x110000 / 64, 0);
   try {
     opencc::Config config;
     opencc::ConverterPtr converter = config.NewFromFile(config_path);
-    key_collector keys(t.bitmap_);
+    key_collector conversion_keys(t.keys_, &t.triggers_);
     for (const opencc::ConversionPtr& conversion :
          converter->GetConversionChain()->GetConversions()) {
-      keys.add(conversion->GetDict());
+      conversion_keys.add(conversion->GetDict());
     }
-    // Segmentation decides where conversion matches start, so its keys count too.
+    // Segmentation decides where conversion matches start, so its keys delimit runs too; it
+    // changes nothing itself.
+    key_collector segmentation_keys(t.keys_, nullptr);
     if (const auto mmseg =
             std::dynamic_pointer_cast<opencc::MaxMatchSegmentation>(converter->GetSegmentation())) {
-      keys.add(mmseg->GetDict());
+      segmentation_keys.add(mmseg->GetDict());
     }
-    t.ascii_keys_ = keys.ascii();
+    t.ascii_keys_ = conversion_keys.ascii() || segmentation_keys.ascii();
     t.converter_ = std::move(converter);
   } catch (const opencc::FileNotFound& e) {
     return make_error(errc::not_found, "OpenCC data missing for " + config_path + ": " + e.what());
@@ -104,13 +125,16 @@ bool t2s_converter::convert(std::string& text) const {
       }
       const char* run_begin = p;
       const char* run_end = p;
-      while (p < end && is_key_code_point(utf8::decode(p, end))) run_end = p;
-      if (run_end == run_begin) continue;  // `p` moved past one non-key code point
+      bool trigger = false;
+      for (char32_t cp; p < end && test(keys_, cp = utf8::decode(p, end)); run_end = p) {
+        trigger |= test(triggers_, cp);
+      }
+      if (!trigger) continue;  // unchanged by OpenCC; `p` is past the code point ending it
       if (out.empty()) out.reserve(text.size());
       out.append(copied, run_begin);
       run.assign(run_begin, run_end);
       out += converter_->Convert(run);
-      copied = run_end;  // `p` is already past the non-key code point that ended the run
+      copied = run_end;
     }
     if (copied == begin) return true;  // no runs: unchanged
     out.append(copied, end);

@@ -24,6 +24,12 @@ TEST(DiffHtml, MarksOnlyTheChangedTokens) {
   EXPECT_EQ(right, "the <ins>slow</ins> brown fox");
 }
 
+TEST(DiffHtml, IgnoresAsciiCase) {
+  const auto [left, right] = diff_html("The Fox.", "THE fox!");
+  EXPECT_EQ(left, "The Fox<del>.</del>");
+  EXPECT_EQ(right, "THE fox<ins>!</ins>");
+}
+
 TEST(DiffHtml, ComparesChineseByCharacterAndEscapes) {
   const auto [left, right] = diff_html("今天天气很好<b>", "今天天气不好<b>");
   EXPECT_EQ(left, "今天天气<del>很</del>好&lt;b&gt;");

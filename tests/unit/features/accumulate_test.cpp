@@ -54,17 +54,16 @@ TEST(PositionalPopcount, AllOnesDoNotOverflowLanes) {
 // in none (-3): fingerprint 0b0011.
 TEST(UnitVotes, HandComputedExample) {
   unit_votes v;
-  v.add(0b0111);
-  v.add(0b0011);
-  v.add(0b0001);
+  const uint64_t hashes[] = {0b0111, 0b0011, 0b0001};
+  v.add(hashes);
   EXPECT_EQ(v.total(), 3u);
   EXPECT_EQ(v.fingerprint(), 0b0011u);
 }
 
 TEST(UnitVotes, TiesGiveZero) {
   unit_votes v;
-  v.add(0b01);
-  v.add(0b10);  // bits 0 and 1 each: +1 -1 = 0
+  const uint64_t hashes[] = {0b01, 0b10};  // bits 0 and 1 each: +1 -1 = 0
+  v.add(hashes);
   EXPECT_EQ(v.fingerprint(), 0u);
 }
 
@@ -72,10 +71,12 @@ TEST(UnitVotes, ManyHashesMatchNaiveMajority) {
   std::mt19937_64 rng(7);
   std::vector<uint64_t> hashes(3001);
   unit_votes v;
-  for (auto& h : hashes) {
-    h = rng() & rng();  // biased towards 0 so both outcomes occur
-    v.add(h);
-  }
+  for (auto& h : hashes) h = rng() & rng();  // biased towards 0 so both outcomes occur
+  // Streamed in blocks through add_streamed, as the fingerprinter does.
+  add_streamed(v, [&](auto&& sink) {
+    for (uint64_t h : hashes) sink(h);
+  });
+  EXPECT_EQ(v.total(), hashes.size());
   const auto counts = naive_counts(hashes);
   uint64_t expected = 0;
   for (int i = 0; i < 64; ++i) expected |= uint64_t{2 * counts[i] > hashes.size()} << i;

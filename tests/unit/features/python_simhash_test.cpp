@@ -41,6 +41,8 @@ TEST(PythonLower, MatchesStrLower) {
   EXPECT_EQ(lower("ΣΑΣ.ΣΑΣ"), "σασ.σας");  // "." is case-ignorable: a letter follows
   EXPECT_EQ(lower("ΑΣ'Α"), "ασ'α");        // the apostrophe is case-ignorable: a letter follows
   EXPECT_EQ(lower("ǅ"), "ǆ");
+  EXPECT_EQ(lower("ⓐΣ"), "ⓐς");  // circled letters are cased
+  EXPECT_EQ(lower("ʰΣ"), "ʰσ");  // modifier letters are case-ignorable
 }
 
 TEST(PythonSimhashPrepare, KeepsOnlyWordCharacters) {

@@ -25,7 +25,8 @@ pair_list brute_force(const std::vector<uint64_t>& fps, int k) {
 }
 
 /// Runs all_pairs (or the baseline) and returns sorted pairs; fails on a pair reported twice.
-pair_list run(const std::vector<uint64_t>& fps, const all_pairs_options& opt, bool baseline = false) {
+pair_list run(const std::vector<uint64_t>& fps, const all_pairs_options& opt,
+              bool baseline = false) {
   pair_list out;
   auto sink = [&](std::span<const index_pair> ps) {
     for (const auto& p : ps) {
@@ -65,11 +66,10 @@ TEST(AllPairs, MatchesBruteForceOverLayouts) {
     int k;
     const char* blocks;
   };
-  const cfg cfgs[] = {{0, "1"},      {0, "3"},           {1, "2"},         {1, "5"},
-                      {2, "3"},      {2, "7"},           {3, "4"},         {3, "5"},
-                      {3, "6"},      {3, "16,16,16,16"}, {3, "4/4"},       {3, "5/4"},
-                      {3, "20,5,9,30"}, {4, "6"},        {5, "7"},         {6, "8/7"},
-                      {8, "10"},     {12, "13"},         {2, "1,1,62"},    {1, "60,4"}};
+  const cfg cfgs[] = {{0, "1"},   {0, "3"},   {1, "2"},         {1, "5"},      {2, "3"},
+                      {2, "7"},   {3, "4"},   {3, "5"},         {3, "6"},      {3, "16,16,16,16"},
+                      {3, "4/4"}, {3, "5/4"}, {3, "20,5,9,30"}, {4, "6"},      {5, "7"},
+                      {6, "8/7"}, {8, "10"},  {12, "13"},       {2, "1,1,62"}, {1, "60,4"}};
   for (const cfg& c : cfgs) {
     for (std::size_t n : {0u, 1u, 2u, 50u, 700u}) {
       SCOPED_TRACE(std::string("k=") + std::to_string(c.k) + " blocks=" + c.blocks +

@@ -75,9 +75,9 @@ TEST(OnlineIndex, MatchesBruteForce) {
     int k;
     std::size_t capacity;
   };
-  for (const cfg& c : {cfg{"4", 3, 16}, cfg{"5", 3, 50}, cfg{"6", 3, 7}, cfg{"4/4", 3, 33},
-                       cfg{"1", 0, 8}, cfg{"3", 2, 1}, cfg{"8", 6, 40}, cfg{"20,5,9,30", 3, 64},
-                       cfg{"13", 12, 100}}) {
+  for (const cfg& c :
+       {cfg{"4", 3, 16}, cfg{"5", 3, 50}, cfg{"6", 3, 7}, cfg{"4/4", 3, 33}, cfg{"1", 0, 8},
+        cfg{"3", 2, 1}, cfg{"8", 6, 40}, cfg{"20,5,9,30", 3, 64}, cfg{"13", 12, 100}}) {
     SCOPED_TRACE(std::string(c.blocks) + " k=" + std::to_string(c.k));
     auto idx = make(c.blocks, c.k, c.capacity);
     const auto es = make_entries(900, c.k, 5);
@@ -190,7 +190,8 @@ TEST(OnlineIndex, SaveLoadRoundTrip) {
   EXPECT_EQ(back->stats().size, idx.stats().size);
   EXPECT_EQ(back->stats().removed, 1u);
   for (std::size_t i = 0; i < es.size(); i += 5)
-    ASSERT_EQ(hits(back->query(es[i].fingerprint)), brute(es, es[i].fingerprint, 3, INT64_MIN, {7}));
+    ASSERT_EQ(hits(back->query(es[i].fingerprint)),
+              brute(es, es[i].fingerprint, 3, INT64_MIN, {7}));
   // The loaded index takes inserts and removals; the mapping stays read-only.
   back->insert({es[0].fingerprint, 9999, 0});
   EXPECT_EQ(back->remove(0), 1u);

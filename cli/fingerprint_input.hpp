@@ -1,0 +1,232 @@
+// Reads fingerprint lists for `simdup pairs` and `simdup clusters`: the JSONL or TSV that
+// `simdup fingerprint` writes (records whose status is not ok are skipped), one fingerprint per
+// line (16 hex digits, else decimal; id = line number), or little-endian uint64 (--binary;
+// id = 0-based position). Format is detected per file from its first non-blank line.
+#pragma once
+
+#include <simdup/error.hpp>
+#include <simdup/json.hpp>
+#include <simdup/simhash.hpp>
+
+#include <simdjson.h>
+
+#include <bit>
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "io/byte_source.hpp"
+#include "io/line_input.hpp"
+
+namespace simdup::cli {
+
+/// Fingerprints with their ids, ready to print as JSON.
+struct fingerprint_list {
+  std::vector<uint64_t> fingerprints;
+  /// JSON text of each id, concatenated; id i is ids[id_end[i-1] .. id_end[i]). Empty for
+  /// binary input, whose ids are the positions.
+  std::string ids;
+  std::vector<uint64_t> id_end;
+
+  void append_id(std::string& out, std::size_t i) const {
+    if (id_end.empty()) return json::append_uint(out, i);
+    const std::size_t begin = i == 0 ? 0 : id_end[i - 1];
+    out.append(ids, begin, id_end[i] - begin);
+  }
+};
+
+namespace detail_input {
+
+inline bool is_blank(std::string_view s) {
+  return s.find_first_not_of(" \t\r") == std::string_view::npos;
+}
+
+/// "16 hex digits" or a decimal uint64.
+inline bool parse_plain(std::string_view s, uint64_t& out) {
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\r')) s.remove_suffix(1);
+  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+  if (s.size() == 16) {
+    if (auto h = parse_hex(s)) {
+      out = *h;
+      return true;
+    }
+  }
+  const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && p == s.data() + s.size() && !s.empty();
+}
+
+/// TSV field escapes (\t \n \r \\) decoded.
+inline std::string tsv_unescape(std::string_view in) {
+  std::string out;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    if (in[i] == '\\' && i + 1 < in.size()) {
+      const char c = in[++i];
+      out.push_back(c == 't' ? '\t' : c == 'n' ? '\n' : c == 'r' ? '\r' : c);
+    } else {
+      out.push_back(in[i]);
+    }
+  }
+  return out;
+}
+
+enum class text_format { unknown, jsonl, tsv, plain };
+
+}  // namespace detail_input
+
+/// Reads one text input into `list`. Errors are "NAME:LINE: reason".
+inline status read_fingerprint_text(const std::string& path, fingerprint_list& list) {
+  using namespace detail_input;
+  const std::string name = path == "-" ? "<stdin>" : path;
+  auto src = simdup::detail::open_source(path, name, nullptr);
+  if (!src) return std::move(src).error();
+  simdup::detail::line_input in(std::move(*src), std::size_t{64} << 20);
+  simdjson::ondemand::parser parser;
+  text_format format = text_format::unknown;
+  std::string_view line;
+  error_info err;
+  auto bad = [&](const std::string& why) {
+    return make_error(errc::invalid_input,
+                      name + ":" + std::to_string(in.line_number()) + ": " + why);
+  };
+  auto add = [&](uint64_t fp) {
+    list.fingerprints.push_back(fp);
+    list.id_end.push_back(list.ids.size());
+  };
+  while (true) {
+    const auto st = in.next_line(line, err);
+    if (st == simdup::detail::line_status::end) break;
+    if (st == simdup::detail::line_status::error) return err;
+    if (st == simdup::detail::line_status::too_long) return bad("line longer than 64 MiB");
+    if (is_blank(line)) continue;
+    if (format == text_format::unknown) {
+      const std::size_t first = line.find_first_not_of(" \t");
+      format = line[first] == '{'                          ? text_format::jsonl
+               : line.find('\t') != std::string_view::npos ? text_format::tsv
+                                                           : text_format::plain;
+    }
+    if (format == text_format::plain) {
+      uint64_t fp;
+      if (!parse_plain(line, fp))
+        return bad("expected a fingerprint (16 hex digits or a decimal number)");
+      json::append_uint(list.ids, in.line_number());
+      add(fp);
+      continue;
+    }
+    if (format == text_format::tsv) {
+      // id<TAB>hex, or id<TAB><TAB>status for documents without a fingerprint.
+      const std::size_t tab = line.find('\t');
+      if (tab == std::string_view::npos) return bad("expected id<TAB>fingerprint");
+      std::string_view rest = line.substr(tab + 1);
+      if (!rest.empty() && rest.back() == '\r') rest.remove_suffix(1);
+      const std::size_t tab2 = rest.find('\t');
+      if (tab2 != std::string_view::npos) {
+        if (rest.substr(tab2 + 1) != "ok") continue;  // a status column: not ok, no fingerprint
+        rest = rest.substr(0, tab2);
+      }
+      auto fp = parse_hex(rest);
+      if (!fp) return bad("expected 16 hex digits after the tab");
+      json::append_string(list.ids, tsv_unescape(line.substr(0, tab)));
+      add(*fp);
+      continue;
+    }
+    // JSONL: {"id": ..., "fingerprint": "hex" | null, "status": "..."}
+    namespace od = simdjson::ondemand;
+    auto doc = parser.iterate(line.data(), line.size(), line.size() + simdup::detail::kLinePadding);
+    od::object obj;
+    if (doc.error() || doc.get_object().get(obj)) return bad("invalid JSON (expected an object)");
+    std::string id_json;
+    std::string_view hex;
+    bool have_fp = false, skip = false;
+    for (auto field : obj) {
+      std::string_view key;
+      od::value value;
+      if (field.unescaped_key().get(key) || field.value().get(value)) return bad("invalid JSON");
+      od::json_type type;
+      if (value.type().get(type)) return bad("invalid JSON");
+      if (key == "id") {
+        if (type == od::json_type::string) {
+          std::string_view s;
+          if (value.get_string().get(s)) return bad("invalid JSON string in id");
+          id_json.clear();
+          json::append_string(id_json, s);
+        } else if (type == od::json_type::number) {
+          std::string_view raw = value.raw_json_token();
+          while (!raw.empty() && (raw.back() == ' ' || raw.back() == '\t')) raw.remove_suffix(1);
+          id_json.assign(raw);
+        } else if (type != od::json_type::null) {
+          return bad("id must be a string or a number");
+        }
+      } else if (key == "fingerprint") {
+        if (type == od::json_type::null) {
+          skip = true;
+        } else if (type != od::json_type::string || value.get_string().get(hex)) {
+          return bad("fingerprint must be a string of 16 hex digits or null");
+        } else {
+          have_fp = true;
+          // The view points into the parser's buffer, valid until the next iterate().
+          if (!parse_hex(hex)) return bad("fingerprint must be 16 hex digits");
+        }
+      } else if (key == "status") {
+        std::string_view s;
+        if (type != od::json_type::string || value.get_string().get(s))
+          return bad("status must be a string");
+        if (s != "ok") skip = true;
+      }
+    }
+    if (!doc.current_location().error()) return bad("unexpected content after the JSON object");
+    if (skip) continue;
+    if (!have_fp) return bad("missing \"fingerprint\"");
+    if (id_json.empty()) json::append_uint(id_json, in.line_number());
+    list.ids += id_json;
+    add(*parse_hex(hex));
+  }
+  return {};
+}
+
+/// Reads a binary file of little-endian uint64 ("-" = stdin).
+inline status read_fingerprint_binary(const std::string& path, fingerprint_list& list) {
+  const std::string name = path == "-" ? "<stdin>" : path;
+  std::FILE* f = path == "-" ? stdin : std::fopen(path.c_str(), "rb");
+  if (!f) return make_error(errc::not_found, name + ": " + std::strerror(errno));
+  std::vector<char> buf(std::size_t{1} << 20);
+  std::size_t carry = 0;  // bytes of an incomplete uint64 kept from the last read
+  while (true) {
+    const std::size_t got = std::fread(buf.data() + carry, 1, buf.size() - carry, f);
+    if (got == 0) break;
+    const std::size_t have = carry + got;
+    const std::size_t whole = have / 8;
+    const std::size_t old = list.fingerprints.size();
+    list.fingerprints.resize(old + whole);
+    std::memcpy(list.fingerprints.data() + old, buf.data(), whole * 8);
+    if constexpr (std::endian::native == std::endian::big)
+      for (std::size_t i = old; i < old + whole; ++i)
+        list.fingerprints[i] = __builtin_bswap64(list.fingerprints[i]);
+    carry = have - whole * 8;
+    std::memmove(buf.data(), buf.data() + whole * 8, carry);
+  }
+  const bool failed = std::ferror(f) != 0;
+  if (f != stdin) std::fclose(f);
+  if (failed) return make_error(errc::io_error, name + ": read error");
+  if (carry)
+    return make_error(errc::invalid_input,
+                      name + ": size is not a multiple of 8 bytes (little-endian uint64 values)");
+  return {};
+}
+
+inline result<fingerprint_list> read_fingerprints(const std::vector<std::string>& inputs,
+                                                  bool binary) {
+  fingerprint_list list;
+  const std::vector<std::string> paths = inputs.empty() ? std::vector<std::string>{"-"} : inputs;
+  // With several binary files, positions continue across files, so ids stay unique.
+  for (const auto& p : paths) {
+    status s = binary ? read_fingerprint_binary(p, list) : read_fingerprint_text(p, list);
+    if (!s) return s.error();
+  }
+  return list;
+}
+
+}  // namespace simdup::cli
