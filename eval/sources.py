@@ -356,10 +356,16 @@ def split_long(docs: list[Doc], max_chars: int) -> list[Doc]:
 def debian_packages(packages: set[str]) -> set[str]:
     """The packages among `packages` installed from Debian's archive (apt-cache policy names
     deb.debian.org); text from third-party packages may not be free to redistribute."""
+    if not packages:
+        return set()
     proc = subprocess.run(["apt-cache", "policy", *sorted(packages)], capture_output=True,
                           text=True, check=True)
-    return {block.split(":", 1)[0].strip() for block in re.split(r"\n(?=\S)", proc.stdout)
-            if "deb.debian.org" in block}
+    found = {block.split(":", 1)[0].strip() for block in re.split(r"\n(?=\S)", proc.stdout)
+             if "deb.debian.org" in block}
+    if not found:
+        raise RuntimeError("apt-cache knows no package from deb.debian.org: the package lists "
+                           "are missing (run `apt-get update`)")
+    return found
 
 
 def from_debian(docs: list[Doc]) -> list[Doc]:

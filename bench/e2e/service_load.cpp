@@ -1,6 +1,6 @@
 // Load generator for `simdup serve`: keep-alive HTTP clients sending check-insert requests with
 // random fingerprints (every document is new, so every request is a durable insert: the worst
-// case), reporting throughput and latency percentiles.
+// case), reporting throughput and latency percentiles. --op check measures the read path.
 //
 //   bench_service_load --port 8080 --collection bench --preload 10000000 --threads 16
 //                      --seconds 20 --batch 1
@@ -28,6 +28,8 @@ struct options {
   int batch = 1;
   long long preload = 0;
   int k = 3;
+  /// check-insert (default), insert or check.
+  std::string op = "check-insert";
 };
 
 std::string hex16(uint64_t v) {
@@ -43,8 +45,19 @@ std::string body_of(std::mt19937_64& rng, int batch, const std::string& prefix, 
   };
   if (batch == 1) return doc();
   std::string body = "{\"documents\":[";
-  for (int i = 0; i < batch; ++i) body += (i ? "," : "") + doc();
+  for (int i = 0; i < batch; ++i) {
+    if (i > 0) body.push_back(',');
+    body += doc();
+  }
   return body + "]}";
+}
+
+/// Ids are unique per thread and phase: "<phase><thread>-<n>".
+std::string id_prefix(char phase, int thread) {
+  std::string s(1, phase);
+  s.append(std::to_string(thread));
+  s.push_back('-');
+  return s;
 }
 
 httplib::Headers headers(const options& o) {
@@ -73,6 +86,8 @@ bool parse(int argc, char** argv, options& o) {
       o.preload = std::atoll(value.c_str());
     else if (flag == "--k")
       o.k = std::atoi(value.c_str());
+    else if (flag == "--op")
+      o.op = value;
     else
       return false;
   }
@@ -86,7 +101,8 @@ int main(int argc, char** argv) {
   if (!parse(argc, argv, o)) {
     std::fprintf(stderr,
                  "usage: bench_service_load [--host H] [--port P] [--collection C] [--token T]\n"
-                 "  [--threads N] [--seconds S] [--batch B] [--preload DOCS] [--k K]\n");
+                 "  [--threads N] [--seconds S] [--batch B] [--preload DOCS] [--k K]\n"
+                 "  [--op check-insert|insert|check]\n");
     return 2;
   }
   const std::string base = "/v1/" + o.collection;
@@ -109,9 +125,10 @@ int main(int argc, char** argv) {
       pool.emplace_back([&, t] {
         httplib::Client c(o.host, o.port);
         c.set_keep_alive(true);
+        c.set_tcp_nodelay(true);
         std::mt19937_64 rng(1000 + t);
         long long next = 0;
-        const std::string prefix = "p" + std::to_string(t) + "-";
+        const std::string prefix = id_prefix('p', t);
         while (sent.fetch_add(1000) < o.preload) {
           auto r = c.Post((base + "/insert").c_str(), headers(o), body_of(rng, 1000, prefix, next),
                           "application/json");
@@ -136,14 +153,15 @@ int main(int argc, char** argv) {
     pool.emplace_back([&, t] {
       httplib::Client c(o.host, o.port);
       c.set_keep_alive(true);
+      c.set_tcp_nodelay(true);
       std::mt19937_64 rng(t);
       long long next = 0;
-      const std::string prefix = "l" + std::to_string(t) + "-";
+      const std::string prefix = id_prefix('l', t);
       auto& lat = latencies[static_cast<std::size_t>(t)];
       while (std::chrono::steady_clock::now() < deadline) {
         const std::string body = body_of(rng, o.batch, prefix, next);
         const auto t0 = std::chrono::steady_clock::now();
-        auto r = c.Post((base + "/check-insert").c_str(), headers(o), body, "application/json");
+        auto r = c.Post((base + "/" + o.op).c_str(), headers(o), body, "application/json");
         const std::chrono::duration<double> d = std::chrono::steady_clock::now() - t0;
         if (!r || r->status != 200) {
           failed = true;

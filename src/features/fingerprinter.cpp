@@ -6,6 +6,7 @@
 #include "features/hash.hpp"
 #include "features/python_simhash.hpp"
 #include "features/weighting.hpp"
+#include "jieba/pipeline.hpp"
 
 #include <algorithm>
 #include <optional>
@@ -44,8 +45,6 @@ scratch& local_scratch() {
 status validate(const fingerprint_options& o) {
   if (o.min_features == 0)
     return make_error(errc::invalid_argument, "min_features must be at least 1");
-  if (o.compat == compat_mode::jieba_tfidf)
-    return make_error(errc::unsupported, "jieba segmentation is not available yet");
   if (o.compat == compat_mode::python_simhash) return {};
   const auto& f = o.features;
   if (f.kind == feature_kind::shingles && (f.shingle_width == 0 || f.shingle_width > 1024))
@@ -54,8 +53,6 @@ status validate(const fingerprint_options& o) {
   if (f.kind == feature_kind::word_ngrams && (f.ngram == 0 || f.ngram > 64))
     return make_error(errc::invalid_argument,
                       "ngram must be in 1..64, got " + std::to_string(f.ngram));
-  if ((f.kind == feature_kind::jieba || f.kind == feature_kind::keywords) && !f.segmenter)
-    return make_error(errc::unsupported, "jieba segmentation is not available yet");
   return {};
 }
 
@@ -170,6 +167,24 @@ struct fingerprinter::impl {
     return r;
   }
 
+  // compat jieba-tfidf: the extract_tags keywords, voted like the Python simhash package votes
+  // (feature, weight) pairs.
+  fingerprint_result jieba_tfidf(std::string_view text, scratch& s) const {
+    normalize_stats stats;
+    norm->normalize(text, s.text, &stats);
+    weigh(s);
+    std::vector<weighted_feature> keywords;
+    keywords.reserve(s.features.size());
+    for (const auto& f : s.features) keywords.push_back({std::string(f.text), f.weight});
+    fingerprint_result r;
+    r.fingerprint = detail::python_simhash_weighted(keywords);
+    r.features = static_cast<uint32_t>(keywords.size());
+    if (keywords.empty() || keywords.size() < options.min_features) r.fingerprint = 0;
+    else r.status = fingerprint_status::ok;
+    r.invalid_utf8 = stats.invalid_utf8;
+    return r;
+  }
+
   fingerprint_result own(std::string_view text, scratch& s) const {
     normalize_stats stats;
     norm->normalize(text, s.text, &stats);
@@ -211,11 +226,15 @@ struct fingerprinter::impl {
   }
 };
 
-result<fingerprinter> fingerprinter::create(const fingerprint_options& options) {
+result<fingerprinter> fingerprinter::create(const fingerprint_options& requested) {
+  // jieba kinds and compat jieba-tfidf: loads the segmenter, fills in extract_tags' settings.
+  auto resolved = detail::resolve_jieba_options(requested);
+  if (!resolved) return std::move(resolved).error();
+  const fingerprint_options& options = *resolved;
   if (auto ok = validate(options); !ok) return std::move(ok).error();
   auto p = std::make_unique<impl>();
   p->options = options;
-  if (options.compat == compat_mode::none) {
+  if (options.compat != compat_mode::python_simhash) {
     auto norm = normalizer::create(options.normalize);
     if (!norm) return std::move(norm).error();
     p->norm.emplace(std::move(*norm));
@@ -231,6 +250,7 @@ result<fingerprinter> fingerprinter::create(const fingerprint_options& options) 
 
 fingerprint_result fingerprinter::fingerprint(std::string_view text) const {
   scratch& s = local_scratch();
+  if (impl_->options.compat == compat_mode::jieba_tfidf) return impl_->jieba_tfidf(text, s);
   return impl_->options.compat == compat_mode::python_simhash ? impl_->python_simhash(text, s)
                                                               : impl_->own(text, s);
 }
@@ -243,7 +263,8 @@ fingerprint_result fingerprinter::fingerprint_features(
   const std::size_t distinct = s.counts.entries().size();
   fingerprint_result r;
   r.features = static_cast<uint32_t>(std::min<std::size_t>(features.size(), UINT32_MAX));
-  if (impl_->options.compat == compat_mode::python_simhash) {
+  if (impl_->options.compat == compat_mode::python_simhash ||
+      impl_->options.compat == compat_mode::jieba_tfidf) {
     r.fingerprint = detail::python_simhash_weighted(features);
   } else {
     detail::weighted_votes votes;

@@ -1,5 +1,6 @@
 // HTTP adapter of the dedup service: routes, authentication, limits, metrics and the expiry
 // loop. Algorithms live in the store (backend) and fingerprint components.
+#include <simdup/json.hpp>
 #include <simdup/service.hpp>
 #include <simdup/simhash.hpp>
 
@@ -16,7 +17,6 @@
 #include <sstream>
 #include <thread>
 
-#include "service/json_out.hpp"
 #include "service/metrics.hpp"
 #include "service/request.hpp"
 #include "service/text_fingerprints.hpp"
@@ -55,9 +55,9 @@ void send_json(httplib::Response& res, int status, const std::string& body) {
 void send_error(httplib::Response& res, int status, std::string_view code,
                 std::string_view message) {
   std::string body = "{\"error\":{\"code\":";
-  detail::append_json_string(body, code);
+  json::append_string(body, code);
   body += ",\"message\":";
-  detail::append_json_string(body, message);
+  json::append_string(body, message);
   body += "}}";
   send_json(res, status, body);
 }
@@ -206,7 +206,7 @@ struct service::impl {
       if (i > 0) body.push_back(',');
       body += "{\"id\":";
       if (slot[i] == SIZE_MAX) {
-        detail::append_json_string(body, docs[i].id);
+        json::append_string(body, docs[i].id);
         body += ",\"status\":\"too_short\",\"matches\":[]}";
         ++counts["too_short"];
         continue;
@@ -215,14 +215,14 @@ struct service::impl {
       const detail::doc_outcome& out = outcomes[slot[i]];
       const char* outcome = outcome_name(op, out);
       ++counts[outcome];
-      detail::append_json_string(body, in.id);
+      json::append_string(body, in.id);
       body += ",\"status\":\"";
       body += outcome;
       body += "\",\"fingerprint\":\"" + to_hex(in.fingerprint) + "\",\"matches\":[";
       for (std::size_t m = 0; m < out.matches.size(); ++m) {
         if (m > 0) body.push_back(',');
         body += "{\"id\":";
-        detail::append_json_string(body, out.matches[m].id);
+        json::append_string(body, out.matches[m].id);
         body += ",\"distance\":" + std::to_string(out.matches[m].distance) + "}";
       }
       body += "]}";
@@ -266,7 +266,9 @@ struct service::impl {
     auto removed = store->remove(*config, id);
     if (!removed) return send_error(res, removed.error());
     if (!*removed) return send_error(res, 404, "not_found", "no document \"" + id + "\"");
-    send_json(res, 200, "{\"id\":" + detail::json_string(id) + ",\"deleted\":true}");
+    std::string body = "{\"id\":";
+    json::append_string(body, id);
+    send_json(res, 200, body + ",\"deleted\":true}");
   }
 
   void handle_metrics(httplib::Response& res) {

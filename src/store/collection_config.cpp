@@ -1,9 +1,10 @@
 // Collection settings: validation and their JSON form (stored by both backends).
+#include <simdup/json.hpp>
+
 #include <simdjson.h>
 
 #include <charconv>
 
-#include "service/json_out.hpp"
 #include "store/backend.hpp"
 
 namespace simdup::detail {
@@ -85,11 +86,11 @@ status validate(const collection_config& config) {
 
 std::string to_json(const collection_config& config) {
   std::string out = "{\"name\":";
-  append_json_string(out, config.name);
+  json::append_string(out, config.name);
   out += ",\"k\":" + std::to_string(config.k);
   out += ",\"window_s\":" + std::to_string(config.window_s);
   out += ",\"compat\":";
-  append_json_string(out, config.compat);
+  json::append_string(out, config.compat);
   out += ",\"shingle_width\":" + std::to_string(config.shingle_width);
   out += "}";
   return out;

@@ -11,6 +11,10 @@
 #include <cstring>
 #include <vector>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace simdup::detail {
 
 namespace {
@@ -107,22 +111,65 @@ class folder {
   template <bool kDrops>
   char* collapse_loop(const char* s, const char* e, const unsigned char* map, char* o) {
     bool pending = pending_;
-    for (; s < e; ++s) {
-      const unsigned char m = map[static_cast<unsigned char>(*s)];
-      const std::size_t emit = m < 0x80;
-      const std::size_t space = pending & emit;
-      o[0] = ' ';
-      o[space] = static_cast<char>(m);
-      o += space + emit;
-      if constexpr (kDrops) {
-        pending = m == act_drop ? pending : m == act_separator;
-      } else {
-        pending = !emit;
+    const auto scalar = [&](const char* to) {
+      for (; s < to; ++s) {
+        const unsigned char m = map[static_cast<unsigned char>(*s)];
+        const std::size_t emit = m < 0x80;
+        const std::size_t space = pending & emit;
+        o[0] = ' ';
+        o[space] = static_cast<char>(m);
+        o += space + emit;
+        if constexpr (kDrops) {
+          pending = m == act_drop ? pending : m == act_separator;
+        } else {
+          pending = !emit;
+        }
+      }
+    };
+#if defined(__SSE2__)
+    if constexpr (!kDrops) {
+      if (plan_.simd_words) {
+        while (e - s >= 16) {
+          if (words_block(s, o, pending)) {
+            s += 16;
+          } else {
+            scalar(s + 16);  // advances `s`
+          }
+        }
       }
     }
+#endif
+    scalar(e);
     pending_ = pending;
     return o;
   }
+
+#if defined(__SSE2__)
+  // The default plan (letters and digits kept, everything else ASCII a separator) on 16 bytes
+  // whose separators all stand alone: each becomes one space in place, so the block maps to
+  // output byte for byte. Returns false, writing nothing, for blocks that need the scalar loop.
+  bool words_block(const char* s, char*& o, bool& pending) const {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));
+    const __m128i lower = _mm_or_si128(v, _mm_set1_epi8(0x20));
+    const __m128i alpha = _mm_and_si128(_mm_cmpgt_epi8(lower, _mm_set1_epi8('a' - 1)),
+                                        _mm_cmplt_epi8(lower, _mm_set1_epi8('z' + 1)));
+    const __m128i digit = _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8('0' - 1)),
+                                        _mm_cmplt_epi8(v, _mm_set1_epi8('9' + 1)));
+    const __m128i keep = _mm_or_si128(alpha, digit);
+    const unsigned separators = ~static_cast<unsigned>(_mm_movemask_epi8(keep)) & 0xFFFF;
+    if ((separators & (separators >> 1)) != 0 || ((separators & 1) != 0 && pending)) return false;
+    // Letters fold to lower case by setting bit 5; separators become ' '.
+    const __m128i letters =
+        plan_.simd_fold ? _mm_or_si128(v, _mm_and_si128(alpha, _mm_set1_epi8(0x20))) : v;
+    const __m128i out =
+        _mm_or_si128(_mm_and_si128(keep, letters), _mm_andnot_si128(keep, _mm_set1_epi8(' ')));
+    if (pending) *o++ = ' ';
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(o), out);
+    pending = (separators & 0x8000) != 0;  // a trailing separator stays pending
+    o += pending ? 15 : 16;
+    return true;
+  }
+#endif
 
   void ascii_run(const char* s, const char* e) {
     const std::size_t n = static_cast<std::size_t>(e - s);
@@ -219,7 +266,9 @@ class folder {
     o_ += utf8::encode(cp, o_);
   }
 
-  void ascii_run_one(char c) { ascii_run(&c, &c + 1); }
+  void ascii_run_one(char c) {
+    ascii_run(&c, &c + 1);
+  }
 
   const fold_plan& plan_;
   std::string& out_;
@@ -241,6 +290,9 @@ fold_plan fold_plan::make(const normalize_options& options) noexcept {
   plan.strip_digits = options.strip_digits;
   plan.strip_punctuation = options.strip_punctuation;
   plan.collapse_whitespace = options.collapse_whitespace;
+  plan.simd_words =
+      options.collapse_whitespace && options.strip_punctuation && !options.strip_digits;
+  plan.simd_fold = options.casefold;
   int flags = 0;
   // Default ignorables go with NFKC (NFKC_Casefold removes them); STABLE keeps compositions to
   // those Unicode guarantees never to change.

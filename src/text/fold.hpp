@@ -21,6 +21,10 @@ struct fold_plan {
   bool strip_digits = false;
   bool strip_punctuation = false;
   bool collapse_whitespace = false;
+  /// ASCII letters and digits are kept and every other ASCII byte separates words (the
+  /// default options): enables the 16-byte path. simd_fold: letters fold to lower case there.
+  bool simd_words = false;
+  bool simd_fold = false;
   /// Code points that traditional-to-simplified conversion may change, as a bitmap over
   /// U+0000..U+10FFFF (t2s_converter::trigger_bitmap()); null when t2s is off.
   const std::uint64_t* t2s_triggers = nullptr;

@@ -74,6 +74,10 @@ const normalize_options& normalizer::options() const noexcept {
   return impl_->options;
 }
 
+std::string normalizer::default_opencc_config() {
+  return std::string(SIMDUP_OPENCC_DATA_DIR) + "/t2s.json";
+}
+
 normalizer::normalizer(std::unique_ptr<impl> p) : impl_(std::move(p)) {}
 normalizer::normalizer(normalizer&&) noexcept = default;
 normalizer& normalizer::operator=(normalizer&&) noexcept = default;

@@ -15,6 +15,7 @@
 
 #include <exception>
 #include <filesystem>
+#include <string_view>
 #include <system_error>
 #include <utility>
 
@@ -29,14 +30,19 @@ std::vector<char32_t> code_points(const std::string& s) {
   return cps;
 }
 
+std::uint64_t pair_key(char32_t a, char32_t b) {
+  return (std::uint64_t{a} << 21) | b;
+}
+
 void set_bit(std::vector<std::uint64_t>& bits, char32_t cp) {
   bits[cp >> 6] |= std::uint64_t{1} << (cp & 63);
 }
 
 class key_collector {
  public:
-  key_collector(std::vector<std::uint64_t>& keys, std::vector<std::uint64_t>* triggers)
-      : keys_(keys), triggers_(triggers) {}
+  key_collector(std::vector<std::uint64_t>& keys, std::vector<std::uint64_t>* triggers,
+                std::unordered_set<std::uint64_t>& phrase_starts)
+      : keys_(keys), triggers_(triggers), phrase_starts_(phrase_starts) {}
 
   void add(const opencc::DictPtr& dict) {
     if (!dict) return;
@@ -52,6 +58,7 @@ class key_collector {
         set_bit(keys_, cp);
         ascii_ |= cp < 0x80;
       }
+      if (key.size() >= 2) phrase_starts_.insert(pair_key(key[0], key[1]));
       if (triggers_ == nullptr) continue;
       // OpenCC substitutes an entry's default value; only positions where it differs from the
       // key change text (all of them when the lengths differ).
@@ -67,6 +74,7 @@ class key_collector {
  private:
   std::vector<std::uint64_t>& keys_;
   std::vector<std::uint64_t>* triggers_;
+  std::unordered_set<std::uint64_t>& phrase_starts_;
   bool ascii_ = false;
 };
 
@@ -84,19 +92,31 @@ result<t2s_converter> t2s_converter::load(const std::string& config_path) {
   try {
     opencc::Config config;
     opencc::ConverterPtr converter = config.NewFromFile(config_path);
-    key_collector conversion_keys(t.keys_, &t.triggers_);
+    key_collector conversion_keys(t.keys_, &t.triggers_, t.phrase_starts_);
     for (const opencc::ConversionPtr& conversion :
          converter->GetConversionChain()->GetConversions()) {
       conversion_keys.add(conversion->GetDict());
     }
     // Segmentation decides where conversion matches start, so its keys delimit runs too; it
     // changes nothing itself.
-    key_collector segmentation_keys(t.keys_, nullptr);
-    if (const auto mmseg =
-            std::dynamic_pointer_cast<opencc::MaxMatchSegmentation>(converter->GetSegmentation())) {
-      segmentation_keys.add(mmseg->GetDict());
-    }
+    key_collector segmentation_keys(t.keys_, nullptr, t.phrase_starts_);
+    const auto mmseg =
+        std::dynamic_pointer_cast<opencc::MaxMatchSegmentation>(converter->GetSegmentation());
+    if (mmseg) segmentation_keys.add(mmseg->GetDict());
     t.ascii_keys_ = conversion_keys.ascii() || segmentation_keys.ascii();
+    // Where no multi-character key can start, OpenCC segments a run into single characters
+    // and converts each alone; their conversions are tabulated once here.
+    t.single_chars_ = mmseg != nullptr;
+    for (std::size_t word = 0; word < t.triggers_.size(); ++word) {
+      for (std::uint64_t bits = t.triggers_[word]; bits != 0; bits &= bits - 1) {
+        const auto cp =
+            static_cast<char32_t>(word * 64 + static_cast<unsigned>(__builtin_ctzll(bits)));
+        std::string one;
+        utf8::append(one, cp);
+        std::string converted = converter->Convert(one);
+        if (converted != one) t.single_.emplace(cp, std::move(converted));
+      }
+    }
     t.converter_ = std::move(converter);
   } catch (const opencc::FileNotFound& e) {
     return make_error(errc::not_found, "OpenCC data missing for " + config_path + ": " + e.what());
@@ -110,10 +130,22 @@ result<t2s_converter> t2s_converter::load(const std::string& config_path) {
   return t;
 }
 
+bool t2s_converter::may_hold_phrase(std::string_view run) const {
+  if (!single_chars_) return true;
+  const char* p = run.data();
+  const char* const end = p + run.size();
+  char32_t prev = utf8::decode(p, end);
+  while (p < end) {
+    const char32_t cp = utf8::decode(p, end);
+    if (phrase_starts_.count(pair_key(prev, cp)) != 0) return true;
+    prev = cp;
+  }
+  return false;
+}
+
 bool t2s_converter::convert(std::string& text) const {
   try {
     std::string out;
-    std::string run;
     const char* const begin = text.data();
     const char* const end = begin + text.size();
     const char* copied = begin;  // text before this is already in `out`
@@ -132,9 +164,21 @@ bool t2s_converter::convert(std::string& text) const {
       if (!trigger) continue;  // unchanged by OpenCC; `p` is past the code point ending it
       if (out.empty()) out.reserve(text.size());
       out.append(copied, run_begin);
-      run.assign(run_begin, run_end);
-      out += converter_->Convert(run);
       copied = run_end;
+      const std::string_view run(run_begin, static_cast<std::size_t>(run_end - run_begin));
+      if (may_hold_phrase(run)) {
+        out += converter_->Convert(std::string(run));
+        continue;
+      }
+      for (const char* q = run_begin; q < run_end;) {
+        const char* const from = q;
+        const auto it = single_.find(utf8::decode(q, run_end));
+        if (it != single_.end()) {
+          out += it->second;
+        } else {
+          out.append(from, q);
+        }
+      }
     }
     if (copied == begin) return true;  // no runs: unchanged
     out.append(copied, end);

@@ -8,6 +8,9 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace opencc {
@@ -20,7 +23,9 @@ namespace simdup::detail {
 /// code points, and the triggers (key code points that some entry actually changes). OpenCC
 /// changes text only where a key matches, so no match spans a non-key code point: each maximal
 /// run of key code points converts independently, and a run without a trigger comes out as it
-/// went in. Text without triggers (English, nearly all simplified Chinese) skips OpenCC.
+/// went in. Text without triggers (English, nearly all simplified Chinese) skips OpenCC, and a
+/// run where no multi-character key can start is converted character by character from a
+/// table of OpenCC's own single-character results (OpenCC costs microseconds per call).
 class t2s_converter {
  public:
   /// Loads an OpenCC configuration (e.g. /usr/share/opencc/t2s.json). Errors name the path:
@@ -41,9 +46,18 @@ class t2s_converter {
     return cp < 0x110000 && ((bits[cp >> 6] >> (cp & 63)) & 1) != 0;
   }
 
+  // False if a multi-character dictionary key may start in `run` (a non-empty run of keys).
+  bool may_hold_phrase(std::string_view run) const;
+
   std::shared_ptr<const opencc::Converter> converter_;
   std::vector<std::uint64_t> keys_;
   std::vector<std::uint64_t> triggers_;
+  /// First two code points of every multi-character key, as (first << 21) | second.
+  std::unordered_set<std::uint64_t> phrase_starts_;
+  /// OpenCC's conversion of each trigger standing alone, where it differs from the input.
+  std::unordered_map<char32_t, std::string> single_;
+  /// Segmentation is max-match over a dictionary, so runs without phrase starts can use single_.
+  bool single_chars_ = false;
   bool ascii_keys_ = false;
 };
 

@@ -166,17 +166,21 @@ TEST(Fingerprinter, InvalidOptionsAreErrors) {
   EXPECT_EQ(fingerprinter::create(o).error().code, errc::invalid_argument);
 }
 
-TEST(Fingerprinter, JiebaKindsNeedASegmenter) {
+// Without a segmenter the jieba dictionary is loaded; a missing one is an error naming it.
+TEST(Fingerprinter, JiebaKindsNeedTheirDictionary) {
   for (auto kind : {feature_kind::jieba, feature_kind::keywords}) {
     fingerprint_options o;
     o.features.kind = kind;
+    o.features.jieba_dict = "/nonexistent/jieba";
     auto fp = fingerprinter::create(o);
     ASSERT_FALSE(fp);
-    EXPECT_EQ(fp.error().code, errc::unsupported);
+    EXPECT_EQ(fp.error().code, errc::not_found);
+    EXPECT_NE(fp.error().message.find("/nonexistent/jieba/jieba.bin"), std::string::npos);
   }
   fingerprint_options o;
   o.compat = compat_mode::jieba_tfidf;
-  EXPECT_EQ(fingerprinter::create(o).error().code, errc::unsupported);
+  o.features.jieba_dict = "/nonexistent/jieba";
+  EXPECT_EQ(fingerprinter::create(o).error().code, errc::not_found);
 }
 
 // Any segmenter plugs into the token -> weighted features step.

@@ -9,7 +9,9 @@
 #include <opencc/Lexicon.hpp>
 #include <opencc/SimpleConverter.hpp>
 
+#include <cstdint>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -93,6 +95,44 @@ TEST(Normalize, EachStepAlone) {
   o = all_off();
   o.collapse_whitespace = true;
   EXPECT_EQ(make(o).normalize(" \t a \n\n b\u3000c "), "a b c");
+}
+
+// ASCII under the default options, spelled out: letters lower-cased, digits kept (or dropped),
+// every other byte a separator, separator runs one space, ends trimmed.
+std::string ascii_reference(std::string_view text, bool strip_digits) {
+  std::string out;
+  bool pending = false;
+  for (char c : text) {
+    const bool digit = c >= '0' && c <= '9';
+    const bool alpha = (c | 0x20) >= 'a' && (c | 0x20) <= 'z';
+    if (digit && strip_digits) continue;
+    if (!digit && !alpha) {
+      pending = !out.empty();
+      continue;
+    }
+    if (pending) out += ' ';
+    pending = false;
+    out += static_cast<char>(alpha ? (c | 0x20) : c);
+  }
+  return out;
+}
+
+TEST(Normalize, AsciiFastPathsMatchReference) {
+  // Random ASCII mixing words, lone and repeated separators at every alignment, so the 16-byte
+  // path and its fall-backs all run.
+  const std::string alphabet = "aaaaaaaaaabcdeeeeXYZQ0123  ,.;!\t\n\x01-";
+  std::uint32_t state = 12345;
+  const auto next = [&state] { return state = state * 1664525u + 1013904223u; };
+  normalize_options digits_off;
+  digits_off.strip_digits = true;
+  const normalizer plain = make({});
+  const normalizer no_digits = make(digits_off);
+  for (int round = 0; round < 300; ++round) {
+    std::string text(next() % 200, ' ');
+    for (char& c : text) c = alphabet[(next() >> 8) % alphabet.size()];
+    ASSERT_EQ(plain.normalize(text), ascii_reference(text, false)) << text;
+    ASSERT_EQ(no_digits.normalize(text), ascii_reference(text, true)) << text;
+  }
 }
 
 TEST(Normalize, CollapseTreatsUnicodeSpacesAndControlsAsSpace) {
@@ -191,6 +231,12 @@ TEST(Normalize, TraditionalToSimplifiedMatchesWholeTextOpenCC) {
   const opencc::SimpleConverter whole(config);
   const normalizer n = make({});
   EXPECT_EQ(n.normalize(text), whole.Convert(folded));
+  // Real traditional prose, where Debian's vim-runtime provides it.
+  std::ifstream tutor("/usr/share/vim/vim90/tutor/tutor.zh_tw.utf-8", std::ios::binary);
+  if (tutor) {
+    const std::string prose((std::istreambuf_iterator<char>(tutor)), {});
+    EXPECT_EQ(n.normalize(prose), whole.Convert(make(o).normalize(prose)));
+  }
   // Already simplified text is left alone, as OpenCC would.
   const std::string simplified = whole.Convert(folded);
   EXPECT_EQ(n.normalize(simplified), whole.Convert(simplified));
