@@ -65,7 +65,9 @@ void setup(CLI::App& app, int& rc) {
                   "jieba data directory or its jieba.bin (default: $SIMDUP_JIEBA_DIR, else the "
                   "built-in location)");
   sub->add_option("--user-dict", cmd->jieba.user_dicts,
-                  "User dictionary, `word [freq] [tag]` per line (repeatable, applied in order)");
+                  "User dictionary, `word [freq] [tag]` per line (repeatable, applied in order)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   sub->add_flag("--no-hmm", cmd->no_hmm, "Do not join unknown runs with the HMM (jieba HMM=False)");
   add_run_options(*sub, cmd->run);
   sub->callback([cmd, &rc] { rc = run_segment(*cmd); });

@@ -14,7 +14,8 @@ namespace simdup {
 /// whitespace. Defaults suit web text in English and Chinese.
 struct normalize_options {
   /// Treat input as HTML: drop tags, comments and <script>/<style> bodies; decode entities
-  /// (&amp; &nbsp; &#x4e2d; ...). Block-level tags become whitespace.
+  /// (&amp; &nbsp; &#x4e2d; ...). Block-level and unknown tags become whitespace; phrasing
+  /// tags (a, b, i, span, em, ...) do not, so "<b>bo</b>ld" reads "bold".
   bool html = false;
   /// Unicode NFKC: full-width forms to half-width, compatibility characters folded. Default
   /// ignorable code points (soft hyphen, zero-width space, BOM, ...) are removed too, as in
@@ -55,8 +56,8 @@ class normalizer {
   static result<normalizer> create(const normalize_options& options);
 
   /// Replaces `out` with the normalised form of `text` (which may be a view into `out`).
-  /// Linear in the input size; text without non-ASCII bytes takes a fast path, and OpenCC runs
-  /// only when the text contains CJK ideographs.
+  /// Linear in the input size; ASCII takes a fast path, and OpenCC runs only on text that
+  /// contains a character it would change.
   void normalize(std::string_view text, std::string& out, normalize_stats* stats = nullptr) const;
   std::string normalize(std::string_view text, normalize_stats* stats = nullptr) const;
 

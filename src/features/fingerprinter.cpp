@@ -179,8 +179,10 @@ struct fingerprinter::impl {
     fingerprint_result r;
     r.fingerprint = detail::python_simhash_weighted(keywords);
     r.features = static_cast<uint32_t>(keywords.size());
-    if (keywords.empty() || keywords.size() < options.min_features) r.fingerprint = 0;
-    else r.status = fingerprint_status::ok;
+    if (keywords.empty() || keywords.size() < options.min_features)
+      r.fingerprint = 0;
+    else
+      r.status = fingerprint_status::ok;
     r.invalid_utf8 = stats.invalid_utf8;
     return r;
   }

@@ -21,6 +21,12 @@ uint64_t last8_big_endian(const unsigned char* digest) noexcept {
 
 }  // namespace
 
+uint64_t xxh3_64_not4(std::string_view s) noexcept {
+  const auto* p = reinterpret_cast<const xxh_u8*>(s.data());
+  if (s.size() <= 16) return XXH3_len_0to16_64b(p, s.size(), XXH3_kSecret, 0);
+  return XXH3_64bits(s.data(), s.size());
+}
+
 md5_hasher::md5_hasher() noexcept : ctx_(EVP_MD_CTX_new()) {}
 
 md5_hasher::~md5_hasher() {

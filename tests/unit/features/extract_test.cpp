@@ -40,6 +40,27 @@ TEST(Shingles, ShortTextIsOneFeatureAndEmptyIsNone) {
   EXPECT_TRUE(shingles("", 4).empty());
 }
 
+// Reference: decode to code points, slide, re-encode. Exercises the ASCII-run fast path at
+// every mix of ASCII and multi-byte code points.
+TEST(Shingles, MatchNaiveSlidingWindowOnMixedText) {
+  const std::string text = "ab中c d😀efgh ij é kl中文字mnopq rstuvwx中 yz";
+  std::vector<std::string> cps;
+  for (std::size_t i = 0; i < text.size();) {
+    const std::size_t len = utf8_lead_length(static_cast<unsigned char>(text[i]));
+    cps.push_back(text.substr(i, len));
+    i += len;
+  }
+  for (std::size_t width = 1; width <= 7; ++width) {
+    list expected;
+    for (std::size_t i = 0; i + width <= cps.size(); ++i) {
+      std::string s;
+      for (std::size_t k = 0; k < width; ++k) s += cps[i + k];
+      expected.push_back(s);
+    }
+    EXPECT_EQ(shingles(text, width), expected) << "width " << width;
+  }
+}
+
 TEST(Shingles, StrayBytesAlwaysAdvance) {
   // Not produced by the normaliser, but a scan must terminate on anything.
   EXPECT_EQ(shingles("\x80\xe4", 1).size(), 2u);

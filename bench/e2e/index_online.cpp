@@ -1,0 +1,118 @@
+// Online index end to end: inserts N fingerprints (N/10 of them near-duplicates of earlier ones),
+// then measures batch queries on T threads, single-query latency (p50/p99) and memory.
+//
+//   bench_index_online [--n 10000000] [--k 3] [--queries 2000000] [--threads 2]
+#include <simdup/online_index.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <sys/resource.h>
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+double seconds_since(clock_type::time_point t) {
+  return std::chrono::duration<double>(clock_type::now() - t).count();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::size_t n = 10'000'000, queries = 2'000'000;
+  int k = 3;
+  unsigned threads = 2;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&] { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
+    if (a == "--n") n = std::stoull(next());
+    else if (a == "--k") k = std::stoi(next());
+    else if (a == "--queries") queries = std::stoull(next());
+    else if (a == "--threads") threads = static_cast<unsigned>(std::stoul(next()));
+    else {
+      std::fprintf(stderr, "unknown option %s\n", a.c_str());
+      return 2;
+    }
+  }
+  std::mt19937_64 rng(7);
+  std::vector<simdup::index_entry> entries(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    uint64_t f = rng();
+    if (i % 10 == 9) f = entries[rng() % i].fingerprint ^ (uint64_t{1} << (rng() % 64));
+    entries[i] = {f, i, static_cast<int64_t>(i)};
+  }
+  simdup::online_index_options opt;
+  opt.k = k;
+  opt.expected_size = n;
+  auto created = simdup::online_index::create(opt);
+  if (!created) {
+    std::fprintf(stderr, "%s\n", created.error().message.c_str());
+    return 1;
+  }
+  simdup::online_index& idx = *created;
+  std::printf("layout: %s (k=%d, %zu tables)\n", idx.layout().describe().c_str(), k,
+              idx.layout().table_count());
+
+  auto t0 = clock_type::now();
+  constexpr std::size_t batch = 4096;
+  for (std::size_t i = 0; i < n; i += batch)
+    idx.insert(std::span(entries).subspan(i, std::min(batch, n - i)));
+  const double insert_s = seconds_since(t0);
+  t0 = clock_type::now();
+  idx.compact();
+  const double compact_s = seconds_since(t0);
+  const auto st = idx.stats();
+  std::printf("inserts: %.0f /s (%zu in %.2f s, sealing and merging included)\n",
+              static_cast<double>(n) / insert_s, n, insert_s);
+  std::printf("compact: %.2f s; segments %llu\n", compact_s,
+              static_cast<unsigned long long>(st.segments));
+  std::printf("memory: %.1f bytes per entry (%.0f MB)\n",
+              static_cast<double>(st.memory_bytes) / static_cast<double>(st.size),
+              static_cast<double>(st.memory_bytes) / 1e6);
+
+  // Queries: half near-duplicates of indexed entries, half random.
+  std::vector<uint64_t> qs(queries);
+  for (std::size_t i = 0; i < queries; ++i)
+    qs[i] = i % 2 ? rng() : entries[rng() % n].fingerprint ^ (uint64_t{1} << (rng() % 64));
+  std::vector<std::size_t> found(threads, 0);
+  t0 = clock_type::now();
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      simdup::query_results r;
+      const std::size_t lo = queries * t / threads, hi = queries * (t + 1) / threads;
+      for (std::size_t i = lo; i < hi; i += 1024) {
+        idx.query(std::span(qs).subspan(i, std::min<std::size_t>(1024, hi - i)), r);
+        found[t] += r.matches.size();
+      }
+    });
+  for (auto& p : pool) p.join();
+  const double query_s = seconds_since(t0);
+  std::size_t total_found = 0;
+  for (auto f : found) total_found += f;
+  std::printf("batch queries: %.0f /s on %u threads (%zu matches)\n",
+              static_cast<double>(queries) / query_s, threads, total_found);
+
+  std::vector<double> lat;
+  const std::size_t single = std::min<std::size_t>(queries, 200'000);
+  lat.reserve(single);
+  std::size_t sink = 0;
+  for (std::size_t i = 0; i < single; ++i) {
+    const auto a = clock_type::now();
+    sink += idx.query(qs[i]).size();
+    lat.push_back(std::chrono::duration<double, std::micro>(clock_type::now() - a).count());
+  }
+  std::sort(lat.begin(), lat.end());
+  std::printf("single query latency: p50 %.2f us, p99 %.2f us, max %.1f us (%zu matches)\n",
+              lat[lat.size() / 2], lat[lat.size() * 99 / 100], lat.back(), sink);
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  std::printf("peak RSS: %.0f MB (entries array of the harness included)\n", ru.ru_maxrss / 1e3);
+  return 0;
+}

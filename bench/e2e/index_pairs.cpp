@@ -1,0 +1,140 @@
+// Batch all-pairs end to end: N random fingerprints plus P planted near-duplicates (0..3 bits
+// flipped from a random earlier one), written as a binary file; then the timed run reads the
+// file and finds all pairs within k, and the plain single-threaded sort-per-table baseline runs
+// on the same data. Prints wall times, the ratio and peak RSS per fingerprint.
+//
+//   bench_index_pairs [--n 10000000] [--planted 1000000] [--k 3] [--threads 0]
+//                     [--no-baseline] [--file /tmp/simdup_pairs.bin]
+#include <simdup/all_pairs.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+double seconds_since(clock_type::time_point t) {
+  return std::chrono::duration<double>(clock_type::now() - t).count();
+}
+
+long peak_rss_bytes() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_maxrss * 1024L;
+}
+
+/// Runs in a child process so its memory does not count towards the measured peak.
+void generate(const std::string& path, std::size_t n, std::size_t planted) {
+  std::mt19937_64 rng(2026);
+  std::vector<uint64_t> fps(n + planted);
+  for (std::size_t i = 0; i < n; ++i) fps[i] = rng();
+  for (std::size_t i = 0; i < planted; ++i) {
+    uint64_t f = fps[rng() % n];
+    const int flips = static_cast<int>(i % 4);
+    for (int b = 0; b < flips; ++b) f ^= uint64_t{1} << (rng() % 64);
+    fps[n + i] = f;
+  }
+  // Shuffle the planted copies in so they are not adjacent to nothing in particular.
+  std::shuffle(fps.begin(), fps.end(), rng);
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (!f || std::fwrite(fps.data(), 8, fps.size(), f) != fps.size()) std::exit(1);
+  std::fclose(f);
+}
+
+std::vector<uint64_t> read_binary(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) std::exit(1);
+  std::fseek(f, 0, SEEK_END);
+  const long bytes = std::ftell(f);
+  std::fseek(f, 0, SEEK_SET);
+  std::vector<uint64_t> fps(static_cast<std::size_t>(bytes) / 8);
+  if (std::fread(fps.data(), 8, fps.size(), f) != fps.size()) std::exit(1);
+  std::fclose(f);
+  return fps;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::size_t n = 10'000'000, planted = 1'000'000;
+  int k = 3;
+  unsigned threads = 0;
+  bool baseline = true;
+  std::string path = "/tmp/simdup_pairs.bin";
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&] { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
+    if (a == "--n") n = std::stoull(next());
+    else if (a == "--planted") planted = std::stoull(next());
+    else if (a == "--k") k = std::stoi(next());
+    else if (a == "--threads") threads = static_cast<unsigned>(std::stoul(next()));
+    else if (a == "--no-baseline") baseline = false;
+    else if (a == "--file") path = next();
+    else {
+      std::fprintf(stderr, "unknown option %s\n", a.c_str());
+      return 2;
+    }
+  }
+  std::printf("generating %zu random + %zu planted fingerprints into %s\n", n, planted,
+              path.c_str());
+  std::fflush(stdout);
+  if (const pid_t pid = fork(); pid == 0) {
+    generate(path, n, planted);
+    std::_Exit(0);
+  } else {
+    int st = 0;
+    waitpid(pid, &st, 0);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) return 1;
+  }
+
+  simdup::all_pairs_options opt;
+  opt.k = k;
+  opt.threads = threads;
+  const auto t0 = clock_type::now();
+  const std::vector<uint64_t> fps = read_binary(path);
+  const double read_s = seconds_since(t0);
+  uint64_t pairs = 0;
+  auto run = simdup::all_pairs(fps, opt, [&](std::span<const simdup::index_pair> ps) {
+    pairs += ps.size();
+    return true;
+  });
+  const double total_s = seconds_since(t0);
+  if (!run) {
+    std::fprintf(stderr, "%s\n", run.error().message.c_str());
+    return 1;
+  }
+  const long rss = peak_rss_bytes();
+  std::printf("%s", run->plan.describe().c_str());
+  std::printf("read: %.3f s\nall pairs (read included): %.3f s\npairs: %llu\ncandidates: %llu\n",
+              read_s, total_s, static_cast<unsigned long long>(pairs),
+              static_cast<unsigned long long>(run->candidates));
+  std::printf("peak RSS: %.1f MB = %.1f bytes per fingerprint\n", rss / 1e6,
+              static_cast<double>(rss) / static_cast<double>(fps.size()));
+  if (baseline) {
+    const auto t1 = clock_type::now();
+    uint64_t base_pairs = 0;
+    auto b = simdup::all_pairs_baseline(fps, opt, [&](std::span<const simdup::index_pair> ps) {
+      base_pairs += ps.size();
+      return true;
+    });
+    const double base_s = seconds_since(t1) + read_s;
+    if (!b) return 1;
+    std::printf("baseline (single-threaded std::sort per table, same plan, read included): %.3f s"
+                "\nbaseline pairs: %llu%s\nspeed-up: %.1fx\n",
+                base_s, static_cast<unsigned long long>(base_pairs),
+                base_pairs == pairs ? " (same)" : " (DIFFERENT!)", base_s / total_s);
+  }
+  std::remove(path.c_str());
+  return 0;
+}
