@@ -134,7 +134,7 @@ std::string to_json(const comparison& c, std::size_t top) {
   return out;
 }
 
-std::string quoted(std::string_view s) {
+std::string json_quoted(std::string_view s) {
   std::string q;
   json::append_string(q, s);
   return q;
@@ -171,13 +171,13 @@ std::string to_text(const comparison& c, std::size_t top) {
     << ": weight in A, weight in B, feature)\n";
   for (std::size_t i = 0; i < std::min(top, c.shared.size()); ++i) {
     o << "  " << number(c.shared[i].weight_a) << "\t" << number(c.shared[i].weight_b) << "\t"
-      << quoted(c.shared[i].text) << '\n';
+      << json_quoted(c.shared[i].text) << '\n';
   }
   for (const auto& [name, list] : {std::pair{"A", &c.only_a}, std::pair{"B", &c.only_b}}) {
     o << "\nonly in " << name << ": " << list->size() << " (heaviest "
       << std::min(top, list->size()) << ": weight, feature)\n";
     for (std::size_t i = 0; i < std::min(top, list->size()); ++i) {
-      o << "  " << number((*list)[i].weight) << "\t" << quoted((*list)[i].text) << '\n';
+      o << "  " << number((*list)[i].weight) << "\t" << json_quoted((*list)[i].text) << '\n';
     }
   }
   return o.str();
