@@ -66,8 +66,7 @@ void setup(CLI::App& app, int& rc) {
                   "built-in location)");
   sub->add_option("--user-dict", cmd->jieba.user_dicts,
                   "User dictionary, `word [freq] [tag]` per line (repeatable, applied in order)")
-      ->expected(1)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+      ->allow_extra_args(false);
   sub->add_flag("--no-hmm", cmd->no_hmm, "Do not join unknown runs with the HMM (jieba HMM=False)");
   add_run_options(*sub, cmd->run);
   sub->callback([cmd, &rc] { rc = run_segment(*cmd); });

@@ -31,10 +31,14 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&] { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
-    if (a == "--n") n = std::stoull(next());
-    else if (a == "--k") k = std::stoi(next());
-    else if (a == "--queries") queries = std::stoull(next());
-    else if (a == "--threads") threads = static_cast<unsigned>(std::stoul(next()));
+    if (a == "--n")
+      n = std::stoull(next());
+    else if (a == "--k")
+      k = std::stoi(next());
+    else if (a == "--queries")
+      queries = std::stoull(next());
+    else if (a == "--threads")
+      threads = static_cast<unsigned>(std::stoul(next()));
     else {
       std::fprintf(stderr, "unknown option %s\n", a.c_str());
       return 2;

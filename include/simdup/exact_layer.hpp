@@ -11,8 +11,10 @@
 namespace simdup {
 
 /// Canonical form of a URL, so that trivially different spellings of one address compare equal:
-/// scheme dropped (http and https are one page), host lowercased without a leading "www." and
-/// without a default port (80, 443), fragment dropped, percent escapes upper-cased, tracking
+/// for web URLs (http, https, or no scheme) the scheme is dropped (http and https are one page)
+/// and the fragment too unless it is a "#!" route; other schemes (file://, ftp://) keep both,
+/// as fragments there may name distinct parts of one file. Host lowercased without a leading
+/// "www." and without a default port (80, 443), percent escapes upper-cased, tracking
 /// query parameters (utm_*, fbclid, gclid, mc_cid, mc_eid) dropped and the rest sorted, and a
 /// trailing "/" removed from the path. Input without "scheme://" is read as host + path.
 /// Surrounding whitespace is ignored; an empty or blank URL gives "".

@@ -61,8 +61,19 @@ std::size_t scheme_end(std::string_view url) {
 
 std::string normalize_url(std::string_view url) {
   url = trim(url);
-  url.remove_prefix(scheme_end(url));
-  url = url.substr(0, url.find('#'));
+  const std::size_t after_scheme = scheme_end(url);
+  std::string scheme;
+  for (char c : url.substr(0, after_scheme)) scheme.push_back(lower(c));
+  url.remove_prefix(after_scheme);
+  // Web pages: http and https are one page, and the fragment is client-side (except "#!"
+  // routes of script-driven sites). Other schemes (file://, ftp://) keep scheme and fragment,
+  // which may name distinct parts of one file.
+  const bool web = scheme.empty() || scheme == "http://" || scheme == "https://";
+  std::string_view fragment;
+  if (const std::size_t hash = url.find('#'); hash != std::string_view::npos) {
+    if (!web || url.substr(hash).starts_with("#!")) fragment = url.substr(hash);
+    url = url.substr(0, hash);
+  }
 
   const std::size_t authority_end = std::min(url.find_first_of("/?"), url.size());
   std::string_view authority = url.substr(0, authority_end);
@@ -94,12 +105,13 @@ std::string normalize_url(std::string_view url) {
   }
   std::sort(params.begin(), params.end());
 
-  std::string out = std::move(host);
+  std::string out = web ? std::move(host) : scheme + host;
   append_upper_escapes(out, path);
   for (std::size_t i = 0; i < params.size(); ++i) {
     out.push_back(i == 0 ? '?' : '&');
     append_upper_escapes(out, params[i]);
   }
+  out.append(fragment);
   return out;
 }
 

@@ -6,6 +6,7 @@
 
 #include <simdjson.h>
 
+#include <cctype>
 #include <cmath>
 #include <string>
 
@@ -36,6 +37,28 @@ double read_keep_field(const document& doc, const std::string& field) {
     return -INFINITY;
   }
   return std::isnan(value) ? -INFINITY : value;
+}
+
+// A text that opens with a document-level HTML tag is an HTML page (a crawl stored as JSONL):
+// its tags and scripts must not count as content, or a page and its plain-text repost differ.
+bool looks_like_html(std::string_view text) {
+  std::size_t i = 0;
+  while (i < text.size() &&
+         (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r')) {
+    ++i;
+  }
+  if (i >= text.size() || text[i] != '<') return false;
+  ++i;
+  for (std::string_view tag : {"!doctype", "html", "head", "body", "div", "article", "p"}) {
+    if (text.size() - i < tag.size() + 1) continue;
+    bool same = true;
+    for (std::size_t j = 0; j < tag.size() && same; ++j) {
+      same = (text[i + j] | 0x20) == tag[j] || text[i + j] == tag[j];
+    }
+    const char next = text[i + tag.size()];
+    if (same && !std::isalnum(static_cast<unsigned char>(next))) return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -70,13 +93,15 @@ void document_signer::sign(const document& doc, doc_signature& out) const {
   const impl& s = *impl_;
   thread_local std::string normalized;
   normalize_stats stats;
-  (doc.text_is_html ? s.html : s.plain).normalize(doc.text, normalized, &stats);
+  const bool html = doc.text_is_html || looks_like_html(doc.text);
+  (html ? s.html : s.plain).normalize(doc.text, normalized, &stats);
 
   fingerprint_result fp;
   if (doc.features) {
     fp = s.on_normalized.fingerprint_features(*doc.features);
   } else {
-    fp = s.on_normalized.fingerprint(s.compat ? std::string_view(doc.text) : normalized);
+    fp = s.on_normalized.fingerprint(s.compat ? std::string_view(doc.text)
+                                              : std::string_view(normalized));
   }
   out.fingerprint = fp.fingerprint;
   out.has_fingerprint = fp.status == fingerprint_status::ok;

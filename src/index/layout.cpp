@@ -226,7 +226,10 @@ std::string index_layout::describe() const {
     if (i) s += ',';
     s += std::to_string(widths[i]);
   }
-  if (second_level_blocks) s += "/" + std::to_string(second_level_blocks);
+  if (second_level_blocks) {
+    s += '/';
+    s += std::to_string(second_level_blocks);
+  }
   return s;
 }
 

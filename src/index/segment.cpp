@@ -5,6 +5,8 @@
 #include <bit>
 #include <new>
 
+#include <sys/mman.h>
+
 #include "index/online_layout.hpp"
 
 namespace simdup::detail {
@@ -30,15 +32,22 @@ struct block_shape {
   std::size_t total_words() const { return dir_offset(tables); }
 };
 
-/// Raw 64-byte aligned storage: parts of it are used as uint64_t and uint32_t arrays.
+/// Raw aligned storage: parts of it are used as uint64_t and uint32_t arrays. Large blocks are
+/// 2 MiB aligned and marked for transparent huge pages: probes are random reads, and with 4 KiB
+/// pages most of them would also miss the TLB.
 struct block_storage {
+  static constexpr std::size_t huge = std::size_t{2} << 20;
   explicit block_storage(std::size_t words)
-      : data(static_cast<uint64_t*>(::operator new (words * 8, std::align_val_t{64}))) {
+      : align(words * 8 >= 2 * huge ? huge : 64),
+        bytes((words * 8 + align - 1) / align * align),
+        data(static_cast<uint64_t*>(::operator new (bytes, std::align_val_t{align}))) {
+    if (align == huge) ::madvise(data, bytes, MADV_HUGEPAGE);  // a hint: failure is harmless
     std::fill_n(data, words, 0);
   }
   block_storage(const block_storage&) = delete;
   block_storage& operator=(const block_storage&) = delete;
-  ~block_storage() { ::operator delete (data, std::align_val_t{64}); }
+  ~block_storage() { ::operator delete (data, std::align_val_t{align}); }
+  std::size_t align, bytes;
   uint64_t* data;
 };
 

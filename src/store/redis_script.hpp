@@ -27,18 +27,20 @@ local maxm = tonumber(ARGV[5])
 local nb = tonumber(ARGV[6])
 local nd = tonumber(ARGV[7])
 
-local pc = {}
-for i = 0, 255 do
-  local c, x = 0, i
-  while x > 0 do c = c + x % 2; x = math.floor(x / 2) end
-  pc[i] = c
+-- Population count of a 16-bit value (SWAR), then the Hamming distance of two 16-digit hex
+-- fingerprints 16 bits at a time (exact in Lua numbers).
+local band, rshift = bit.band, bit.rshift
+local function pop16(x)
+  x = x - band(rshift(x, 1), 0x5555)
+  x = band(x, 0x3333) + band(rshift(x, 2), 0x3333)
+  x = band(x + rshift(x, 4), 0x0f0f)
+  return band(x + rshift(x, 8), 0x1f)
 end
--- Hamming distance of two 16-digit hex fingerprints, 16 bits at a time (exact in Lua numbers).
 local function dist(a, b)
   local d = 0
   for i = 1, 16, 4 do
-    local x = bit.bxor(tonumber(string.sub(a, i, i + 3), 16), tonumber(string.sub(b, i, i + 3), 16))
-    d = d + pc[bit.band(x, 255)] + pc[bit.rshift(x, 8)]
+    d = d + pop16(bit.bxor(tonumber(string.sub(a, i, i + 3), 16),
+                           tonumber(string.sub(b, i, i + 3), 16)))
   end
   return d
 end

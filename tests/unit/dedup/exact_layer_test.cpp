@@ -15,6 +15,14 @@ TEST(NormalizeUrl, DropsSchemeWwwDefaultPortFragmentAndTrailingSlash) {
   EXPECT_EQ(normalize_url("HTTP://user:pw@Example.com/"), "example.com");
 }
 
+TEST(NormalizeUrl, OtherSchemesKeepSchemeAndFragment) {
+  EXPECT_EQ(normalize_url("FILE:///usr/share/doc/a.html#part-2"),
+            "file:///usr/share/doc/a.html#part-2");
+  EXPECT_NE(url_key("file:///a.html#part-1"), url_key("file:///a.html#part-2"));
+  EXPECT_NE(url_key("file:///a.html"), url_key("http://a.html"));
+  EXPECT_EQ(normalize_url("https://e.com/app/#!/item/7"), "e.com/app#!/item/7");
+}
+
 TEST(NormalizeUrl, KeepsPathCaseAndNonDefaultPort) {
   EXPECT_EQ(normalize_url("http://example.com:8080/A/B"), "example.com:8080/A/B");
   EXPECT_NE(normalize_url("http://example.com/A"), normalize_url("http://example.com/a"));

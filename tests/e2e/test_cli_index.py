@@ -1,0 +1,132 @@
+"""End-to-end tests of `simdup pairs`, `simdup clusters` and `simdup plan` (the real binary)."""
+import json
+import os
+import random
+import struct
+import subprocess
+
+import pytest
+
+BIN = os.environ.get("SIMDUP_BIN", "simdup")
+
+
+def run(args, stdin=None):
+    return subprocess.run([BIN, *args], input=stdin, capture_output=True, check=False)
+
+
+def brute_pairs(fps, k):
+    out = set()
+    for i in range(len(fps)):
+        for j in range(i + 1, len(fps)):
+            d = bin(fps[i] ^ fps[j]).count("1")
+            if d <= k:
+                out.add((i, j, d))
+    return out
+
+
+def random_fps(n, seed=1):
+    rng = random.Random(seed)
+    fps = []
+    for i in range(n):
+        if i % 2 and fps:
+            f = rng.choice(fps)
+            for _ in range(rng.randint(0, 4)):
+                f ^= 1 << rng.randrange(64)
+        else:
+            f = rng.getrandbits(64)
+        fps.append(f)
+    return fps
+
+
+def parse_pairs(stdout, key=lambda x: x):
+    return {(key(r["a"]), key(r["b"]), r["distance"]) for r in map(json.loads, stdout.splitlines())}
+
+
+@pytest.mark.parametrize("k", [0, 2, 3])
+def test_pairs_jsonl_matches_brute_force(tmp_path, k):
+    fps = random_fps(300)
+    path = tmp_path / "fp.jsonl"
+    lines = [json.dumps({"id": f"doc-{i}", "fingerprint": f"{f:016x}"}) for i, f in enumerate(fps)]
+    lines.insert(5, json.dumps({"id": "short", "fingerprint": None, "status": "too_short"}))
+    path.write_text("\n".join(lines) + "\n")
+    r = run(["pairs", "--k", str(k), str(path)])
+    assert r.returncode == 0, r.stderr
+    got = parse_pairs(r.stdout, key=lambda s: int(s.split("-")[1]))
+    assert got == brute_pairs(fps, k)
+
+
+def test_pairs_plain_lines_binary_and_tsv_agree(tmp_path):
+    fps = random_fps(200, seed=2)
+    expected = brute_pairs(fps, 3)
+    plain = tmp_path / "fp.txt"
+    # Mixed forms: 16 hex digits, or decimal. Ids are line numbers (1-based).
+    plain.write_text("".join(f"{f:016x}\n" if i % 3 else f"{f}\n" for i, f in enumerate(fps)))
+    r = run(["pairs", str(plain)])
+    assert r.returncode == 0, r.stderr
+    assert parse_pairs(r.stdout, key=lambda n: n - 1) == expected
+    binary = tmp_path / "fp.bin"
+    binary.write_bytes(struct.pack(f"<{len(fps)}Q", *fps))
+    r = run(["pairs", "--binary", "--blocks", "4/4", str(binary)])
+    assert r.returncode == 0, r.stderr
+    assert parse_pairs(r.stdout) == expected  # ids are 0-based positions
+    tsv = "".join(f"id\\t{i}\t{f:016x}\n" for i, f in enumerate(fps))
+    r = run(["pairs", "-"], stdin=tsv.encode())
+    assert r.returncode == 0, r.stderr
+    assert parse_pairs(r.stdout, key=lambda s: int(s.split("\t")[1])) == expected
+
+
+def test_equal_fingerprints_and_duplicate_ids():
+    data = b'{"id":1,"fingerprint":"00000000000000aa"}\n' * 3
+    r = run(["pairs", "--k", "0"], stdin=data)
+    assert r.returncode == 0, r.stderr
+    rows = [json.loads(x) for x in r.stdout.splitlines()]
+    assert len(rows) == 3 and all(x == {"a": 1, "b": 1, "distance": 0} for x in rows)
+
+
+def test_empty_input():
+    r = run(["pairs"], stdin=b"")
+    assert r.returncode == 0 and r.stdout == b""
+    r = run(["clusters"], stdin=b"")
+    assert r.returncode == 0 and r.stdout == b""
+
+
+def test_malformed_lines_name_the_line(tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"id":1,"fingerprint":"00000000000000aa"}\n{"id":2,"fingerprint":"xyz"}\n')
+    r = run(["pairs", str(path)])
+    assert r.returncode == 1
+    assert f"{path}:2:" in r.stderr.decode()
+    r = run(["pairs"], stdin=b"00000000000000aa\nnot a number\n")
+    assert r.returncode == 1 and b"<stdin>:2:" in r.stderr
+    binary = tmp_path / "odd.bin"
+    binary.write_bytes(b"\x01" * 12)
+    r = run(["pairs", "--binary", str(binary)])
+    assert r.returncode == 1 and b"multiple of 8" in r.stderr
+    r = run(["pairs", "--blocks", "3"], stdin=b"")
+    assert r.returncode == 2 and b"--blocks" in r.stderr
+
+
+def test_clusters_components_and_star():
+    # a~b (1 bit), b~c (1 bit), a and c 2 bits apart: with k=1 components chain them, star not.
+    fps = [0b000, 0b001, 0b011, 0xFFFF0000]
+    data = "".join(json.dumps({"id": n, "fingerprint": f"{f:016x}"}) + "\n"
+                   for n, f in zip("abcd", fps)).encode()
+    r = run(["clusters", "--k", "1"], stdin=data)
+    assert r.returncode == 0, r.stderr
+    assert [json.loads(x) for x in r.stdout.splitlines()] == [
+        {"id": "a", "cluster": "a"}, {"id": "b", "cluster": "a"}, {"id": "c", "cluster": "a"}]
+    r = run(["clusters", "--k", "1", "--mode", "star"], stdin=data)
+    assert r.returncode == 0, r.stderr
+    assert [json.loads(x) for x in r.stdout.splitlines()] == [
+        {"id": "a", "cluster": "a"}, {"id": "b", "cluster": "a"}]
+
+
+def test_plan():
+    r = run(["plan", "--n", "11000000", "--k", "3", "--json"])
+    assert r.returncode == 0, r.stderr
+    plan = json.loads(r.stdout)
+    assert plan["tables"] == 10 and plan["min_prefix_bits"] == 25
+    r = run(["plan", "--n", "1000", "--k", "3", "--blocks", "16,16,16,16"])
+    assert r.returncode == 0 and b"tables: 4" in r.stdout and b"prefix bits: 16..16" in r.stdout
+    r = run(["plan", "--n", "10000000", "--k", "3", "--purpose", "online", "--memory", "1M"])
+    assert r.returncode == 1 and b"fits" in r.stderr
