@@ -226,7 +226,6 @@ void setup(CLI::App& app, int& rc) {
       "shared and unshared features");
   sub->add_option("TEXT", cmd->texts, "The two texts (TEXT_A TEXT_B)")->type_name("TEXT_A TEXT_B");
   sub->add_option("--file", cmd->files, "Read a text from FILE (give twice, or with one TEXT)")
-      ->allow_extra_args(false)  // one FILE per --file, so a TEXT may follow
       ->check(CLI::ExistingFile);
   sub->add_option("--top", cmd->top, "Features listed per group")->capture_default_str();
   sub->add_flag("--json", cmd->json, "Machine-readable JSON output");

@@ -56,7 +56,8 @@ def test_explain_identical_and_different_texts():
 def test_explain_human_output_and_files(tmp_path):
     fa = tmp_path / "a.txt"
     fa.write_text("Hello world, this is a test of simdup explain.")
-    text = run(["explain", "--file", fa, "Hello world, this is one more test."], check=0)
+    # A TEXT goes before --file: CLI11 lets a repeated vector option swallow what follows it.
+    text = run(["explain", "Hello world, this is one more test.", "--file", fa], check=0)
     s = text.stdout.decode()
     assert "distance:" in s and "shared features:" in s and "only in A:" in s
     assert "only in B:" in s

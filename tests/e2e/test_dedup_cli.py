@@ -79,7 +79,7 @@ def test_stream_matches_brute_force_over_fingerprints(tmp_path, corpus_file):
     path, records, _ = corpus_file
     fps = fingerprints(path)
     out = tmp_path / "out"
-    run(["dedup", "--out", out, "--quiet", "-k", "6", "--layers", "near"],
+    run(["dedup", "--out", out, "--quiet", "-k", "6", "--layers", "near", "--verify", "off"],
         input=path.read_bytes(), check=0)
     kept, dups, summary = read_out(out)
     assert summary["parameters"]["mode"] == "stream"  # default for stdin
@@ -120,9 +120,20 @@ def test_verify_reports_true_jaccard_and_drops_dissimilar_pairs(tmp_path, corpus
         assert d["jaccard"] >= 0.8
     unverified = tmp_path / "plain"
     run(["dedup", path, "--out", unverified, "--quiet", "-k", "12", "--layers", "near",
-         "--clusters", "star"], check=0)
+         "--clusters", "star", "--verify", "off"], check=0)
     _, plain_dups, _ = read_out(unverified)
     assert len(plain_dups) >= len(dups)
+
+
+def test_defaults_verify_with_star_clusters_at_k8(tmp_path, corpus_file):
+    path, _, _ = corpus_file
+    out = tmp_path / "out"
+    run(["dedup", path, "--out", out, "--quiet"], check=0)
+    _, dups, summary = read_out(out)
+    p = summary["parameters"]
+    assert (p["k"], p["linking"], p["verify"]["jaccard"]) == (8, "star", 0.8)
+    assert all(d["jaccard"] >= 0.8 for d in dups if d["layer"] == "near")
+    assert all(d["distance"] <= 8 for d in dups if d["layer"] == "near")
 
 
 def test_keep_policies_choose_the_representative(tmp_path):
