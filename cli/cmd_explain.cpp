@@ -23,6 +23,11 @@ struct explain_command {
   fingerprint_cli_options fp;
   std::size_t top = 10;
   bool json = false;
+  /// The parsed subcommand and its two text sources, to restore the command-line order of
+  /// mixed forms (`--file A TEXT` compares file A with TEXT, in that order).
+  const CLI::App* app = nullptr;
+  const CLI::Option* text_option = nullptr;
+  const CLI::Option* file_option = nullptr;
 };
 
 struct side {
@@ -184,16 +189,23 @@ std::string to_text(const comparison& c, std::size_t top) {
 }
 
 int run_explain(explain_command& cmd) {
-  std::vector<std::string> texts = cmd.texts;
-  for (const std::string& path : cmd.files) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-      print_error("explain", "cannot read " + path);
-      return exit_failure;
+  // One parse_order() entry per value, so walking it interleaves TEXTs and --files as given.
+  std::vector<std::string> texts;
+  std::size_t next_text = 0, next_file = 0;
+  for (const CLI::Option* opt : cmd.app->parse_order()) {
+    if (opt == cmd.text_option && next_text < cmd.texts.size()) {
+      texts.push_back(cmd.texts[next_text++]);
+    } else if (opt == cmd.file_option && next_file < cmd.files.size()) {
+      const std::string& path = cmd.files[next_file++];
+      std::ifstream in(path, std::ios::binary);
+      if (!in) {
+        print_error("explain", "cannot read " + path);
+        return exit_failure;
+      }
+      std::ostringstream ss;
+      ss << in.rdbuf();
+      texts.push_back(ss.str());
     }
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    texts.push_back(ss.str());
   }
   if (texts.size() != 2) {
     print_error("explain",
@@ -224,9 +236,15 @@ void setup(CLI::App& app, int& rc) {
       "explain",
       "Compare two texts: fingerprints, Hamming distance, differing bits, and the heaviest "
       "shared and unshared features");
-  sub->add_option("TEXT", cmd->texts, "The two texts (TEXT_A TEXT_B)")->type_name("TEXT_A TEXT_B");
-  sub->add_option("--file", cmd->files, "Read a text from FILE (give twice, or with one TEXT)")
-      ->check(CLI::ExistingFile);
+  cmd->app = sub;
+  cmd->text_option = sub->add_option("TEXT", cmd->texts, "The two texts (TEXT_A TEXT_B)")
+                         ->type_name("TEXT_A TEXT_B");
+  // One FILE per --file: a vector option would otherwise swallow a following TEXT as a file.
+  cmd->file_option = sub->add_option("--file", cmd->files,
+                                     "Read a text from FILE (give twice, or with one TEXT; "
+                                     "the texts are compared in command-line order)")
+                         ->check(CLI::ExistingFile)
+                         ->allow_extra_args(false);
   sub->add_option("--top", cmd->top, "Features listed per group")->capture_default_str();
   sub->add_flag("--json", cmd->json, "Machine-readable JSON output");
   add_fingerprint_options(*sub, cmd->fp);

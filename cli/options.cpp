@@ -88,6 +88,11 @@ void add_fingerprint_options(CLI::App& cmd, fingerprint_cli_options& opts) {
   cmd.add_option("--jieba-dict", opts.jieba_dict,
                  "jieba dictionary (default: the built-in location)")
       ->group(f);
+  cmd.add_option("--user-dict", opts.user_dicts,
+                 "jieba user dictionary (`word [freq] [tag]` per line); repeat for several, "
+                 "loaded in order (jieba, keywords, compat jieba-tfidf)")
+      ->allow_extra_args(false)
+      ->group(f);
   cmd.add_option("--min-features", opts.min_features,
                  "Documents with fewer distinct features get status too_short")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 30))
@@ -136,6 +141,7 @@ result<fingerprint_options> fingerprint_cli_options::resolve() const {
   o.features.ngram = ngram;
   o.features.min_token_length = min_token_length;
   o.features.jieba_dict = jieba_dict;
+  o.features.jieba_user_dicts = user_dicts;
 
   if (weighting == "count") o.weighting.scheme = weighting_scheme::count;
   if (weighting == "binary") o.weighting.scheme = weighting_scheme::binary;

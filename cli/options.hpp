@@ -35,24 +35,25 @@ void add_input_options(CLI::App& cmd, input_options& opts);
 
 /// Normalisation, features, weighting, hash and compatibility flags.
 struct fingerprint_cli_options {
-  bool html = false;                  ///< --html
-  bool no_nfkc = false;               ///< --no-nfkc
-  bool no_casefold = false;           ///< --no-casefold
-  bool no_t2s = false;                ///< --no-t2s
-  bool keep_punctuation = false;      ///< --keep-punctuation
-  bool strip_digits = false;          ///< --strip-digits
-  std::string features = "shingles";  ///< --features
-  std::size_t shingle_width = 4;      ///< --shingle-width
-  std::size_t ngram = 2;              ///< --ngram
-  std::size_t min_token_length = 1;   ///< --min-token-length
-  std::string jieba_dict;             ///< --jieba-dict
-  std::string weighting = "count";    ///< --weighting
-  std::string idf_path;               ///< --idf
-  std::string stopwords_path;         ///< --stopwords
-  std::size_t top_k = 0;              ///< --top-k
-  std::string hash = "xxh3";          ///< --hash
-  std::string compat = "none";        ///< --compat
-  std::size_t min_features = 1;       ///< --min-features
+  bool html = false;                    ///< --html
+  bool no_nfkc = false;                 ///< --no-nfkc
+  bool no_casefold = false;             ///< --no-casefold
+  bool no_t2s = false;                  ///< --no-t2s
+  bool keep_punctuation = false;        ///< --keep-punctuation
+  bool strip_digits = false;            ///< --strip-digits
+  std::string features = "shingles";    ///< --features
+  std::size_t shingle_width = 4;        ///< --shingle-width
+  std::size_t ngram = 2;                ///< --ngram
+  std::size_t min_token_length = 1;     ///< --min-token-length
+  std::string jieba_dict;               ///< --jieba-dict
+  std::vector<std::string> user_dicts;  ///< --user-dict (repeatable)
+  std::string weighting = "count";      ///< --weighting
+  std::string idf_path;                 ///< --idf
+  std::string stopwords_path;           ///< --stopwords
+  std::size_t top_k = 0;                ///< --top-k
+  std::string hash = "xxh3";            ///< --hash
+  std::string compat = "none";          ///< --compat
+  std::size_t min_features = 1;         ///< --min-features
 
   /// The library configuration. Options CLI11 already checked (choices, ranges) are mapped
   /// here; cross-option errors (tfidf without --idf) name the options.

@@ -60,6 +60,10 @@ struct feature_options {
   std::shared_ptr<const simdup::segmenter> segmenter;
   /// Path of the jieba dictionary (converted form); empty means the built-in default location.
   std::string jieba_dict;
+  /// jieba user dictionaries (`word [freq] [tag]` per line), loaded in order on top of
+  /// jieba_dict when the segmenter is created here (not when `segmenter` is given). A missing
+  /// file is errc::not_found naming the path.
+  std::vector<std::string> jieba_user_dicts;
 };
 
 enum class weighting_scheme {

@@ -26,7 +26,8 @@ struct verify_options {
 /// Parses the `--verify` value "jaccard:T" (T in (0, 1]) into options with that threshold.
 result<verify_options> parse_verify_spec(std::string_view spec);
 
-/// Replaces `out` with the sorted distinct 32-bit hashes (upper half of XXH3-64) of the
+/// Replaces `out` with the sorted distinct 32-bit hashes (a rolling polynomial hash of the code
+/// points, mixed, upper half) of the
 /// overlapping `width`-code-point shingles of `text` (already normalised, valid UTF-8). Text
 /// shorter than `width` code points gives one shingle, the whole text; empty text gives none.
 /// With max_hashes > 0 only the smallest max_hashes hashes are kept.

@@ -1,7 +1,5 @@
 #include <simdup/verify.hpp>
 
-#include <xxhash.h>
-
 #include <algorithm>
 #include <charconv>
 #include <limits>
@@ -10,17 +8,29 @@
 namespace simdup {
 namespace {
 
-// Length of the UTF-8 sequence starting with `lead`; the text is valid UTF-8 after
-// normalisation, but a stray byte still advances by one so the loop always ends.
-std::size_t sequence_length(unsigned char lead) {
-  if (lead < 0xC0) return 1;
-  if (lead < 0xE0) return 2;
-  if (lead < 0xF0) return 3;
-  return 4;
+// Decodes one code point of (normalised, valid) UTF-8 and advances; a stray byte is taken as
+// itself so the loop always ends.
+uint32_t decode(const unsigned char*& p, const unsigned char* end) {
+  const uint32_t lead = *p++;
+  int extra = lead < 0xC0 ? 0 : lead < 0xE0 ? 1 : lead < 0xF0 ? 2 : 3;
+  uint32_t cp = extra == 0 ? lead : lead & (0x3Fu >> extra);
+  for (; extra > 0 && p < end && (*p & 0xC0) == 0x80; --extra) cp = (cp << 6) | (*p++ & 0x3F);
+  return cp;
 }
 
-uint32_t hash32(std::string_view bytes) {
-  return static_cast<uint32_t>(XXH3_64bits(bytes.data(), bytes.size()) >> 32);
+// MurmurHash3's 64-bit finaliser: a bijection that spreads every input bit over the output.
+uint64_t mix(uint64_t h) {
+  h ^= h >> 33;
+  h *= 0xFF51AFD7ED558CCDull;
+  h ^= h >> 33;
+  h *= 0xC4CEB9FE1A85EC53ull;
+  h ^= h >> 33;
+  return h;
+}
+
+std::vector<uint32_t>& thread_window() {
+  thread_local std::vector<uint32_t> window;
+  return window;
 }
 
 }  // namespace
@@ -49,21 +59,26 @@ void shingle_hashes(std::string_view text, std::size_t width, std::size_t max_ha
                     std::vector<uint32_t>& out) {
   out.clear();
   if (text.empty() || width == 0) return;
-  // starts[i % (width + 1)] holds the byte offset of the i-th code point; a shingle of `width`
-  // code points ending before code point i starts at code point i - width.
-  std::vector<std::size_t> starts(width + 1);
+  // A polynomial rolling hash over code points (mod 2^64), finalised by a bijective mixer:
+  // one multiply-add per code point instead of hashing every shingle's bytes again.
+  constexpr uint64_t base = 0x100000001B3ull;
+  uint64_t drop = 1;  // base^(width-1): weight of the code point leaving the window
+  for (std::size_t i = 1; i < width; ++i) drop *= base;
+  std::vector<uint32_t>& window = thread_window();
+  window.assign(width, 0);
+  uint64_t h = 0;
   std::size_t count = 0;
-  for (std::size_t pos = 0; pos < text.size();) {
-    starts[count % (width + 1)] = pos;
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  const auto* end = p + text.size();
+  while (p < end) {
+    const uint32_t cp = decode(p, end);
+    if (count >= width) h -= drop * window[count % width];
+    h = h * base + cp;
+    window[count % width] = cp;
     ++count;
-    pos += sequence_length(static_cast<unsigned char>(text[pos]));
-    pos = std::min(pos, text.size());
-    if (count >= width) {
-      const std::size_t begin = starts[(count - width) % (width + 1)];
-      out.push_back(hash32(text.substr(begin, pos - begin)));
-    }
+    if (count >= width) out.push_back(static_cast<uint32_t>(mix(h) >> 32));
   }
-  if (count < width) out.push_back(hash32(text));
+  if (count < width) out.push_back(static_cast<uint32_t>(mix(h) >> 32));
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   if (max_hashes != 0 && out.size() > max_hashes) out.resize(max_hashes);

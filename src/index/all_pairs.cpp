@@ -1,7 +1,12 @@
-// Batch all-pairs. For each table, every thread permutes its share of the input and the
-// records are scattered by the top b1 key bits (pass 1, one parallel counting sort); then
-// threads take buckets and group each by the rest of the prefix (pass 2, in cache), checking
-// every pair of a group. Memory: the input plus one 12-byte record per fingerprint.
+// Batch all-pairs. Tables whose keys start with the same bits share one partition: every
+// thread scatters its share of the input by those top b1 bits (one parallel counting sort per
+// partition, histograms of all partitions taken in a single pass). With the lexicographic table
+// order most tables share a leading block, so m blocks need at most m - k partitions instead of
+// C(m, k) sorts (5 blocks, k = 3: 4 scatters for 10 tables). Then threads take buckets (a few
+// thousand records, in cache) and, per table of the partition, chain the records by a hash of
+// the table's remaining prefix bits; only records in the same chain are compared, so the
+// mostly-singleton groups cost one hash and two stores each. Memory: the input plus one
+// 12-byte record per fingerprint, and per thread a small hash table.
 #include <simdup/all_pairs.hpp>
 
 #include <algorithm>
@@ -9,7 +14,6 @@
 #include <barrier>
 #include <bit>
 #include <memory>
-#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -19,19 +23,35 @@
 namespace simdup {
 namespace {
 
-/// Permuted key and ordinal. Packed to 12 bytes: the run is memory-bound.
+/// Fingerprint and ordinal. Packed to 12 bytes: the scatter is memory-bound.
 struct __attribute__((packed, aligned(4))) record {
-  uint64_t key;
+  uint64_t fp;
   uint32_t id;
 };
 static_assert(sizeof(record) == 12);
 
-/// Per-table constants.
-struct table_setup {
-  const detail::table_perm* perm;
-  int prefix_bits;
-  int b1;                               // pass-1 bits (top of the key)
-  std::vector<uint64_t> earlier_masks;  // prefixes of earlier tables, in this table's key bits
+constexpr uint32_t no_record = UINT32_MAX;
+/// Largest hash table (log2 slots) per bucket: bounds per-thread memory on skewed input, where
+/// the long chains are true matches anyway.
+constexpr int max_hash_bits = 18;
+
+/// One table, in fingerprint coordinates.
+struct table_info {
+  uint64_t mask;                  // prefix bits
+  uint64_t rest_mask;             // prefix bits outside the partition bits
+  std::vector<uint64_t> earlier;  // prefix masks of the tables before it
+};
+
+/// Tables sharing the partition on fingerprint bits [shift, shift + bits).
+struct partition {
+  int shift;
+  std::vector<table_info> tables;
+};
+
+/// Per-thread scratch of the bucket pass.
+struct scratch {
+  std::vector<uint32_t> head;  // hash slot -> last record of its chain; kept all no_record
+  std::vector<uint32_t> next;  // record -> previous record of its chain
 };
 
 class batch_run {
@@ -39,16 +59,26 @@ class batch_run {
   batch_run(std::span<const uint64_t> fps, const std::vector<detail::table_perm>& tables, int k,
             unsigned threads, detail::pair_emitter& out)
       : fps_(fps), k_(k), threads_(threads), out_(out), sync_(threads) {
-    const int bw = std::bit_width(fps.size());
+    // Partition bits: the top b1 key bits, which all lie in the table's first contiguous run
+    // (moves[0] is placed at the top of the key). Buckets of about 2^12 records fit in cache.
+    b1_ = std::max(0, static_cast<int>(std::bit_width(fps.size())) - 12);
+    for (const detail::table_perm& t : tables)
+      b1_ = std::min({b1_, t.prefix_bits, std::popcount(t.moves.front().mask)});
     for (std::size_t t = 0; t < tables.size(); ++t) {
-      table_setup s{&tables[t], tables[t].prefix_bits, 0, {}};
-      s.b1 = std::min(s.prefix_bits, std::clamp(bw - 10, 1, 12));
-      for (std::size_t u = 0; u < t; ++u)
-        s.earlier_masks.push_back(tables[t].apply(tables[u].prefix_mask));
-      setups_.push_back(std::move(s));
+      const detail::bit_move& top = tables[t].moves.front();
+      const int shift = top.src_shift + std::popcount(top.mask) - b1_;
+      const uint64_t part_mask = b1_ == 0 ? 0 : ((uint64_t{1} << b1_) - 1) << shift;
+      table_info info{tables[t].prefix_mask, tables[t].prefix_mask & ~part_mask, {}};
+      for (std::size_t u = 0; u < t; ++u) info.earlier.push_back(tables[u].prefix_mask);
+      auto it = std::find_if(parts_.begin(), parts_.end(),
+                             [&](const partition& p) { return b1_ == 0 || p.shift == shift; });
+      if (it == parts_.end()) it = parts_.insert(parts_.end(), partition{shift, {}});
+      it->tables.push_back(std::move(info));
     }
     records_ = std::make_unique_for_overwrite<record[]>(fps.size());
-    hist_.assign(threads, {});
+    const std::size_t nb = std::size_t{1} << b1_;
+    hist_.assign(threads, std::vector<uint32_t>(nb * parts_.size(), 0));
+    starts_.resize(nb + 1);
   }
 
   void run() {
@@ -61,30 +91,32 @@ class batch_run {
   uint64_t candidates() const { return candidates_.load(); }
 
  private:
+  uint32_t bucket_of(uint64_t fp, int shift) const {
+    return b1_ == 0 ? 0 : static_cast<uint32_t>((fp >> shift) & ((uint64_t{1} << b1_) - 1));
+  }
+
   void worker(unsigned th) {
     detail::pair_emitter::buffer buf(out_);
-    std::vector<record> scratch;
-    std::vector<uint32_t> counts;
+    scratch sc;
     uint64_t cand = 0;
     const std::size_t n = fps_.size();
     const std::size_t lo = n * th / threads_, hi = n * (th + 1) / threads_;
-    for (const table_setup& s : setups_) {
-      const std::size_t nb = std::size_t{1} << s.b1;
-      const int shift1 = 64 - s.b1;
-      if (th == 0) next_bucket_.store(0);
-      // Pass 1: count, then (after offsets are known) scatter.
-      std::vector<uint32_t>& h = hist_[th];
-      h.assign(nb, 0);
-      for (std::size_t i = lo; i < hi; ++i) ++h[s.perm->apply(fps_[i]) >> shift1];
-      sync_.arrive_and_wait();
+    const std::size_t nb = std::size_t{1} << b1_;
+    // Histograms of every partition in one pass over this thread's share.
+    std::vector<uint32_t>& h = hist_[th];
+    for (std::size_t i = lo; i < hi; ++i)
+      for (std::size_t p = 0; p < parts_.size(); ++p)
+        ++h[p * nb + bucket_of(fps_[i], parts_[p].shift)];
+    for (std::size_t p = 0; p < parts_.size(); ++p) {
+      const partition& part = parts_[p];
       if (th == 0) {
-        starts_.assign(nb + 1, 0);
+        next_bucket_.store(0);
         uint32_t pos = 0;
         for (std::size_t b = 0; b < nb; ++b) {
           starts_[b] = pos;
           for (unsigned t2 = 0; t2 < threads_; ++t2) {
-            const uint32_t c = hist_[t2][b];
-            hist_[t2][b] = pos;  // becomes the thread's write cursor for bucket b
+            const uint32_t c = hist_[t2][p * nb + b];
+            hist_[t2][p * nb + b] = pos;  // becomes the thread's write cursor for bucket b
             pos += c;
           }
         }
@@ -92,17 +124,20 @@ class batch_run {
       }
       sync_.arrive_and_wait();
       record* recs = records_.get();
+      uint32_t* cursor = h.data() + p * nb;
       for (std::size_t i = lo; i < hi; ++i) {
-        const uint64_t key = s.perm->apply(fps_[i]);
-        recs[h[key >> shift1]++] = record{key, static_cast<uint32_t>(i)};
+        const uint64_t fp = fps_[i];
+        recs[cursor[bucket_of(fp, part.shift)]++] = record{fp, static_cast<uint32_t>(i)};
       }
       sync_.arrive_and_wait();
-      // Pass 2: buckets in chunks, dynamically shared.
       constexpr std::size_t chunk = 16;
       for (std::size_t c; !out_.stopped() && (c = next_bucket_.fetch_add(chunk)) < nb;) {
-        for (std::size_t b = c; b < std::min(nb, c + chunk); ++b)
-          group_bucket(s, recs + starts_[b], starts_[b + 1] - starts_[b], scratch, counts, buf,
-                       cand);
+        for (std::size_t b = c; b < std::min(nb, c + chunk); ++b) {
+          const std::size_t size = starts_[b + 1] - starts_[b];
+          if (size < 2) continue;
+          for (const table_info& t : part.tables)
+            chain_bucket(t, recs + starts_[b], size, sc, buf, cand);
+        }
       }
       sync_.arrive_and_wait();
     }
@@ -110,70 +145,47 @@ class batch_run {
     candidates_ += cand;
   }
 
-  /// Checks every pair of a group of records with equal prefixes.
-  void check_group(const table_setup& s, const record* g, std::size_t n,
-                   detail::pair_emitter::buffer& buf, uint64_t& cand) const {
-    cand += n * (n - 1) / 2;
-    for (std::size_t i = 0; i + 1 < n; ++i) {
-      const uint64_t ki = g[i].key;
-      const uint32_t ii = g[i].id;
-      for (std::size_t j = i + 1; j < n; ++j) {
-        const uint64_t x = ki ^ g[j].key;
-        const int d = std::popcount(x);
-        if (d > k_) continue;
-        bool earlier = false;
-        for (uint64_t m : s.earlier_masks) earlier |= (x & m) == 0;
-        if (earlier) continue;
-        const uint32_t jj = g[j].id;
-        buf.push(index_pair{std::min(ii, jj), std::max(ii, jj), d});
-      }
+  /// Finds, for one table, the pairs of a bucket that share the table's prefix: records are
+  /// chained by a hash of the prefix bits outside the partition, and each record is compared
+  /// with the earlier records of its chain.
+  void chain_bucket(const table_info& t, const record* g, std::size_t n, scratch& sc,
+                    detail::pair_emitter::buffer& buf, uint64_t& cand) const {
+    if (t.rest_mask == 0) {  // the partition is the whole prefix
+      for (std::size_t i = 1; i < n; ++i)
+        for (std::size_t j = 0; j < i; ++j) check(t, g[i], g[j], buf, cand);
+      return;
     }
+    const int bits = std::min(max_hash_bits, static_cast<int>(std::bit_width(n)) + 1);
+    if (sc.head.size() < (std::size_t{1} << bits))
+      sc.head.resize(std::size_t{1} << bits, no_record);
+    if (sc.next.size() < n) sc.next.resize(n);
+    uint32_t* head = sc.head.data();
+    uint32_t* next = sc.next.data();
+    const int shift = 64 - bits;
+    auto slot = [&](uint64_t fp) {
+      return static_cast<std::size_t>(((fp & t.rest_mask) * 0x9E3779B97F4A7C15ull) >> shift);
+    };
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::size_t s = slot(g[i].fp);
+      for (uint32_t j = head[s]; j != no_record; j = next[j]) check(t, g[i], g[j], buf, cand);
+      next[i] = head[s];
+      head[s] = static_cast<uint32_t>(i);
+    }
+    for (std::size_t i = 0; i < n; ++i) head[slot(g[i].fp)] = no_record;
   }
 
-  /// Sorts a small run by key and checks each run of equal prefix.
-  void sort_and_check(const table_setup& s, record* g, std::size_t n,
-                      detail::pair_emitter::buffer& buf, uint64_t& cand) const {
-    std::sort(g, g + n, [](const record& a, const record& b) { return a.key < b.key; });
-    const int shift = 64 - s.prefix_bits;
-    for (std::size_t i = 0; i < n;) {
-      std::size_t j = i + 1;
-      const uint64_t p = g[i].key >> shift;
-      while (j < n && (g[j].key >> shift) == p) ++j;
-      if (j - i > 1) check_group(s, g + i, j - i, buf, cand);
-      i = j;
-    }
-  }
-
-  /// Pass 2 for one bucket: all records share the top b1 bits.
-  void group_bucket(const table_setup& s, record* g, std::size_t n, std::vector<record>& scratch,
-                    std::vector<uint32_t>& counts, detail::pair_emitter::buffer& buf,
-                    uint64_t& cand) const {
-    if (n < 2) return;
-    const int rest = s.prefix_bits - s.b1;
-    if (rest == 0) return check_group(s, g, n, buf, cand);
-    if (n <= 32) return sort_and_check(s, g, n, buf, cand);
-    // Counting sort on the next r2 bits (about log2(n): sub-buckets of ~1), then sort the rare
-    // sub-buckets that still hold several records if prefix bits remain.
-    const int r2 = std::min(rest, static_cast<int>(std::bit_width(n)));
-    const int shift2 = 64 - s.b1 - r2;
-    const uint64_t mask2 = (uint64_t{1} << r2) - 1;
-    counts.assign((std::size_t{1} << r2) + 1, 0);
-    for (std::size_t i = 0; i < n; ++i) ++counts[((g[i].key >> shift2) & mask2) + 1];
-    for (std::size_t b = 1; b < counts.size(); ++b) counts[b] += counts[b - 1];
-    scratch.resize(n);
-    for (std::size_t i = 0; i < n; ++i) scratch[counts[(g[i].key >> shift2) & mask2]++] = g[i];
-    // counts[b] is now the end of sub-bucket b.
-    std::size_t begin = 0;
-    for (std::size_t b = 0; b + 1 < counts.size(); ++b) {
-      const std::size_t end = counts[b];
-      if (end - begin > 1) {
-        if (r2 == rest)
-          check_group(s, scratch.data() + begin, end - begin, buf, cand);
-        else
-          sort_and_check(s, scratch.data() + begin, end - begin, buf, cand);
-      }
-      begin = end;
-    }
+  /// Reports the pair when it shares the table's prefix, is within k, and no earlier table
+  /// shares its prefix (that table reported it).
+  void check(const table_info& t, const record& a, const record& b,
+             detail::pair_emitter::buffer& buf, uint64_t& cand) const {
+    const uint64_t x = a.fp ^ b.fp;
+    if ((x & t.mask) != 0) return;  // a hash collision
+    ++cand;
+    const int d = std::popcount(x);
+    if (d > k_) return;
+    for (uint64_t m : t.earlier)
+      if ((x & m) == 0) return;
+    buf.push(index_pair{std::min(a.id, b.id), std::max(a.id, b.id), d});
   }
 
   std::span<const uint64_t> fps_;
@@ -181,10 +193,11 @@ class batch_run {
   unsigned threads_;
   detail::pair_emitter& out_;
   std::barrier<> sync_;
-  std::vector<table_setup> setups_;
+  int b1_ = 0;
+  std::vector<partition> parts_;
   std::unique_ptr<record[]> records_;
-  std::vector<std::vector<uint32_t>> hist_;  // per thread: counts, then write cursors
-  std::vector<uint32_t> starts_;             // bucket starts (+ end)
+  std::vector<std::vector<uint32_t>> hist_;  // per thread and partition: counts, then cursors
+  std::vector<uint32_t> starts_;             // bucket starts (+ end) of the current partition
   std::atomic<std::size_t> next_bucket_{0};
   std::atomic<uint64_t> candidates_{0};
 };

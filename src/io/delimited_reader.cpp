@@ -40,7 +40,8 @@ void tsv_unescape(std::string_view in, std::string& out) {
   }
 }
 
-/// Plain text: every line is a document, empty lines included; id = line number.
+/// Plain text: every line is a document, empty lines included; id = line number, or
+/// "SOURCE:LINE" when several inputs are read.
 class text_reader final : public format_reader {
  public:
   explicit text_reader(input_context ctx) : ctx_(std::move(ctx)) {}
@@ -52,8 +53,12 @@ class text_reader final : public format_reader {
     reset_document(doc, ctx_, input_format::text, ctx_.in->line_number(), ctx_.in->line_offset());
     doc.raw.assign(line);
     doc.text.assign(line);
-    doc.id = std::to_string(doc.line);
-    doc.id_is_number = true;
+    if (ctx_.several_inputs) {
+      generate_id(doc);
+    } else {
+      doc.id = std::to_string(doc.line);
+      doc.id_is_number = true;
+    }
     return read_status::record;
   }
 

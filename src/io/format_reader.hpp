@@ -26,6 +26,9 @@ struct input_context {
   line_input* in;      ///< the input's bytes (owned by the caller, outlives the parser)
   std::string source;  ///< name for messages and generated ids
   const reader_options* options;
+  /// More than one input is read: plain-text ids become "SOURCE:LINE" instead of the bare line
+  /// number, which would repeat in every input.
+  bool several_inputs = false;
 };
 
 std::unique_ptr<format_reader> make_jsonl_reader(input_context ctx);

@@ -199,7 +199,7 @@ struct reader::impl {
       }
       fmt = sniff(*head);
     }
-    const detail::input_context ctx{in.get(), name, &options};
+    const detail::input_context ctx{in.get(), name, &options, inputs.size() > 1};
     switch (fmt) {
       case input_format::jsonl:
         parser = detail::make_jsonl_reader(ctx);

@@ -13,6 +13,7 @@ result<fingerprint_options> resolve_jieba_options(fingerprint_options o) {
   if (!o.features.segmenter) {
     jieba_options jo;
     jo.dict = o.features.jieba_dict;
+    jo.user_dicts = o.features.jieba_user_dicts;
     auto seg = jieba_segmenter::create(jo);
     if (!seg) return std::move(seg).error();
     data_dir = (*seg)->data_dir();

@@ -11,7 +11,8 @@ namespace simdup::detail {
 inline constexpr std::size_t jieba_default_top_k = 20;
 
 /// Returns `o` completed for jieba: for the jieba kinds and compat jieba-tfidf, a segmenter
-/// loaded from features.jieba_dict (default location when empty) unless one is given. For
+/// loaded from features.jieba_dict (default location when empty) plus
+/// features.jieba_user_dicts unless one is given. For
 /// keywords and compat jieba-tfidf, the data directory's idf.txt and stop_words.txt unless
 /// other files are given. For compat jieba-tfidf also: jieba feature kind keywords; no
 /// normalisation besides UTF-8 repair (extract_tags sees the raw text; HTML stripping stays if

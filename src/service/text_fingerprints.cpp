@@ -11,15 +11,24 @@ result<fingerprint_options> fingerprint_settings(const collection_config& config
   } else if (config.compat == "none") {
     o.compat = compat_mode::none;
     o.features.shingle_width = static_cast<std::size_t>(config.shingle_width);
+    if (config.features == "jieba") {
+      o.features.kind = feature_kind::jieba;
+    } else if (config.features == "keywords") {
+      o.features.kind = feature_kind::keywords;
+    } else if (config.features != "shingles") {
+      return make_error(errc::invalid_argument, "unknown features \"" + config.features + "\"");
+    }
   } else {
     return make_error(errc::invalid_argument, "unknown compat \"" + config.compat + "\"");
   }
+  o.weighting.top_k = static_cast<std::size_t>(config.top_k);
   return o;
 }
 
 result<std::optional<uint64_t>> text_fingerprints::fingerprint(const collection_config& config,
                                                                std::string_view text) {
-  const std::string key = config.compat + "/" + std::to_string(config.shingle_width);
+  const std::string key = config.compat + "/" + std::to_string(config.shingle_width) + "/" +
+                          config.features + "/" + std::to_string(config.top_k);
   std::shared_ptr<const fingerprinter> fp;
   {
     std::lock_guard lock(mu_);

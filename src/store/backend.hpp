@@ -25,8 +25,14 @@ struct collection_config {
   int64_t window_s = 7 * 24 * 3600;
   /// Fingerprint settings for documents sent as text: "none", "python-simhash" or "jieba-tfidf".
   std::string compat = "none";
-  /// Code points per shingle for compat "none" (1 to 64).
+  /// Code points per shingle for compat "none" and features "shingles" (1 to 64).
   int shingle_width = 4;
+  /// Features of compat "none": "shingles" (default), "jieba" (every jieba word) or "keywords"
+  /// (jieba words weighted by TF-IDF, jieba's IDF table and stop words).
+  std::string features = "shingles";
+  /// Keep only the K heaviest features, 0 to 1000; 0 (default) keeps all (compat "jieba-tfidf":
+  /// jieba's default of 20).
+  int top_k = 0;
 };
 
 /// "7d", "12h", "30m", "45s" or plain seconds ("3600") to seconds; "0" means no window.

@@ -81,6 +81,14 @@ status validate(const collection_config& config) {
   if (config.shingle_width < 1 || config.shingle_width > 64) {
     return make_error(errc::invalid_argument, "shingle_width must be between 1 and 64");
   }
+  if (config.features != "shingles" && config.features != "jieba" &&
+      config.features != "keywords") {
+    return make_error(errc::invalid_argument,
+                      "features must be \"shingles\", \"jieba\" or \"keywords\"");
+  }
+  if (config.top_k < 0 || config.top_k > 1000) {
+    return make_error(errc::invalid_argument, "top_k must be between 0 and 1000");
+  }
   return {};
 }
 
@@ -92,6 +100,9 @@ std::string to_json(const collection_config& config) {
   out += ",\"compat\":";
   json::append_string(out, config.compat);
   out += ",\"shingle_width\":" + std::to_string(config.shingle_width);
+  out += ",\"features\":";
+  json::append_string(out, config.features);
+  out += ",\"top_k\":" + std::to_string(config.top_k);
   out += "}";
   return out;
 }
@@ -109,7 +120,7 @@ result<collection_config> config_from_json(std::string_view json, collection_con
   }
   for (auto field : obj) {
     const std::string_view key = field.key;
-    if (key == "k" || key == "window_s" || key == "shingle_width") {
+    if (key == "k" || key == "window_s" || key == "shingle_width" || key == "top_k") {
       int64_t v;
       if (field.value.get(v) != simdjson::SUCCESS) {
         return make_error(errc::invalid_input, std::string(key) + " must be an integer");
@@ -123,6 +134,8 @@ result<collection_config> config_from_json(std::string_view json, collection_con
         base.k = static_cast<int>(v);
       else if (key == "window_s")
         base.window_s = v;
+      else if (key == "top_k")
+        base.top_k = static_cast<int>(v);
       else
         base.shingle_width = static_cast<int>(v);
     } else if (key == "window") {
@@ -133,16 +146,17 @@ result<collection_config> config_from_json(std::string_view json, collection_con
       auto d = parse_duration(v);
       if (!d) return std::move(d).error();
       base.window_s = *d;
-    } else if (key == "compat" || key == "name") {
+    } else if (key == "compat" || key == "name" || key == "features") {
       std::string_view v;
       if (field.value.get(v) != simdjson::SUCCESS) {
         return make_error(errc::invalid_input, std::string(key) + " must be a string");
       }
-      (key == "compat" ? base.compat : base.name) = std::string(v);
+      (key == "compat" ? base.compat : key == "name" ? base.name : base.features) = std::string(v);
     } else {
-      return make_error(errc::invalid_input,
-                        "unknown collection setting \"" + std::string(key) +
-                            "\" (known: k, window, window_s, compat, shingle_width)");
+      return make_error(
+          errc::invalid_input,
+          "unknown collection setting \"" + std::string(key) +
+              "\" (known: k, window, window_s, compat, shingle_width, features, top_k)");
     }
   }
   if (auto st = validate(base); !st) return std::move(st).error();

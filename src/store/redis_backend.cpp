@@ -33,18 +33,34 @@ std::string key_prefix(const std::string& collection) {
   return "simdup:{" + collection + "}:";
 }
 
-/// Block values of a fingerprint as hex: k+1 blocks of near-equal width (pigeonhole: two
-/// fingerprints within k agree on at least one block).
-void append_blocks(uint64_t fp, int k, std::vector<std::string>& args) {
-  const int blocks = k + 1;
+/// Pigeonhole with small sets: split the 64 bits into k+2 blocks of near-equal width; two
+/// fingerprints within k agree on at least 2 of them, so on at least one pair of blocks. Each
+/// pair of blocks (about 2*64/(k+2) bits: 26 for k=3) names one set key, so a probe reads
+/// C(k+2, 2) sets (10 for k=3) that hold only documents sharing both blocks -- a handful even
+/// at 10M documents -- instead of k+1 sets of every document sharing one 16-bit block.
+int block_key_count(int k) {
+  return (k + 2) * (k + 1) / 2;
+}
+
+/// Appends the block_key_count(k) key suffixes "<pair>:<hex of the two blocks>".
+void append_block_keys(uint64_t fp, int k, std::vector<std::string>& args) {
+  const int blocks = k + 2;
+  uint64_t value[9];
+  int width[9];
   int shift = 0;
   for (int b = 0; b < blocks; ++b) {
-    const int width = 64 / blocks + (b < 64 % blocks ? 1 : 0);
-    const uint64_t mask = width == 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
-    char buf[17];
-    std::snprintf(buf, sizeof buf, "%llx", static_cast<unsigned long long>((fp >> shift) & mask));
-    args.emplace_back(buf);
-    shift += width;
+    width[b] = 64 / blocks + (b < 64 % blocks ? 1 : 0);
+    value[b] = (fp >> shift) & ((uint64_t{1} << width[b]) - 1);
+    shift += width[b];
+  }
+  int pair = 0;
+  for (int i = 0; i < blocks; ++i) {
+    for (int j = i + 1; j < blocks; ++j) {
+      char buf[40];
+      std::snprintf(buf, sizeof buf, "%d:%llx", pair++,
+                    static_cast<unsigned long long>((value[i] << width[j]) | value[j]));
+      args.emplace_back(buf);
+    }
   }
 }
 
@@ -109,7 +125,7 @@ class redis_backend final : public backend {
       args.push_back(d.id);
       args.push_back(hex16(d.fingerprint));
       args.push_back(std::to_string(d.time));
-      append_blocks(d.fingerprint, config.k, args);
+      append_block_keys(d.fingerprint, config.k, args);
     }
     auto r = run_script(args);
     if (!r) return std::move(r).error();
@@ -166,10 +182,14 @@ class redis_backend final : public backend {
  private:
   std::vector<std::string> script_args(const collection_config& config, const char* op, int64_t now,
                                        std::size_t max_matches, std::size_t docs) {
-    return {key_prefix(config.name),      op,
-            std::to_string(config.k),     std::to_string(config.window_s),
-            std::to_string(now),          std::to_string(max_matches),
-            std::to_string(config.k + 1), std::to_string(docs)};
+    return {key_prefix(config.name),
+            op,
+            std::to_string(config.k),
+            std::to_string(config.window_s),
+            std::to_string(now),
+            std::to_string(max_matches),
+            std::to_string(block_key_count(config.k)),
+            std::to_string(docs)};
   }
 
   /// EVALSHA, loading the script once per server (again after a SCRIPT FLUSH or restart).

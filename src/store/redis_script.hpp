@@ -3,14 +3,15 @@
 //
 // Layout under the prefix KEYS[1] = "simdup:{COLLECTION}:" (the hash tag keeps a collection on
 // one cluster slot):
-//   docs         hash  id -> "FP TIME B1 .. Bn" (fingerprint as 16 hex digits, block values)
-//   b<i>:<Bi>    set   members FP..id: the documents whose block i equals Bi (pigeonhole)
+//   docs         hash  id -> "FP TIME S1 .. Sn" (fingerprint as 16 hex digits, block key suffixes)
+//   b<Si>        set   members FP..id: the documents with block key suffix Si, which names a
+//                      pair of blocks and their values (pigeonhole; see append_block_keys)
 //   time         zset  id scored by its time in seconds (exact in a double; fingerprints are
 //                      never scores)
 //   stats        hash  inserted, expired, deleted
 //
 // ARGV: op, k, window_s, now, max_matches, blocks, documents, then per document: id, FP, time,
-// B1 .. Bn. op is check | insert | check_insert | delete (ARGV[8] = id) | expire.
+// S1 .. Sn. op is check | insert | check_insert | delete (ARGV[8] = id) | expire.
 // Answer for documents: one array per document {inserted 0/1, id, distance, id, distance ...};
 // for delete: 1 or 0; for expire: the number expired.
 #pragma once
@@ -51,7 +52,7 @@ local function unlink(id)
   local parts = {}
   for w in string.gmatch(v, '%S+') do parts[#parts + 1] = w end
   for i = 3, #parts do
-    redis.call('SREM', p .. 'b' .. (i - 2) .. ':' .. parts[i], parts[1] .. id)
+    redis.call('SREM', p .. 'b' .. parts[i], parts[1] .. id)
   end
   redis.call('HDEL', p .. 'docs', id)
   redis.call('ZREM', p .. 'time', id)
@@ -96,7 +97,7 @@ for d = 1, nd do
   if op ~= 'insert' then
     local seen = {}
     for i = 1, nb do
-      for _, m in ipairs(redis.call('SMEMBERS', p .. 'b' .. i .. ':' .. blocks[i])) do
+      for _, m in ipairs(redis.call('SMEMBERS', p .. 'b' .. blocks[i])) do
         if not seen[m] then
           seen[m] = true
           local dd = dist(fp, string.sub(m, 1, 16))
@@ -124,7 +125,7 @@ for d = 1, nd do
   if op == 'insert' or (op == 'check_insert' and #hits == 0) then
     unlink(id)
     redis.call('HSET', p .. 'docs', id, fp .. ' ' .. ts .. ' ' .. table.concat(blocks, ' '))
-    for i = 1, nb do redis.call('SADD', p .. 'b' .. i .. ':' .. blocks[i], fp .. id) end
+    for i = 1, nb do redis.call('SADD', p .. 'b' .. blocks[i], fp .. id) end
     redis.call('ZADD', p .. 'time', ts, id)
     redis.call('HINCRBY', p .. 'stats', 'inserted', 1)
     res[1] = 1

@@ -11,6 +11,14 @@
 // Documents are numbered per collection; the index holds (fingerprint, number, time) only, so
 // its memory does not grow with id lengths, and ids are looked up for matches.
 //
+// Concurrency of check-insert: a request probes the index for its whole batch without the
+// collection lock (the index serves queries while others insert), then takes the lock and
+// checks only what the probe cannot have seen: the entries inserted since (kept in a short
+// in-memory list, numbered in insert order) and the earlier documents of its own batch. If a
+// document was removed meanwhile, or the list no longer reaches back far enough, it probes the
+// index again under the lock. So the check and the insert stay one atomic step, while most of
+// the probing runs in parallel with other writers.
+//
 // Durability: a request's changes are written to the WAL (unsynced) while the collection lock
 // is held, so the log order is the order the index saw; the lock is then released and the
 // request waits for a group commit that fsyncs the WAL for every writer queued behind it. The
@@ -25,12 +33,15 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <shared_mutex>
+#include <tuple>
 #include <unordered_map>
 
 #include <simdup/online_index.hpp>
+#include <simdup/simhash.hpp>
 #include "store/backend.hpp"
 
 namespace simdup::detail {
@@ -125,8 +136,18 @@ struct collection_state {
   std::mutex mu;
   online_index index;
   uint64_t next_num = 1;
+  /// Every entry numbered below this is in the index (published after the inserts, under mu).
+  std::atomic<uint64_t> published{1};
+  /// Counts removals from the index (under mu): a probe made before one may hold a stale match.
+  std::atomic<uint64_t> removals{0};
+  /// The most recent inserts, in number order (under mu), for the re-check after a lock-free
+  /// probe; bounded by max_recent.
+  std::deque<index_entry> recent;
   std::atomic<uint64_t> documents{0}, inserted{0}, expired{0}, deleted{0};
 };
+
+/// Entries kept for re-checks: enough for the inserts of many concurrent batch requests.
+constexpr std::size_t max_recent = 65536;
 
 result<std::unique_ptr<collection_state>> make_state(const collection_config& config) {
   auto index = online_index::create(index_options(config));
@@ -196,13 +217,14 @@ class rocks_backend final : public backend {
     auto found = find(config.name);
     if (!found) return std::move(found).error();
     collection_state& c = **found;
-    std::vector<std::vector<index_match>> hits(docs.size());
     for (auto& o : out) o = doc_outcome{};
-    if (op == doc_op::check) {
-      // Reads only: the index serves queries concurrently with writers.
-      for (std::size_t i = 0; i < docs.size(); ++i) hits[i] = query(c, docs[i]);
-      return resolve_all(c, hits, max_matches, out);
-    }
+    // Snapshot before the probe: entries numbered from here on may be missing from it.
+    const uint64_t probed_num = c.published.load(std::memory_order_acquire);
+    const uint64_t probed_removals = c.removals.load(std::memory_order_acquire);
+    // Plain inserts report nothing, so they need no probe.
+    std::vector<std::vector<index_match>> hits =
+        op == doc_op::insert ? std::vector<std::vector<index_match>>(docs.size()) : probe(c, docs);
+    if (op == doc_op::check) return resolve_all(c, hits, max_matches, out);
     uint64_t seq = 0;
     {
       std::lock_guard lock(c.mu);
@@ -212,8 +234,8 @@ class rocks_backend final : public backend {
       std::unordered_map<std::string_view, doc_value> pending;
       for (std::size_t i = 0; i < docs.size(); ++i) {
         if (op == doc_op::check_insert) {
-          // Under the collection lock nothing is inserted between this query and the insert.
-          hits[i] = query(c, docs[i]);
+          // Under the collection lock nothing is inserted between this check and the insert.
+          recheck_locked(c, docs[i], probed_num, probed_removals, hits[i]);
           if (!hits[i].empty()) continue;
         }
         if (auto st = insert_locked(c, docs[i], pending, batch, undo); !st) {
@@ -222,6 +244,7 @@ class rocks_backend final : public backend {
         }
         out[i].inserted = true;
       }
+      c.published.store(c.next_num, std::memory_order_release);
       if (batch.Count() > 0) {
         auto s = db_->Write(rocksdb::WriteOptions(), &batch);
         if (!s.ok()) {
@@ -260,6 +283,7 @@ class rocks_backend final : public backend {
       batch.Delete(time_key(c.config.name, v.time, v.num));
       s = db_->Write(rocksdb::WriteOptions(), &batch);
       if (!s.ok()) return db_error("write", s);
+      c.removals.fetch_add(1, std::memory_order_release);
       c.index.remove(v.num);
       seq = db_->GetLatestSequenceNumber();
       --c.documents;
@@ -345,6 +369,62 @@ class rocks_backend final : public backend {
     return c.index.query(d.fingerprint, params);
   }
 
+  static bool live(const collection_state& c, int64_t timestamp, int64_t now) {
+    return c.config.window_s <= 0 || timestamp + c.config.window_s > now;
+  }
+
+  static bool match_order(const index_match& a, const index_match& b) {
+    return std::tie(a.distance, a.timestamp, a.id) < std::tie(b.distance, b.timestamp, b.id);
+  }
+
+  /// One batch probe for all documents (interleaved probes), then each document's own window.
+  static std::vector<std::vector<index_match>> probe(const collection_state& c,
+                                                     std::span<const doc_input> docs) {
+    std::vector<std::vector<index_match>> hits(docs.size());
+    if (docs.empty()) return hits;
+    std::vector<uint64_t> fps(docs.size());
+    query_params params;
+    params.now = docs[0].time;
+    for (std::size_t i = 0; i < docs.size(); ++i) {
+      fps[i] = docs[i].fingerprint;
+      // The earliest time admits every entry live for some document; filtered per document.
+      params.now = std::min(params.now, docs[i].time);
+    }
+    query_results results;
+    c.index.query(fps, results, params);
+    for (std::size_t i = 0; i < docs.size(); ++i) {
+      for (const index_match& m : results[i]) {
+        if (live(c, m.timestamp, docs[i].time)) hits[i].push_back(m);
+      }
+    }
+    return hits;
+  }
+
+  /// Completes a probe made without the lock: adds the entries inserted since (numbered from
+  /// probed_num on), or probes again if something was removed or the list is too short.
+  static void recheck_locked(const collection_state& c, const doc_input& d, uint64_t probed_num,
+                             uint64_t probed_removals, std::vector<index_match>& hits) {
+    const bool complete =
+        probed_num >= c.next_num || (!c.recent.empty() && c.recent.front().id <= probed_num);
+    if (c.removals.load(std::memory_order_relaxed) != probed_removals || !complete) {
+      hits = query(c, d);
+      return;
+    }
+    auto it = std::lower_bound(c.recent.begin(), c.recent.end(), probed_num,
+                               [](const index_entry& e, uint64_t num) { return e.id < num; });
+    const std::size_t before = hits.size();
+    for (; it != c.recent.end(); ++it) {
+      const int distance = hamming_distance(it->fingerprint, d.fingerprint);
+      // An entry inserted between the snapshot and the probe may be in both.
+      const auto seen = [&](const index_match& m) { return m.id == it->id; };
+      if (distance <= c.config.k && live(c, it->timestamp, d.time) &&
+          std::none_of(hits.begin(), hits.begin() + static_cast<std::ptrdiff_t>(before), seen)) {
+        hits.push_back(index_match{it->id, it->fingerprint, it->timestamp, distance});
+      }
+    }
+    if (hits.size() != before) std::sort(hits.begin(), hits.end(), match_order);
+  }
+
   /// Rebuilds the index from the time-ordered keys, so segments come out in time order.
   status load_documents(collection_state& c) {
     const std::string p = prefix('t', c.config.name);
@@ -376,6 +456,7 @@ class rocks_backend final : public backend {
     // A bulk rebuild leaves many small sealed segments; fewer segments mean fewer probes.
     c.index.compact();
     c.documents = count;
+    c.published = c.next_num;
     return {};
   }
 
@@ -399,12 +480,15 @@ class rocks_backend final : public backend {
     }
     if (step.replaced) {
       // Re-sending an id replaces its document (rare: a scan of the index).
+      c.removals.fetch_add(1, std::memory_order_release);
       c.index.remove(step.old.num);
       batch.Delete(num_key(c.config.name, step.old.num));
       batch.Delete(time_key(c.config.name, step.old.time, step.old.num));
     }
     const doc_value v{d.fingerprint, d.time, c.next_num++};
     c.index.insert(index_entry{v.fingerprint, v.num, v.time});
+    c.recent.push_back(index_entry{v.fingerprint, v.num, v.time});
+    if (c.recent.size() > max_recent) c.recent.pop_front();
     batch.Put(doc_key(c.config.name, d.id), encode(v));
     batch.Put(num_key(c.config.name, v.num), d.id);
     batch.Put(time_key(c.config.name, v.time, v.num), time_value(v.fingerprint, d.id));
@@ -414,6 +498,9 @@ class rocks_backend final : public backend {
   }
 
   static void rollback(collection_state& c, std::vector<undo_step>& undo) {
+    c.removals.fetch_add(1, std::memory_order_release);
+    // The undone inserts are the newest entries of the list.
+    while (!c.recent.empty() && c.recent.back().id >= c.next_num - undo.size()) c.recent.pop_back();
     for (auto it = undo.rbegin(); it != undo.rend(); ++it) {
       c.index.remove(it->inserted_num);
       if (it->replaced) c.index.insert(index_entry{it->old.fingerprint, it->old.num, it->old.time});

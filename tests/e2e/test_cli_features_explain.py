@@ -56,11 +56,29 @@ def test_explain_identical_and_different_texts():
 def test_explain_human_output_and_files(tmp_path):
     fa = tmp_path / "a.txt"
     fa.write_text("Hello world, this is a test of simdup explain.")
-    # A TEXT goes before --file: CLI11 lets a repeated vector option swallow what follows it.
     text = run(["explain", "Hello world, this is one more test.", "--file", fa], check=0)
     s = text.stdout.decode()
     assert "distance:" in s and "shared features:" in s and "only in A:" in s
     assert "only in B:" in s
+
+
+def test_explain_mixed_file_and_text_keep_command_line_order(tmp_path):
+    fa = tmp_path / "a.txt"
+    fa.write_text("alpha beta gamma delta epsilon")
+    text = "completely different words here"
+    direct = json.loads(run(["explain", "--json", fa.read_text(), text], check=0).stdout)
+    # --file A TEXT: one value per --file, so TEXT stays a text and file A is side A.
+    out = json.loads(run(["explain", "--json", "--file", fa, text], check=0).stdout)
+    assert out["a"]["fingerprint"] == direct["a"]["fingerprint"]
+    assert out["b"]["fingerprint"] == direct["b"]["fingerprint"]
+    # TEXT --file A: the text is side A.
+    out = json.loads(run(["explain", "--json", text, "--file", fa], check=0).stdout)
+    assert out["a"]["fingerprint"] == direct["b"]["fingerprint"]
+    assert out["b"]["fingerprint"] == direct["a"]["fingerprint"]
+    # Two files, and a third source is a usage error.
+    out = json.loads(run(["explain", "--json", "--file", fa, "--file", fa], check=0).stdout)
+    assert out["distance"] == 0
+    assert run(["explain", "--file", fa, text, "x"]).returncode == 2
 
 
 def test_explain_too_short_and_usage_errors():

@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 from conftest import run, write_jsonl
-from dedup_corpus import corpus, jaccard
+from dedup_corpus import base_texts, corpus, jaccard
 
 
 def read_out(out):
@@ -137,9 +137,9 @@ def test_defaults_verify_with_star_clusters_at_k8(tmp_path, corpus_file):
 
 
 def test_keep_policies_choose_the_representative(tmp_path):
-    base = "The council approved the new budget for the river bridge after a long debate. " * 4
+    base = base_texts(1)[0]
     recs = [{"id": "a", "text": base, "time": 100, "score": 1},
-            {"id": "b", "text": base + " Extra closing words here.", "time": 300, "score": 5},
+            {"id": "b", "text": base + " The end.", "time": 300, "score": 5},
             {"id": "c", "text": base.upper(), "time": 200, "score": 9}]
     path = write_jsonl(tmp_path / "k.jsonl", recs)
     for keep, winner in (("first", "a"), ("longest", "b"), ("newest", "b"),

@@ -34,7 +34,7 @@ def test_health_and_collection_settings(client):
     status, body = client.request("GET", "/v1/news/stats")
     assert status == 200
     assert body["collection"] == {"name": "news", "k": 3, "window_s": 0, "compat": "none",
-                                  "shingle_width": 4}
+                                  "shingle_width": 4, "features": "shingles", "top_k": 0}
     assert body["documents"] == 0
     # Same settings again: accepted; different ones: refused.
     assert client.request("PUT", "/v1/news", {"k": 3, "window_s": 0})[0] == 200

@@ -149,5 +149,56 @@ TEST_F(RocksBackend, ConcurrentCheckInsertIsAtomic) {
   for (int c = 0; c < clusters; ++c) EXPECT_EQ(inserted[c].load(), 1) << c;
 }
 
+// Batches probe without the collection lock and re-check under it: racing batches, each holding
+// two variants of every cluster, still leave exactly one document per cluster, and a batch
+// sees its own earlier documents.
+TEST_F(RocksBackend, ConcurrentBatchCheckInsertIsAtomic) {
+  auto b = open();
+  config_.window_s = 0;
+  ASSERT_TRUE(b->create(config_));
+  constexpr int clusters = 16, threads = 4, rounds = 6;
+  std::atomic<int> inserted[clusters] = {};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      std::mt19937_64 rng(100 + t);
+      for (int r = 0; r < rounds; ++r) {
+        std::vector<doc_input> batch;
+        for (int v = 0; v < 2; ++v) {
+          for (int c = 0; c < clusters; ++c) {
+            const uint64_t byte = uint64_t{0xFF} << (c % 8 * 8);
+            const uint64_t centre = c < 8 ? byte : ~byte;
+            batch.push_back({"t" + std::to_string(t) + "-" + std::to_string(r) + "-" +
+                                 std::to_string(v) + "-" + std::to_string(c),
+                             centre ^ (uint64_t{1} << (rng() % 64)), 0});
+          }
+        }
+        std::vector<doc_outcome> out(batch.size());
+        ASSERT_TRUE(b->apply(config_, doc_op::check_insert, batch, 0, 10, out));
+        for (std::size_t i = 0; i < batch.size(); ++i) {
+          if (out[i].inserted) ++inserted[i % clusters];
+          // The second variant always finds at least the first (distance <= 2).
+          if (i >= clusters) EXPECT_FALSE(out[i].inserted) << i;
+          if (!out[i].inserted) EXPECT_FALSE(out[i].matches.empty()) << i;
+        }
+      }
+    });
+  }
+  for (auto& th : pool) th.join();
+  for (int c = 0; c < clusters; ++c) EXPECT_EQ(inserted[c].load(), 1) << c;
+  EXPECT_EQ(b->stats(config_)->documents, static_cast<uint64_t>(clusters));
+}
+
+// A document deleted between another request's probe and its insert is not reported.
+TEST_F(RocksBackend, DeletedDocumentIsNoLongerADuplicate) {
+  auto b = open();
+  ASSERT_TRUE(b->create(config_));
+  EXPECT_TRUE(one(*b, doc_op::check_insert, "a", 0xF0F0, 10).inserted);
+  ASSERT_TRUE(*b->remove(config_, "a"));
+  const doc_outcome again = one(*b, doc_op::check_insert, "b", 0xF0F1, 10);
+  EXPECT_TRUE(again.inserted);
+  EXPECT_TRUE(again.matches.empty());
+}
+
 }  // namespace
 }  // namespace simdup::detail
