@@ -1,9 +1,11 @@
 #include <simdup/verify.hpp>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <limits>
 #include <string>
+#include <utility>
 
 namespace simdup {
 namespace {
@@ -26,6 +28,26 @@ uint64_t mix(uint64_t h) {
   h *= 0xC4CEB9FE1A85EC53ull;
   h ^= h >> 33;
   return h;
+}
+
+// LSD radix sort, 3 passes of 11 bits: several times faster than std::sort on the thousands of
+// hashes of a typical document (sorting dominated the cost of --verify).
+void radix_sort(std::vector<uint32_t>& v) {
+  if (v.size() < 512) {
+    std::sort(v.begin(), v.end());
+    return;
+  }
+  thread_local std::vector<uint32_t> tmp;
+  tmp.resize(v.size());
+  std::array<uint32_t, 2048> count;
+  for (int shift = 0; shift < 33; shift += 11) {
+    count.fill(0);
+    for (uint32_t x : v) ++count[(x >> shift) & 2047];
+    uint32_t sum = 0;
+    for (uint32_t& c : count) sum += std::exchange(c, sum);
+    for (uint32_t x : v) tmp[count[(x >> shift) & 2047]++] = x;
+    v.swap(tmp);
+  }
 }
 
 std::vector<uint32_t>& thread_window() {
@@ -79,7 +101,7 @@ void shingle_hashes(std::string_view text, std::size_t width, std::size_t max_ha
     if (count >= width) out.push_back(static_cast<uint32_t>(mix(h) >> 32));
   }
   if (count < width) out.push_back(static_cast<uint32_t>(mix(h) >> 32));
-  std::sort(out.begin(), out.end());
+  radix_sort(out);
   out.erase(std::unique(out.begin(), out.end()), out.end());
   if (max_hashes != 0 && out.size() > max_hashes) out.resize(max_hashes);
 }

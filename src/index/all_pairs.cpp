@@ -50,8 +50,10 @@ struct partition {
 
 /// Per-thread scratch of the bucket pass.
 struct scratch {
-  std::vector<uint32_t> head;  // hash slot -> last record of its chain; kept all no_record
-  std::vector<uint32_t> next;  // record -> previous record of its chain
+  std::vector<uint32_t> head;    // hash slot -> last record of its chain; kept all no_record
+  std::vector<uint32_t> next;    // record -> previous record of its chain
+  std::vector<uint32_t> slot;    // record -> its hash slot
+  std::vector<uint32_t> listed;  // records with an earlier record in their slot
 };
 
 class batch_run {
@@ -107,6 +109,7 @@ class batch_run {
     for (std::size_t i = lo; i < hi; ++i)
       for (std::size_t p = 0; p < parts_.size(); ++p)
         ++h[p * nb + bucket_of(fps_[i], parts_[p].shift)];
+    sync_.arrive_and_wait();  // every histogram is complete
     for (std::size_t p = 0; p < parts_.size(); ++p) {
       const partition& part = parts_[p];
       if (th == 0) {
@@ -147,39 +150,55 @@ class batch_run {
 
   /// Finds, for one table, the pairs of a bucket that share the table's prefix: records are
   /// chained by a hash of the prefix bits outside the partition, and each record is compared
-  /// with the earlier records of its chain.
+  /// with the earlier records of its chain. The walk only tests prefix equality; the rare
+  /// matches go to check() out of line, which keeps the loop in registers.
   void chain_bucket(const table_info& t, const record* g, std::size_t n, scratch& sc,
                     detail::pair_emitter::buffer& buf, uint64_t& cand) const {
+    const uint64_t mask = t.mask;
     if (t.rest_mask == 0) {  // the partition is the whole prefix
       for (std::size_t i = 1; i < n; ++i)
         for (std::size_t j = 0; j < i; ++j) check(t, g[i], g[j], buf, cand);
       return;
     }
-    const int bits = std::min(max_hash_bits, static_cast<int>(std::bit_width(n)) + 1);
+    const int bits = std::min(max_hash_bits, static_cast<int>(std::bit_width(n)) + 2);
     if (sc.head.size() < (std::size_t{1} << bits))
       sc.head.resize(std::size_t{1} << bits, no_record);
-    if (sc.next.size() < n) sc.next.resize(n);
-    uint32_t* head = sc.head.data();
-    uint32_t* next = sc.next.data();
-    const int shift = 64 - bits;
-    auto slot = [&](uint64_t fp) {
-      return static_cast<std::size_t>(((fp & t.rest_mask) * 0x9E3779B97F4A7C15ull) >> shift);
-    };
-    for (std::size_t i = 0; i < n; ++i) {
-      const std::size_t s = slot(g[i].fp);
-      for (uint32_t j = head[s]; j != no_record; j = next[j]) check(t, g[i], g[j], buf, cand);
-      next[i] = head[s];
-      head[s] = static_cast<uint32_t>(i);
+    if (sc.next.size() < n) {
+      sc.next.resize(n);
+      sc.slot.resize(n);
+      sc.listed.resize(n);
     }
-    for (std::size_t i = 0; i < n; ++i) head[slot(g[i].fp)] = no_record;
+    uint32_t* const head = sc.head.data();
+    uint32_t* const next = sc.next.data();
+    uint32_t* const slot = sc.slot.data();
+    const int shift = 64 - bits;
+    const uint64_t rest = t.rest_mask;
+    for (std::size_t i = 0; i < n; ++i)
+      slot[i] = static_cast<uint32_t>(((g[i].fp & rest) * 0x9E3779B97F4A7C15ull) >> shift);
+    // Chain without branches, then list the records whose chain is not empty (a minority):
+    // a branch per record on "has an earlier record in its slot" would mispredict often.
+    uint32_t* const listed = sc.listed.data();
+    std::size_t count = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      next[i] = head[slot[i]];
+      head[slot[i]] = static_cast<uint32_t>(i);
+      listed[count] = static_cast<uint32_t>(i);
+      count += next[i] != no_record;
+    }
+    for (std::size_t c = 0; c < count; ++c) {
+      const uint32_t i = listed[c];
+      const uint64_t fp = g[i].fp;
+      for (uint32_t j = next[i]; j != no_record; j = next[j])
+        if (((fp ^ g[j].fp) & mask) == 0) check(t, g[i], g[j], buf, cand);
+    }
+    for (std::size_t i = 0; i < n; ++i) head[slot[i]] = no_record;
   }
 
   /// Reports the pair when it shares the table's prefix, is within k, and no earlier table
   /// shares its prefix (that table reported it).
-  void check(const table_info& t, const record& a, const record& b,
-             detail::pair_emitter::buffer& buf, uint64_t& cand) const {
+  [[gnu::noinline]] void check(const table_info& t, const record& a, const record& b,
+                               detail::pair_emitter::buffer& buf, uint64_t& cand) const {
     const uint64_t x = a.fp ^ b.fp;
-    if ((x & t.mask) != 0) return;  // a hash collision
     ++cand;
     const int d = std::popcount(x);
     if (d > k_) return;

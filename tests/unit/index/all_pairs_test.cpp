@@ -132,6 +132,24 @@ TEST(AllPairs, LargeInputUsesThreadsAndMatchesBaseline) {
   EXPECT_GE(planted_found, 120'000u / 3 * 4 / 5 - 1);
 }
 
+TEST(AllPairs, PartitionedThreadedRunsMatchBaselineOverLayouts) {
+  // Large enough for 2 threads and a partition on several key bits; uneven and two-level
+  // layouts make tables whose first blocks differ in width and position.
+  std::mt19937_64 rng(11);
+  const std::pair<int, const char*> cfgs[] = {{3, "5"},         {3, "4/4"},  {2, "1,1,62"},
+                                              {3, "20,5,9,30"}, {1, "60,4"}, {3, "16,16,16,16"}};
+  const auto fps = planted(110'000, 3, rng);
+  for (const auto& [k, blocks] : cfgs) {
+    SCOPED_TRACE(std::string("k=") + std::to_string(k) + " blocks=" + blocks);
+    auto layout = index_layout::parse(k, blocks);
+    ASSERT_TRUE(layout.has_value()) << layout.error().message;
+    all_pairs_options opt;
+    opt.layout = *layout;
+    opt.threads = 2;
+    EXPECT_EQ(run(fps, opt), run(fps, opt, true));
+  }
+}
+
 TEST(AllPairs, SinkCanStop) {
   const std::vector<uint64_t> fps(100, 1);
   std::size_t calls = 0;
