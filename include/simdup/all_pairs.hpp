@@ -1,6 +1,7 @@
 // Batch all-pairs: every pair of fingerprints within Hamming distance k, with no resident
-// index. Per table: permute, radix sort by the prefix, scan runs of equal prefix. Each pair is
-// reported once (from the first table whose prefix it shares); memory O(n); all cores.
+// index. Tables sharing a leading block share one scatter into small buckets; inside a bucket,
+// entries are grouped by a hash of each table's prefix and only co-grouped ones are compared.
+// Each pair is reported once (from the first table whose prefix it shares); memory O(n); all cores.
 #pragma once
 
 #include <simdup/error.hpp>

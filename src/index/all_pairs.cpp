@@ -1,12 +1,12 @@
 // Batch all-pairs. Tables whose keys start with the same bits share one partition: every
 // thread scatters its share of the input by those top b1 bits (one parallel counting sort per
-// partition, histograms of all partitions taken in a single pass). With the lexicographic table
-// order most tables share a leading block, so m blocks need at most m - k partitions instead of
-// C(m, k) sorts (5 blocks, k = 3: 4 scatters for 10 tables). Then threads take buckets (a few
-// thousand records, in cache) and, per table of the partition, chain the records by a hash of
-// the table's remaining prefix bits; only records in the same chain are compared, so the
-// mostly-singleton groups cost one hash and two stores each. Memory: the input plus one
-// 12-byte record per fingerprint, and per thread a small hash table.
+// partition; the histograms of all partitions come from a single pass). In the lexicographic
+// table order a table's first block is one of the first k + 1, so C(m, m - k) tables need
+// only k + 1 scatters (5 blocks, k = 3: 4 scatters for 10 tables). Then threads take buckets
+// (a few thousand records, in cache) and, per table of the partition, chain the records by a
+// hash of the table's remaining prefix bits; only records of one chain are compared, so the
+// mostly-singleton groups cost a hash and a few stores each. Memory: the input, one 12-byte
+// record per fingerprint, and per thread a small hash table.
 #include <simdup/all_pairs.hpp>
 
 #include <algorithm>

@@ -136,8 +136,9 @@ TEST(AllPairs, PartitionedThreadedRunsMatchBaselineOverLayouts) {
   // Large enough for 2 threads and a partition on several key bits; uneven and two-level
   // layouts make tables whose first blocks differ in width and position.
   std::mt19937_64 rng(11);
-  const std::pair<int, const char*> cfgs[] = {{3, "5"},         {3, "4/4"},  {2, "1,1,62"},
-                                              {3, "20,5,9,30"}, {1, "60,4"}, {3, "16,16,16,16"}};
+  // Prefixes of 16 bits or more keep the baseline's all-pairs-per-run cheap under ASan.
+  const std::pair<int, const char*> cfgs[] = {
+      {3, "5"}, {3, "4/4"}, {2, "20,21,23"}, {3, "16,16,16,16"}, {1, "30,34"}};
   const auto fps = planted(110'000, 3, rng);
   for (const auto& [k, blocks] : cfgs) {
     SCOPED_TRACE(std::string("k=") + std::to_string(k) + " blocks=" + blocks);

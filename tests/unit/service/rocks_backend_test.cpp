@@ -178,8 +178,12 @@ TEST_F(RocksBackend, ConcurrentBatchCheckInsertIsAtomic) {
         for (std::size_t i = 0; i < batch.size(); ++i) {
           if (out[i].inserted) ++inserted[i % clusters];
           // The second variant always finds at least the first (distance <= 2).
-          if (i >= clusters) EXPECT_FALSE(out[i].inserted) << i;
-          if (!out[i].inserted) EXPECT_FALSE(out[i].matches.empty()) << i;
+          if (i >= clusters) {
+            EXPECT_FALSE(out[i].inserted) << i;
+          }
+          if (!out[i].inserted) {
+            EXPECT_FALSE(out[i].matches.empty()) << i;
+          }
         }
       }
     });
