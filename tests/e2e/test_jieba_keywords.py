@@ -1,11 +1,12 @@
 """TF-IDF keywords (compat=jieba-tfidf) against jieba.analyse.extract_tags on real Chinese
 documents (manpages-zh), the SimHash of those keywords bit for bit, and `simdup idf build`."""
 
-import hashlib
 import logging
 import math
 
 import pytest
+
+from simhash_reference import vote
 
 import jieba_corpus
 from conftest import jsonl, run, write_jsonl
@@ -18,20 +19,6 @@ from jieba.analyse.tfidf import TFIDF  # noqa: E402
 pytestmark = pytest.mark.skipif(not jieba_corpus.available(), reason="manpages-zh not installed")
 
 DOCS = 200  # manual pages used here; bench/e2e measures the corpus
-
-
-def vote(weighted):
-    """SimHash as the Python simhash package computes it for (feature, weight) pairs:
-    last 8 bytes of MD5 big-endian; bit set iff its weight sum > total / 2."""
-    total = 0
-    sums = [0] * 64
-    for feature, weight in weighted:
-        total += weight
-        h = int.from_bytes(hashlib.md5(feature.encode("utf-8")).digest()[-8:], "big")
-        for bit in range(64):
-            if (h >> bit) & 1:
-                sums[bit] += weight
-    return sum(1 << bit for bit in range(64) if sums[bit] > total / 2)
 
 
 def same_up_to_ties(expected, got):

@@ -2,10 +2,11 @@
 (checked bit for bit against jieba.analyse.extract_tags voted like the Python simhash package)
 and the jieba / keywords feature kinds."""
 
-import hashlib
 import logging
 
 import pytest
+
+from simhash_reference import vote
 
 from service_harness import Server
 
@@ -20,20 +21,6 @@ WARNING = ("今天上午，市气象台发布暴雨蓝色预警信号。预计�
 EDITED = WARNING.replace("请市民注意防范，", "请广大市民注意防范！")
 SPORTS = ("新赛季足球联赛昨晚揭幕，主队凭借下半场的两粒进球逆转取胜。主教练在赛后发布会上表示，"
           "球员们展现了顽强的斗志，但防守端仍有不少问题需要改进。")
-
-
-def vote(weighted):
-    """The Python simhash package's SimHash of (feature, weight) pairs: last 8 bytes of MD5
-    read big-endian; bit set iff its weight sum > total / 2."""
-    total = 0
-    sums = [0] * 64
-    for feature, weight in weighted:
-        total += weight
-        h = int.from_bytes(hashlib.md5(feature.encode("utf-8")).digest()[-8:], "big")
-        for bit in range(64):
-            if (h >> bit) & 1:
-                sums[bit] += weight
-    return sum(1 << bit for bit in range(64) if sums[bit] > total / 2)
 
 
 def expected_fp(text):
