@@ -2,8 +2,10 @@
 // python-simhash compat mode, for English and Chinese documents separately, on one thread and
 // on all threads.
 //
-//   bench_fingerprint_throughput [FILE...]     (default: data/sample/*.jsonl)
+//   bench_fingerprint_throughput [--only TEXT] [FILE...]     (default: data/sample/*.jsonl)
 //
+// --only runs just the rows whose "corpus mode" label contains TEXT (e.g. "english default"),
+// so a profiler sees one path alone.
 // FILE is anything simdup reads (JSONL, TSV, text, WARC; .gz/.zst). Documents are read into
 // memory first, so the numbers measure normalise + features + hash + vote, not I/O. A document
 // is "Chinese" when at least 1% of its code points are CJK ideographs, else "English" (the
@@ -127,7 +129,16 @@ timing time_pass(const simdup::fingerprinter& fp, const corpus& c, unsigned thre
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<std::string> inputs(argv + 1, argv + argc);
+  std::vector<std::string> inputs;
+  std::string only;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--only" && i + 1 < argc) {
+      only = argv[++i];
+    } else {
+      inputs.push_back(arg);
+    }
+  }
   if (inputs.empty()) inputs.push_back(std::string(SIMDUP_SOURCE_DIR) + "/data/sample/*.jsonl");
   corpus english{"english"}, chinese{"chinese"};
   if (!load(inputs, english, chinese)) return 1;
@@ -139,10 +150,15 @@ int main(int argc, char** argv) {
   };
   for (const corpus* c : {&english, &chinese}) {
     if (c->texts.empty()) continue;
-    std::printf("%s: %zu documents, %.1f MB of text\n", c->name, c->texts.size(),
-                static_cast<double>(c->bytes) / 1e6);
+    bool header = false;
     for (const mode m : {mode{"default", simdup::compat_mode::none},
                          mode{"python-simhash", simdup::compat_mode::python_simhash}}) {
+      if ((std::string(c->name) + " " + m.name).find(only) == std::string::npos) continue;
+      if (!header) {
+        std::printf("%s: %zu documents, %.1f MB of text\n", c->name, c->texts.size(),
+                    static_cast<double>(c->bytes) / 1e6);
+        header = true;
+      }
       simdup::fingerprint_options o;
       o.compat = m.compat;
       auto fp = simdup::fingerprinter::create(o);

@@ -1,12 +1,15 @@
 // The stages of the default pipeline in isolation, on already-normalised English text:
-// shingle boundaries, shingle hashing, vote accumulation (each SIMD kernel).
+// shingle boundaries, shingle hashing, vote accumulation (each SIMD kernel), and the fused
+// hash-and-vote kernels the pipeline uses for ASCII stretches.
 #include <benchmark/benchmark.h>
 #include <simdup/normalize.hpp>
+#include <simdup/utf8.hpp>
 
 #include "bench_corpus.hpp"
 #include "features/accumulate.hpp"
 #include "features/extract.hpp"
 #include "features/hash.hpp"
+#include "features/shingle_kernel.hpp"
 
 #include <random>
 #include <vector>
@@ -104,5 +107,86 @@ void BM_ShingleHashVote(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * text.size()));
 }
 BENCHMARK(BM_ShingleHashVote);
+
+// The default pipeline's shingle stage as fingerprinter.cpp runs it: ASCII stretches through
+// the fused kernel, the rest hashed one by one (same votes as BM_ShingleHashVote).
+void BM_ShingleHashVoteFused(benchmark::State& state) {
+  const std::string& text = normalised_english();
+  const simdup::detail::ascii4_xxh3_kernel kernel = simdup::detail::best_ascii4_xxh3_kernel();
+  if (kernel == nullptr) {
+    state.SkipWithError("no SIMD shingle kernel on this CPU");
+    return;
+  }
+  const uint64_t bitflip = simdup::detail::xxh3_len4_bitflip();
+  for (auto _ : state) {
+    simdup::detail::unit_votes votes;
+    simdup::detail::add_streamed(votes, [&](auto&& sink) {
+      simdup::detail::for_each_shingle_run(
+          text, 4, [&](std::string_view s) { sink(simdup::detail::xxh3_64_short(s)); },
+          [&](const char* first, std::size_t count) {
+            votes.add_counted(count, [&](uint64_t* c) { kernel(first, count, bitflip, c); });
+          });
+    });
+    benchmark::DoNotOptimize(votes.fingerprint());
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * text.size()));
+}
+BENCHMARK(BM_ShingleHashVoteFused);
+
+#if defined(__x86_64__)
+// Each fused kernel alone on one long ASCII run; items = shingles.
+void fused(benchmark::State& state, simdup::detail::ascii4_xxh3_kernel kernel) {
+  const std::string& text = normalised_english();
+  std::size_t ascii = simdup::utf8::ascii_prefix_length(text);
+  if (ascii < 4) {
+    state.SkipWithError("no ASCII text");
+    return;
+  }
+  const std::size_t count = ascii - 3;
+  const uint64_t bitflip = simdup::detail::xxh3_len4_bitflip();
+  uint64_t counts[64] = {};
+  for (auto _ : state) {
+    kernel(text.data(), count, bitflip, counts);
+    benchmark::DoNotOptimize(counts);
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * count));
+}
+void BM_FusedHashVoteAvx2(benchmark::State& state) {
+  if (!simdup::detail::cpu_has_avx2()) {
+    state.SkipWithError("no AVX2");
+    return;
+  }
+  fused(state, &simdup::detail::ascii4_xxh3_votes_avx2);
+}
+BENCHMARK(BM_FusedHashVoteAvx2);
+void BM_FusedHashVoteAvx512(benchmark::State& state) {
+  if (!simdup::detail::cpu_has_avx512vl_dq()) {
+    state.SkipWithError("no AVX-512 VL/DQ");
+    return;
+  }
+  fused(state, &simdup::detail::ascii4_xxh3_votes_avx512);
+}
+BENCHMARK(BM_FusedHashVoteAvx512);
+#endif
+
+// Normalisation of Chinese text (t2s included) in ~4 KiB documents, as the fingerprint
+// benchmark feeds it.
+void BM_StageNormalizeChinese(benchmark::State& state) {
+  const auto& c = simdup::bench::chinese();
+  auto norm = simdup::normalizer::create({});
+  if (c.docs.empty() || !norm) {
+    state.SkipWithError("Chinese corpus or OpenCC data missing");
+    return;
+  }
+  std::string out;
+  for (auto _ : state) {
+    for (std::string_view doc : c.docs) {
+      norm->normalize(doc, out);
+      benchmark::DoNotOptimize(out.data());
+    }
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * c.bytes()));
+}
+BENCHMARK(BM_StageNormalizeChinese);
 
 }  // namespace

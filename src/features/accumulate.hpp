@@ -37,6 +37,14 @@ class unit_votes {
     total_ += hashes.size();
   }
 
+  /// Adds the per-bit counts of `n` hashes that kernel(counts) adds to the 64 counters itself
+  /// (the fused shingle kernels, which never materialise the hashes).
+  template <class Kernel>
+  void add_counted(uint64_t n, Kernel&& kernel) {
+    kernel(counts_.data());
+    total_ += n;
+  }
+
   /// Feature occurrences added so far.
   uint64_t total() const noexcept { return total_; }
   /// Per bit: how many of them have it set.

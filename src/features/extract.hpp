@@ -21,10 +21,13 @@ inline std::size_t utf8_lead_length(unsigned char b) noexcept {
 }
 
 /// Calls fn(shingle) for every run of `width` consecutive code points of `text`, in order
-/// (spaces included). Text with fewer than `width` code points gives one shingle, the whole
-/// text; empty text gives none. `width` must be at least 1.
-template <class Fn>
-inline void for_each_shingle(std::string_view text, std::size_t width, Fn&& fn) {
+/// (spaces included), except that stretches of all-ASCII shingles may go to
+/// ascii_run(first, count) instead: the `count` shingles of `width` bytes starting at first,
+/// first + 1, ..., first + count - 1. Text with fewer than `width` code points gives one
+/// shingle, the whole text; empty text gives none. `width` must be at least 1.
+template <class Fn, class AsciiRun>
+inline void for_each_shingle_run(std::string_view text, std::size_t width, Fn&& fn,
+                                 AsciiRun&& ascii_run) {
   const std::size_t n = text.size();
   if (n == 0) return;
   const auto* d = reinterpret_cast<const unsigned char*>(text.data());
@@ -48,8 +51,7 @@ inline void for_each_shingle(std::string_view text, std::size_t width, Fn&& fn) 
       // all-ASCII too and need no boundary checks (most text is mostly ASCII).
       const std::size_t run = utf8::ascii_prefix_length(text.substr(hi));
       if (run > 0) {
-        const char* first = text.data() + lo + 1;
-        for (std::size_t k = 0; k < run; ++k) fn(std::string_view(first + k, width));
+        ascii_run(text.data() + lo + 1, run);
         lo += run;
         hi += run;
         continue;
@@ -59,6 +61,16 @@ inline void for_each_shingle(std::string_view text, std::size_t width, Fn&& fn) 
     hi = next(hi);
     fn(std::string_view(text.data() + lo, hi - lo));
   }
+}
+
+/// Calls fn(shingle) for every run of `width` consecutive code points of `text`, in order
+/// (spaces included). Text with fewer than `width` code points gives one shingle, the whole
+/// text; empty text gives none. `width` must be at least 1.
+template <class Fn>
+inline void for_each_shingle(std::string_view text, std::size_t width, Fn&& fn) {
+  for_each_shingle_run(text, width, fn, [&](const char* first, std::size_t count) {
+    for (std::size_t k = 0; k < count; ++k) fn(std::string_view(first + k, width));
+  });
 }
 
 /// Appends the Unicode words of `text` (views into it): maximal runs of letters, marks and

@@ -5,6 +5,7 @@
 #include "features/extract.hpp"
 #include "features/hash.hpp"
 #include "features/python_simhash.hpp"
+#include "features/shingle_kernel.hpp"
 #include "features/weighting.hpp"
 #include "jieba/pipeline.hpp"
 
@@ -74,6 +75,32 @@ void hash_shingles(hash_kind kind, std::string_view text, std::size_t width, Fn&
       return;
     }
   }
+}
+
+// The unit-weight votes of every shingle of `text`. The default (xxh3, width 4) sends long
+// ASCII stretches to the fused SIMD kernel, which hashes and counts without a scalar hash per
+// shingle; the result is the same sum of votes.
+void vote_shingles(hash_kind kind, std::string_view text, std::size_t width,
+                   detail::unit_votes& votes) {
+  const detail::ascii4_xxh3_kernel kernel = detail::best_ascii4_xxh3_kernel();
+  if (kind != hash_kind::xxh3 || width != 4 || kernel == nullptr) {
+    detail::add_streamed(votes, [&](auto&& sink) { hash_shingles(kind, text, width, sink); });
+    return;
+  }
+  const uint64_t bitflip = detail::xxh3_len4_bitflip();
+  detail::add_streamed(votes, [&](auto&& sink) {
+    detail::for_each_shingle_run(
+        text, 4, [&](std::string_view s) { sink(detail::xxh3_64_short(s)); },
+        [&](const char* first, std::size_t count) {
+          if (count < detail::ascii4_kernel_min_run) {
+            for (std::size_t k = 0; k < count; ++k)
+              sink(detail::xxh3_64_short(std::string_view(first + k, 4)));
+            return;
+          }
+          votes.add_counted(count,
+                            [&](uint64_t* counts) { kernel(first, count, bitflip, counts); });
+        });
+  });
 }
 
 // Whether at least `needed` distinct features exist; stops as soon as they are seen, so it is
@@ -196,9 +223,7 @@ struct fingerprinter::impl {
     if (weigher.plain_count()) {
       detail::unit_votes votes;
       if (f.kind == feature_kind::shingles) {
-        detail::add_streamed(votes, [&](auto&& sink) {
-          hash_shingles(options.hash, s.text, f.shingle_width, sink);
-        });
+        vote_shingles(options.hash, s.text, f.shingle_width, votes);
         const uint64_t n = votes.total();
         r = finish(votes.fingerprint(), n, has_distinct(need, [&](auto&& fn) {
                      detail::for_each_shingle(s.text, f.shingle_width, fn);

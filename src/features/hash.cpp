@@ -21,9 +21,7 @@ uint64_t last8_big_endian(const unsigned char* digest) noexcept {
 
 }  // namespace
 
-uint64_t xxh3_64_not4(std::string_view s) noexcept {
-  const auto* p = reinterpret_cast<const xxh_u8*>(s.data());
-  if (s.size() <= 16) return XXH3_len_0to16_64b(p, s.size(), XXH3_kSecret, 0);
+uint64_t xxh3_64_long(std::string_view s) noexcept {
   return XXH3_64bits(s.data(), s.size());
 }
 

@@ -11,8 +11,8 @@
 #include <cstring>
 #include <vector>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
+#if defined(__SSSE3__)
+#include <tmmintrin.h>
 #endif
 
 namespace simdup::detail {
@@ -41,6 +41,27 @@ bool is_chunk_boundary(char32_t cp) noexcept {
   return (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3400 && cp <= 0x4DBF) ||
          (cp >= 0xAC00 && cp <= 0xD7A3);
 }
+
+#if defined(__SSSE3__)
+// For each 8-bit mask, the positions of its set bits in order, then 0x80 (pshufb writes 0):
+// the shuffle that packs the kept bytes of 8 to the front.
+struct compress_table {
+  alignas(8) unsigned char index[256][8];
+};
+
+constexpr compress_table make_compress_table() {
+  compress_table t{};
+  for (unsigned m = 0; m < 256; ++m) {
+    unsigned k = 0;
+    for (unsigned b = 0; b < 8; ++b)
+      if ((m >> b) & 1) t.index[m][k++] = static_cast<unsigned char>(b);
+    for (; k < 8; ++k) t.index[m][k] = 0x80;
+  }
+  return t;
+}
+
+constexpr compress_table compress = make_compress_table();
+#endif
 
 // Canonical ordering (UAX #15): a stable sort of each run of non-starters by combining class.
 // utf8proc_normalize_utf32 composes but expects this to have happened.
@@ -92,7 +113,7 @@ class folder {
     out_.resize(static_cast<std::size_t>(o_ - base_));
   }
 
-  fold_result result() const noexcept { return {invalid_, needs_t2s_}; }
+  fold_result result() const noexcept { return {invalid_, needs_t2s_, first_trigger_}; }
 
  private:
   void ensure(std::size_t room) {
@@ -126,16 +147,10 @@ class folder {
         }
       }
     };
-#if defined(__SSE2__)
+#if defined(__SSSE3__)
     if constexpr (!kDrops) {
       if (plan_.simd_words) {
-        while (e - s >= 16) {
-          if (words_block(s, o, pending)) {
-            s += 16;
-          } else {
-            scalar(s + 16);  // advances `s`
-          }
-        }
+        for (; e - s >= 16; s += 16) words_block(s, o, pending);
       }
     }
 #endif
@@ -144,11 +159,12 @@ class folder {
     return o;
   }
 
-#if defined(__SSE2__)
-  // The default plan (letters and digits kept, everything else ASCII a separator) on 16 bytes
-  // whose separators all stand alone: each becomes one space in place, so the block maps to
-  // output byte for byte. Returns false, writing nothing, for blocks that need the scalar loop.
-  bool words_block(const char* s, char*& o, bool& pending) const {
+#if defined(__SSSE3__)
+  // The default plan (letters and digits kept, every other ASCII byte a separator) on 16
+  // bytes, after the front is trimmed. A separator is written (as ' ') only when it ends its
+  // run and a kept byte follows in the block; one ending the block stays pending. The kept
+  // bytes and those spaces are packed with two 8-byte shuffles.
+  void words_block(const char* s, char*& o, bool& pending) const {
     const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));
     const __m128i lower = _mm_or_si128(v, _mm_set1_epi8(0x20));
     const __m128i alpha = _mm_and_si128(_mm_cmpgt_epi8(lower, _mm_set1_epi8('a' - 1)),
@@ -156,18 +172,29 @@ class folder {
     const __m128i digit = _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8('0' - 1)),
                                         _mm_cmplt_epi8(v, _mm_set1_epi8('9' + 1)));
     const __m128i keep = _mm_or_si128(alpha, digit);
-    const unsigned separators = ~static_cast<unsigned>(_mm_movemask_epi8(keep)) & 0xFFFF;
-    if ((separators & (separators >> 1)) != 0 || ((separators & 1) != 0 && pending)) return false;
+    const unsigned kept = static_cast<unsigned>(_mm_movemask_epi8(keep));
+    const unsigned separators = ~kept & 0xFFFF;
+    const unsigned written = kept | (separators & (kept >> 1));
     // Letters fold to lower case by setting bit 5; separators become ' '.
     const __m128i letters =
         plan_.simd_fold ? _mm_or_si128(v, _mm_and_si128(alpha, _mm_set1_epi8(0x20))) : v;
-    const __m128i out =
+    const __m128i mapped =
         _mm_or_si128(_mm_and_si128(keep, letters), _mm_andnot_si128(keep, _mm_set1_epi8(' ')));
-    if (pending) *o++ = ' ';
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(o), out);
-    pending = (separators & 0x8000) != 0;  // a trailing separator stays pending
-    o += pending ? 15 : 16;
-    return true;
+    // A run pending from before ends at a kept first byte: its space comes first.
+    if (pending && (kept & 1) != 0) *o++ = ' ';
+    const unsigned lo = written & 0xFF;
+    const unsigned hi = written >> 8;
+    // The high half's indices are offset by 8 (0x80 + 8 still has its top bit set).
+    const __m128i shuffle = _mm_add_epi8(
+        _mm_unpacklo_epi64(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(compress.index[lo])),
+                           _mm_loadl_epi64(reinterpret_cast<const __m128i*>(compress.index[hi]))),
+        _mm_set_epi64x(0x0808080808080808LL, 0));
+    const __m128i packed = _mm_shuffle_epi8(mapped, shuffle);
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(o), packed);
+    o += __builtin_popcount(lo);
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(o), _mm_unpackhi_epi64(packed, packed));
+    o += __builtin_popcount(hi);
+    pending = (separators & 0x8000) != 0;
   }
 #endif
 
@@ -207,6 +234,16 @@ class folder {
     int boundclass = 0;
     while (s < e) {
       const char32_t cp = utf8::decode(s, e, invalid_);
+      if (plan_.nfkc) {
+        bool composes_after = false;
+        const char32_t image = nfkc_fast_image(cp, composes_after);
+        if (image != 0 && (!composes_after || next_is_fast(s, e))) {
+          flush(len);
+          len = 0;
+          emit(image);
+          continue;
+        }
+      }
       if (len >= chunk_code_points && is_chunk_boundary(cp)) {
         flush(len);
         len = 0;
@@ -225,7 +262,17 @@ class folder {
     flush(len);
   }
 
+  // Whether the code point at `s` takes the fast path too. At the end of the run (`s == e`)
+  // comes ASCII or the end of the text, and no ASCII character composes with what precedes it.
+  static bool next_is_fast(const char* s, const char* e) noexcept {
+    if (s == e) return true;
+    std::size_t ignored = 0;
+    bool composes_after = false;
+    return nfkc_fast_image(utf8::decode(s, e, ignored), composes_after) != 0;
+  }
+
   void flush(std::size_t len) {
+    if (len == 0) return;
     if (plan_.nfkc) {
       canonical_order(buf_.data(), len);
       const utf8proc_ssize_t composed =
@@ -243,7 +290,10 @@ class folder {
       ascii_run_one(static_cast<char>(cp));
       return;
     }
-    const auto category = utf8proc_category(static_cast<utf8proc_int32_t>(cp));
+    // CJK unified ideographs (Lo) are most of Chinese text: skip the property lookup.
+    const auto category = cp >= 0x4E00 && cp <= 0x9FFF
+                              ? UTF8PROC_CATEGORY_LO
+                              : utf8proc_category(static_cast<utf8proc_int32_t>(cp));
     const bool digit = category == UTF8PROC_CATEGORY_ND;
     const bool punct = category >= UTF8PROC_CATEGORY_PC && category <= UTF8PROC_CATEGORY_SO;
     const bool space = (category >= UTF8PROC_CATEGORY_ZS && category <= UTF8PROC_CATEGORY_CC);
@@ -260,8 +310,10 @@ class folder {
     if (pending_) *o_++ = ' ';
     pending_ = false;
     in_punct_ = false;
-    if (plan_.t2s_triggers != nullptr && cp < 0x110000) {
-      needs_t2s_ |= ((plan_.t2s_triggers[cp >> 6] >> (cp & 63)) & 1) != 0;
+    if (plan_.t2s_triggers != nullptr && !needs_t2s_ && cp < 0x110000 &&
+        ((plan_.t2s_triggers[cp >> 6] >> (cp & 63)) & 1) != 0) {
+      needs_t2s_ = true;
+      first_trigger_ = static_cast<std::size_t>(o_ - base_);
     }
     o_ += utf8::encode(cp, o_);
   }
@@ -280,6 +332,7 @@ class folder {
   bool in_punct_ = false;  // no collapse: inside a punctuation run already written as a space
   std::size_t invalid_ = 0;
   bool needs_t2s_ = false;
+  std::size_t first_trigger_ = 0;  // output offset of the first t2s trigger
 };
 
 }  // namespace

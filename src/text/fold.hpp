@@ -35,7 +35,51 @@ struct fold_plan {
 struct fold_result {
   std::size_t invalid_utf8 = 0;
   bool needs_t2s = false;  ///< the output contains a non-ASCII code point of plan.t2s_triggers
+  /// Where the first of them starts in the output (bytes), when needs_t2s.
+  std::size_t first_t2s_trigger = 0;
 };
+
+/// Code points that skip utf8proc when NFKC is on: each maps, under NFKC with or without case
+/// folding, to the single code point cp - offset (case folding of an ASCII image is left to
+/// the plan's ASCII table), has combining class 0 and never composes with what precedes it;
+/// so it ends a normalisation segment and can be emitted directly. Unless `composes_after`,
+/// its image never composes with what follows either; otherwise (full-width letters: "Ａ" is
+/// "A", and "A" + U+030A composes) the next code point must be fast too, or ASCII, or the end.
+/// tests/unit/text/fold_fast_path_test.cpp proves all this for every code point against
+/// utf8proc.
+struct nfkc_fast_range {
+  char32_t first;
+  char32_t last;  ///< inclusive
+  char32_t offset;
+  bool composes_after;
+};
+
+inline constexpr nfkc_fast_range nfkc_fast_ranges[] = {
+    {0x2010, 0x2010, 0, false},       // hyphen
+    {0x2012, 0x2016, 0, false},       // dashes, double vertical line
+    {0x2018, 0x2023, 0, false},       // quotation marks, daggers, bullets
+    {0x2027, 0x2027, 0, false},       // hyphenation point
+    {0x3000, 0x3000, 0x2FE0, false},  // ideographic space -> ' '
+    {0x3001, 0x3003, 0, false},       // ideographic comma, full stop, ditto mark
+    {0x3008, 0x3011, 0, false},       // CJK brackets
+    {0x3014, 0x301F, 0, false},       // CJK brackets, wave dash, quotation marks
+    {0x3400, 0x4DBF, 0, false},       // CJK unified ideographs extension A
+    {0x4E00, 0x9FFF, 0, false},       // CJK unified ideographs
+    {0xFF01, 0xFF5E, 0xFEE0, true},   // full-width ASCII -> ASCII
+};
+
+/// The image of `cp` from nfkc_fast_ranges, or 0 if `cp` is not in them.
+inline char32_t nfkc_fast_image(char32_t cp, bool& composes_after) noexcept {
+  composes_after = false;
+  if (cp >= 0x4E00 && cp <= 0x9FFF) return cp;  // by far the most frequent
+  for (const nfkc_fast_range& r : nfkc_fast_ranges) {
+    if (cp >= r.first && cp <= r.last) {
+      composes_after = r.composes_after;
+      return cp - r.offset;
+    }
+  }
+  return 0;
+}
 
 /// Replaces `out` with `text` after the character-level steps (`text` must not alias `out`).
 fold_result fold(std::string_view text, const fold_plan& plan, std::string& out);

@@ -60,7 +60,10 @@ void normalizer::normalize(std::string_view text, std::string& out, normalize_st
   if (html_text.capacity() > (std::size_t{16} << 20)) std::string().swap(html_text);
   if (stats) stats->invalid_utf8 = r.invalid_utf8;
   if (impl_->t2s && (r.needs_t2s || impl_->t2s->has_ascii_keys())) {
-    if (!impl_->t2s->convert(out) && stats) stats->t2s_failures = 1;
+    // fold() saw every non-ASCII code point, so nothing before its first trigger changes
+    // (ASCII keys, never in OpenCC's own configurations, are not tracked there).
+    const std::size_t from = impl_->t2s->has_ascii_keys() ? 0 : r.first_t2s_trigger;
+    if (!impl_->t2s->convert(out, from) && stats) stats->t2s_failures = 1;
   }
 }
 

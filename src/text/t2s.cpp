@@ -13,6 +13,7 @@
 #include <opencc/Lexicon.hpp>
 #include <opencc/MaxMatchSegmentation.hpp>
 
+#include <algorithm>
 #include <exception>
 #include <filesystem>
 #include <string_view>
@@ -143,13 +144,22 @@ bool t2s_converter::may_hold_phrase(std::string_view run) const {
   return false;
 }
 
-bool t2s_converter::convert(std::string& text) const {
+bool t2s_converter::convert(std::string& text, std::size_t start) const {
   try {
     std::string out;
     const char* const begin = text.data();
     const char* const end = begin + text.size();
     const char* copied = begin;  // text before this is already in `out`
-    const char* p = begin;
+    const char* p = begin + std::min(start, text.size());
+    // The run holding `start` may start earlier: step back over key code points.
+    while (p > begin) {
+      const char* lead = p - 1;
+      while (lead > begin && utf8::detail::is_continuation(static_cast<unsigned char>(*lead)))
+        --lead;
+      const char* q = lead;
+      if (!test(keys_, utf8::decode(q, end))) break;
+      p = lead;
+    }
     while (p < end) {
       if (!ascii_keys_) {
         p += utf8::ascii_prefix_length(std::string_view(p, static_cast<std::size_t>(end - p)));
@@ -170,15 +180,19 @@ bool t2s_converter::convert(std::string& text) const {
         out += converter_->Convert(std::string(run));
         continue;
       }
+      // Only triggers have a table entry: other code points are copied in stretches.
+      const char* unchanged = run_begin;
       for (const char* q = run_begin; q < run_end;) {
         const char* const from = q;
-        const auto it = single_.find(utf8::decode(q, run_end));
-        if (it != single_.end()) {
-          out += it->second;
-        } else {
-          out.append(from, q);
-        }
+        const char32_t cp = utf8::decode(q, run_end);
+        if (!test(triggers_, cp)) continue;
+        const auto it = single_.find(cp);
+        if (it == single_.end()) continue;
+        out.append(unchanged, from);
+        out += it->second;
+        unchanged = q;
       }
+      out.append(unchanged, run_end);
     }
     if (copied == begin) return true;  // no runs: unchanged
     out.append(copied, end);

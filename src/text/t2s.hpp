@@ -38,8 +38,10 @@ class t2s_converter {
   bool has_ascii_keys() const noexcept { return ascii_keys_; }
 
   /// Converts the runs of `text` (valid UTF-8) that contain a trigger, in place. Returns false
-  /// if OpenCC failed; `text` is then unchanged. Safe to call concurrently.
-  bool convert(std::string& text) const;
+  /// if OpenCC failed; `text` is then unchanged. Safe to call concurrently. `start` (a code
+  /// point boundary) promises that no trigger starts before it: the scan begins at the start
+  /// of the run of key code points that contains it.
+  bool convert(std::string& text, std::size_t start = 0) const;
 
  private:
   static bool test(const std::vector<std::uint64_t>& bits, char32_t cp) noexcept {
