@@ -1,7 +1,9 @@
 // Online index end to end: inserts N fingerprints (N/10 of them near-duplicates of earlier ones),
-// then measures batch queries on T threads, single-query latency (p50/p99) and memory.
+// then measures batch queries on T threads, single-query latency (p50/p99), memory, and
+// removes by id (the first one builds the segments' id tables; it is timed apart).
 //
 //   bench_index_online [--n 10000000] [--k 3] [--queries 2000000] [--threads 2]
+//                      [--removes 200000]
 #include <simdup/online_index.hpp>
 
 #include <algorithm>
@@ -25,7 +27,7 @@ double seconds_since(clock_type::time_point t) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::size_t n = 10'000'000, queries = 2'000'000;
+  std::size_t n = 10'000'000, queries = 2'000'000, removes = 200'000;
   int k = 3;
   unsigned threads = 2;
   for (int i = 1; i < argc; ++i) {
@@ -37,6 +39,8 @@ int main(int argc, char** argv) {
       k = std::stoi(next());
     else if (a == "--queries")
       queries = std::stoull(next());
+    else if (a == "--removes")
+      removes = std::stoull(next());
     else if (a == "--threads")
       threads = static_cast<unsigned>(std::stoul(next()));
     else {
@@ -115,6 +119,25 @@ int main(int argc, char** argv) {
   std::sort(lat.begin(), lat.end());
   std::printf("single query latency: p50 %.2f us, p99 %.2f us, max %.1f us (%zu matches)\n",
               lat[lat.size() / 2], lat[lat.size() * 99 / 100], lat.back(), sink);
+  // Removes: distinct random ids (each indexed once), so each call removes one entry.
+  std::vector<uint64_t> ids(n);
+  for (std::size_t i = 0; i < n; ++i) ids[i] = entries[i].id;
+  std::shuffle(ids.begin(), ids.end(), rng);
+  ids.resize(std::min(n, removes + 1));
+  if (!ids.empty()) {
+    t0 = clock_type::now();
+    std::size_t removed = idx.remove(ids[0]);
+    const double first_s = seconds_since(t0);
+    t0 = clock_type::now();
+    for (std::size_t i = 1; i < ids.size(); ++i) removed += idx.remove(ids[i]);
+    const double remove_s = seconds_since(t0);
+    const auto after = idx.stats();
+    std::printf("first remove (builds the id tables): %.1f ms\n", first_s * 1e3);
+    std::printf("removes: %.0f /s (%zu ids, %zu entries removed)\n",
+                static_cast<double>(ids.size() - 1) / remove_s, ids.size(), removed);
+    std::printf("memory after removes (id tables included): %.1f bytes per entry\n",
+                static_cast<double>(after.memory_bytes) / static_cast<double>(after.size));
+  }
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
   std::printf("peak RSS: %.0f MB (entries array of the harness included)\n", ru.ru_maxrss / 1e3);

@@ -1,6 +1,6 @@
 // Batch all-pairs: every pair of fingerprints within Hamming distance k, with no resident
 // index. Tables sharing a leading block share one scatter into small buckets; inside a bucket,
-// entries are grouped by a hash of each table's prefix and only co-grouped ones are compared.
+// entries are grouped by each table's prefix bits and only co-grouped ones are compared.
 // Each pair is reported once (from the first table whose prefix it shares); memory O(n); all cores.
 #pragma once
 

@@ -138,7 +138,9 @@ class online_index {
   /// means inserted). The streaming "query then insert" step of dedup and the service.
   std::vector<index_match> check_insert(const index_entry& entry, const query_params& params = {});
 
-  /// Removes every entry with this id (a scan over all entries: O(size)). Returns how many.
+  /// Removes every entry with this id. Returns how many. Cost: a hash probe per segment; the
+  /// first remove after a load or a merge builds the affected segments' id tables (O(size),
+  /// 5 to 10 bytes per entry, queries keep running meanwhile).
   std::size_t remove(uint64_t id);
   /// Drops sealed segments whose newest entry is no longer live at `now`. Returns entries
   /// dropped. Also done automatically (see online_index_options::window).

@@ -1,21 +1,26 @@
-// Batch all-pairs. Tables whose keys start with the same bits share one partition: every
-// thread scatters its share of the input by those top b1 bits (one parallel counting sort per
-// partition; the histograms of all partitions come from a single pass). In the lexicographic
-// table order a table's first block is one of the first k + 1, so C(m, m - k) tables need
-// only k + 1 scatters (5 blocks, k = 3: 4 scatters for 10 tables). Then threads take buckets
-// (a few thousand records, in cache) and, per table of the partition, chain the records by a
-// hash of the table's remaining prefix bits; only records of one chain are compared, so the
-// mostly-singleton groups cost a hash and a few stores each. Memory: the input, one 12-byte
-// record per fingerprint, and per thread a small hash table.
+// Batch all-pairs. Tables whose keys start with the same bits share one partition on the top
+// b1 bits of their first block: in the lexicographic table order a table's first block is one
+// of the first k + 1, so C(m, m - k) tables need only k + 1 partitions (5 blocks, k = 3: 4 for
+// 10 tables). Per partition, the threads scatter their shares of the input by the top bits
+// (at most 64 buckets: more write streams thrash the caches), counting the sub-buckets of the
+// remaining partition bits on the way; then threads take buckets, sort each into
+// sub-buckets of a few thousand records in cache, and per table chain the records by the
+// prefix bits outside the partition (extracted exactly, or hashed when there are too many).
+// Only records of one chain are compared, so the mostly-singleton groups cost a few
+// instructions each. Memory: the input, one 12-byte record per fingerprint, per thread a
+// bucket copy and a small slot table.
 #include <simdup/all_pairs.hpp>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <barrier>
 #include <bit>
 #include <memory>
 #include <thread>
 #include <vector>
+
+#include <sys/mman.h>
 
 #include "index/pair_emitter.hpp"
 #include "index/tables.hpp"
@@ -31,16 +36,45 @@ struct __attribute__((packed, aligned(4))) record {
 static_assert(sizeof(record) == 12);
 
 constexpr uint32_t no_record = UINT32_MAX;
-/// Largest hash table (log2 slots) per bucket: bounds per-thread memory on skewed input, where
+/// Largest slot table (log2 slots) per bucket: bounds per-thread memory on skewed input, where
 /// the long chains are true matches anyway.
-constexpr int max_hash_bits = 18;
+constexpr int max_slot_bits = 18;
+/// Most contiguous runs of rest bits extracted exactly; tables with more are hashed.
+constexpr int max_exact_runs = 3;
+/// Partition bits scattered through memory in the first pass.
+constexpr int max_msd_bits = 6;
+
+/// A contiguous run of a table's prefix bits outside the partition: `mask` (low bits) taken at
+/// `shift` of the fingerprint lands at `dst` of the slot index.
+struct rest_run {
+  int shift = 0;
+  int dst = 0;
+  uint64_t mask = 0;
+};
 
 /// One table, in fingerprint coordinates.
 struct table_info {
   uint64_t mask;                  // prefix bits
   uint64_t rest_mask;             // prefix bits outside the partition bits
+  int rest_bits;                  // popcount(rest_mask)
+  std::vector<rest_run> runs;     // rest_mask as runs, most significant first
   std::vector<uint64_t> earlier;  // prefix masks of the tables before it
 };
+
+/// Splits a mask into its contiguous runs of ones, packed into a slot index.
+std::vector<rest_run> runs_of(uint64_t mask) {
+  std::vector<rest_run> runs;
+  int dst = 0;
+  while (mask != 0) {
+    const int low = std::countr_zero(mask);
+    const int width = std::countr_one(mask >> low);
+    const uint64_t ones = width == 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
+    runs.push_back({low, dst, ones});
+    dst += width;
+    mask &= ~(ones << low);
+  }
+  return runs;
+}
 
 /// Tables sharing the partition on fingerprint bits [shift, shift + bits).
 struct partition {
@@ -48,19 +82,48 @@ struct partition {
   std::vector<table_info> tables;
 };
 
-/// Per-thread scratch of the bucket pass.
+/// Per-thread scratch of the bucket pass. Slot heads hold `stamp + position`: entries below
+/// the current stamp are stale, so the table is never cleared between buckets (only when the
+/// 32-bit stamp would wrap).
 struct scratch {
-  std::vector<uint32_t> head;    // hash slot -> last record of its chain; kept all no_record
+  std::vector<uint32_t> head;    // slot -> stamp + last record of its chain
   std::vector<uint32_t> next;    // record -> previous record of its chain
-  std::vector<uint32_t> slot;    // record -> its hash slot
   std::vector<uint32_t> listed;  // records with an earlier record in their slot
+  std::vector<uint32_t> cursor;  // sub-scatter write positions
+  uint32_t stamp = 1;
+};
+
+/// Record storage for the scatter: 2 MiB aligned and marked for transparent huge pages. The
+/// scatter writes to thousands of buckets at once; with 4 KiB pages nearly every store would
+/// also miss the TLB.
+class record_storage {
+ public:
+  explicit record_storage(std::size_t n)
+      : bytes_((n * sizeof(record) + huge - 1) / huge * huge),
+        data_(static_cast<record*>(::operator new (bytes_, std::align_val_t{huge}))) {
+    ::madvise(data_, bytes_, MADV_HUGEPAGE);  // a hint: failure is harmless
+  }
+  record_storage(const record_storage&) = delete;
+  record_storage& operator=(const record_storage&) = delete;
+  ~record_storage() { ::operator delete (data_, std::align_val_t{huge}); }
+  record* data() const noexcept { return data_; }
+
+ private:
+  static constexpr std::size_t huge = std::size_t{2} << 20;
+  std::size_t bytes_;
+  record* data_;
 };
 
 class batch_run {
  public:
   batch_run(std::span<const uint64_t> fps, const std::vector<detail::table_perm>& tables, int k,
             unsigned threads, detail::pair_emitter& out)
-      : fps_(fps), k_(k), threads_(threads), out_(out), sync_(threads) {
+      : fps_(fps),
+        k_(k),
+        threads_(threads),
+        out_(out),
+        sync_(threads),
+        records_(std::max<std::size_t>(fps.size(), 1)) {
     // Partition bits: the top b1 key bits, which all lie in the table's first contiguous run
     // (moves[0] is placed at the top of the key). Buckets of about 2^12 records fit in cache.
     b1_ = std::max(0, static_cast<int>(std::bit_width(fps.size())) - 12);
@@ -68,18 +131,26 @@ class batch_run {
       b1_ = std::min({b1_, t.prefix_bits, std::popcount(t.moves.front().mask)});
     for (std::size_t t = 0; t < tables.size(); ++t) {
       const detail::bit_move& top = tables[t].moves.front();
-      const int shift = top.src_shift + std::popcount(top.mask) - b1_;
+      // With no partition bits every table shares the one partition (shift 0 keeps the
+      // bucket shifts below 64).
+      const int shift = b1_ == 0 ? 0 : top.src_shift + std::popcount(top.mask) - b1_;
       const uint64_t part_mask = b1_ == 0 ? 0 : ((uint64_t{1} << b1_) - 1) << shift;
-      table_info info{tables[t].prefix_mask, tables[t].prefix_mask & ~part_mask, {}};
+      const uint64_t rest = tables[t].prefix_mask & ~part_mask;
+      table_info info{tables[t].prefix_mask, rest, std::popcount(rest), runs_of(rest), {}};
       for (std::size_t u = 0; u < t; ++u) info.earlier.push_back(tables[u].prefix_mask);
       auto it = std::find_if(parts_.begin(), parts_.end(),
                              [&](const partition& p) { return b1_ == 0 || p.shift == shift; });
       if (it == parts_.end()) it = parts_.insert(parts_.end(), partition{shift, {}});
       it->tables.push_back(std::move(info));
     }
-    records_ = std::make_unique_for_overwrite<record[]>(fps.size());
-    const std::size_t nb = std::size_t{1} << b1_;
-    hist_.assign(threads, std::vector<uint32_t>(nb * parts_.size(), 0));
+    // Two-pass scatter: through memory only on the top bits (more than about 64 write streams
+    // per core thrash the caches), then each bucket again, in cache, on the rest.
+    msd_bits_ = std::min(b1_, max_msd_bits);
+    tmp_cap_ = static_cast<uint32_t>(
+        std::max<std::size_t>(fps.size() / (8 * std::size_t{threads}), std::size_t{1} << 16));
+    const std::size_t nb = std::size_t{1} << msd_bits_;
+    hist_.assign(threads, std::vector<uint32_t>(nb * (parts_.size() + 1), 0));
+    sub_hist_.assign(threads, std::vector<uint32_t>(nb << (b1_ - msd_bits_)));
     starts_.resize(nb + 1);
   }
 
@@ -93,23 +164,24 @@ class batch_run {
   uint64_t candidates() const { return candidates_.load(); }
 
  private:
-  uint32_t bucket_of(uint64_t fp, int shift) const {
-    return b1_ == 0 ? 0 : static_cast<uint32_t>((fp >> shift) & ((uint64_t{1} << b1_) - 1));
-  }
-
   void worker(unsigned th) {
     detail::pair_emitter::buffer buf(out_);
     scratch sc;
     uint64_t cand = 0;
     const std::size_t n = fps_.size();
     const std::size_t lo = n * th / threads_, hi = n * (th + 1) / threads_;
-    const std::size_t nb = std::size_t{1} << b1_;
-    // Histograms of every partition in one pass over this thread's share.
+    const std::size_t nb = std::size_t{1} << msd_bits_;
+    const uint64_t msd_mask = nb - 1;
+    const int low_bits = b1_ - msd_bits_;
+    const std::size_t nsub = std::size_t{1} << low_bits;
+    // The first partition's histogram of this thread's share; each scatter counts the next.
     std::vector<uint32_t>& h = hist_[th];
-    for (std::size_t i = lo; i < hi; ++i)
-      for (std::size_t p = 0; p < parts_.size(); ++p)
-        ++h[p * nb + bucket_of(fps_[i], parts_[p].shift)];
-    sync_.arrive_and_wait();  // every histogram is complete
+    const int first_shift = parts_[0].shift + low_bits;
+    for (std::size_t i = lo; i < hi; ++i) ++h[(fps_[i] >> first_shift) & msd_mask];
+    sync_.arrive_and_wait();        // the first histogram is complete
+    std::unique_ptr<record[]> tmp;  // the sub-scatter target, sized on first use
+    std::size_t tmp_size = 0;
+    std::vector<uint32_t> sub_start(nsub + 1);
     for (std::size_t p = 0; p < parts_.size(); ++p) {
       const partition& part = parts_[p];
       if (th == 0) {
@@ -126,21 +198,50 @@ class batch_run {
         starts_[nb] = pos;
       }
       sync_.arrive_and_wait();
-      record* recs = records_.get();
+      // The scatter through memory also counts the sub-buckets and the next partition's
+      // buckets (nearly free: it waits on stores), which saves passes over the input and a
+      // counting loop in cache. The last partition counts into a spare histogram.
+      record* recs = records_.data();
       uint32_t* cursor = h.data() + p * nb;
+      uint32_t* next_hist = h.data() + (p + 1) * nb;
+      uint32_t* sub = sub_hist_[th].data();
+      std::fill_n(sub, nb * nsub, 0);
+      const int shift = part.shift;
+      const int next_shift = parts_[std::min(p + 1, parts_.size() - 1)].shift + low_bits;
+      const uint64_t sub_mask = nsub - 1;
       for (std::size_t i = lo; i < hi; ++i) {
         const uint64_t fp = fps_[i];
-        recs[cursor[bucket_of(fp, part.shift)]++] = record{fp, static_cast<uint32_t>(i)};
+        const std::size_t b = (fp >> (shift + low_bits)) & msd_mask;
+        recs[cursor[b]++] = record{fp, static_cast<uint32_t>(i)};
+        ++sub[b * nsub + ((fp >> shift) & sub_mask)];
+        ++next_hist[(fp >> next_shift) & msd_mask];
       }
       sync_.arrive_and_wait();
-      constexpr std::size_t chunk = 16;
-      for (std::size_t c; !out_.stopped() && (c = next_bucket_.fetch_add(chunk)) < nb;) {
-        for (std::size_t b = c; b < std::min(nb, c + chunk); ++b) {
-          const std::size_t size = starts_[b + 1] - starts_[b];
-          if (size < 2) continue;
-          for (const table_info& t : part.tables)
-            chain_bucket(t, recs + starts_[b], size, sc, buf, cand);
+      for (std::size_t b; !out_.stopped() && (b = next_bucket_.fetch_add(1)) < nb;) {
+        const record* g = recs + starts_[b];
+        const uint32_t size = starts_[b + 1] - starts_[b];
+        if (low_bits == 0 || size > tmp_cap_) {  // small input, or skewed: one bucket
+          pairs_in_bucket(part, g, size, low_bits == 0, sc, buf, cand);
+          continue;
         }
+        if (tmp_size < size) {
+          tmp_size = std::max<std::size_t>(size, std::min<std::size_t>(tmp_cap_, size * 2));
+          tmp = std::make_unique_for_overwrite<record[]>(tmp_size);
+        }
+        // Sub-bucket starts from every thread's counts, then the in-cache counting sort.
+        uint32_t pos = 0;
+        for (std::size_t s = 0; s < nsub; ++s) {
+          sub_start[s] = pos;
+          for (unsigned t2 = 0; t2 < threads_; ++t2) pos += sub_hist_[t2][b * nsub + s];
+        }
+        sub_start[nsub] = pos;
+        std::vector<uint32_t>& cur = sc.cursor;
+        cur.assign(sub_start.begin(), sub_start.end() - 1);
+        record* out = tmp.get();
+        for (uint32_t i = 0; i < size; ++i) out[cur[(g[i].fp >> shift) & sub_mask]++] = g[i];
+        for (std::size_t s = 0; s < nsub; ++s)
+          pairs_in_bucket(part, out + sub_start[s], sub_start[s + 1] - sub_start[s], true, sc, buf,
+                          cand);
       }
       sync_.arrive_and_wait();
     }
@@ -148,63 +249,115 @@ class batch_run {
     candidates_ += cand;
   }
 
-  /// Finds, for one table, the pairs of a bucket that share the table's prefix: records are
-  /// chained by a hash of the prefix bits outside the partition, and each record is compared
-  /// with the earlier records of its chain. The walk only tests prefix equality; the rare
-  /// matches go to check() out of line, which keeps the loop in registers.
-  void chain_bucket(const table_info& t, const record* g, std::size_t n, scratch& sc,
-                    detail::pair_emitter::buffer& buf, uint64_t& cand) const {
-    const uint64_t mask = t.mask;
-    if (t.rest_mask == 0) {  // the partition is the whole prefix
-      for (std::size_t i = 1; i < n; ++i)
-        for (std::size_t j = 0; j < i; ++j) check(t, g[i], g[j], buf, cand);
+  /// Runs every table of the partition on one bucket. `whole` tells whether the bucket's
+  /// records share all the partition bits (a sub-bucket) or only the top ones (an unsplit
+  /// bucket of skewed input).
+  void pairs_in_bucket(const partition& part, const record* g, uint32_t n, bool whole, scratch& sc,
+                       detail::pair_emitter::buffer& buf, uint64_t& cand) const {
+    if (n < 2) return;
+    for (const table_info& t : part.tables) pairs_in_table(t, g, n, whole, sc, buf, cand);
+  }
+
+  /// Finds, for one table, the pairs of a bucket that share the table's prefix. Records are
+  /// chained by the prefix bits outside the partition: extracted exactly when they are few
+  /// and the bucket shares the whole partition (then a chain holds only true prefix matches),
+  /// hashed otherwise (then chains are checked against the whole prefix).
+  void pairs_in_table(const table_info& t, const record* g, uint32_t n, bool whole, scratch& sc,
+                      detail::pair_emitter::buffer& buf, uint64_t& cand) const {
+    if (whole && t.rest_mask == 0) {  // the partition is the whole prefix
+      for (uint32_t i = 1; i < n; ++i)
+        for (uint32_t j = 0; j < i; ++j) compare(t, g[i], g[j], buf, cand);
       return;
     }
-    const int bits = std::min(max_hash_bits, static_cast<int>(std::bit_width(n)) + 2);
-    if (sc.head.size() < (std::size_t{1} << bits))
-      sc.head.resize(std::size_t{1} << bits, no_record);
+    const int fit = static_cast<int>(std::bit_width(n)) + 3;
+    const bool exact = whole && t.rest_bits <= std::min(fit, max_slot_bits) &&
+                       t.runs.size() <= static_cast<std::size_t>(max_exact_runs);
+    const int bits = exact ? t.rest_bits : std::min(max_slot_bits, fit - 1);
+    if (sc.head.size() < (std::size_t{1} << bits)) sc.head.resize(std::size_t{1} << bits, 0);
     if (sc.next.size() < n) {
       sc.next.resize(n);
-      sc.slot.resize(n);
       sc.listed.resize(n);
     }
+    if (sc.stamp > UINT32_MAX - n) {  // the stamp would wrap: forget every slot
+      std::fill(sc.head.begin(), sc.head.end(), 0);
+      sc.stamp = 1;
+    }
+    if (!exact) {
+      const int shift = 64 - bits;
+      const uint64_t rest = whole ? t.rest_mask : t.mask;
+      chain<false>(t, g, n, sc, buf, cand, [rest, shift](uint64_t fp) {
+        return static_cast<uint32_t>(((fp & rest) * 0x9E3779B97F4A7C15ull) >> shift);
+      });
+      return;
+    }
+    std::array<rest_run, max_exact_runs> r{};
+    std::copy(t.runs.begin(), t.runs.end(), r.begin());
+    auto bits_of = [](uint64_t fp, const rest_run& run) {
+      return static_cast<uint32_t>(((fp >> run.shift) & run.mask) << run.dst);
+    };
+    switch (t.runs.size()) {
+      case 1:
+        chain<true>(t, g, n, sc, buf, cand, [=](uint64_t fp) { return bits_of(fp, r[0]); });
+        break;
+      case 2:
+        chain<true>(t, g, n, sc, buf, cand,
+                    [=](uint64_t fp) { return bits_of(fp, r[0]) | bits_of(fp, r[1]); });
+        break;
+      default:
+        chain<true>(t, g, n, sc, buf, cand, [=](uint64_t fp) {
+          return bits_of(fp, r[0]) | bits_of(fp, r[1]) | bits_of(fp, r[2]);
+        });
+    }
+  }
+
+  /// Chains the records by slot without branches, lists the records whose chain is not empty
+  /// (a minority: a branch per record would mispredict often), then compares each listed
+  /// record with the earlier records of its chain. With exact slots every chained pair shares
+  /// the prefix; hashed slots need the prefix test.
+  template <bool Exact, class SlotOf>
+  void chain(const table_info& t, const record* g, uint32_t n, scratch& sc,
+             detail::pair_emitter::buffer& buf, uint64_t& cand, SlotOf slot_of) const {
     uint32_t* const head = sc.head.data();
     uint32_t* const next = sc.next.data();
-    uint32_t* const slot = sc.slot.data();
-    const int shift = 64 - bits;
-    const uint64_t rest = t.rest_mask;
-    for (std::size_t i = 0; i < n; ++i)
-      slot[i] = static_cast<uint32_t>(((g[i].fp & rest) * 0x9E3779B97F4A7C15ull) >> shift);
-    // Chain without branches, then list the records whose chain is not empty (a minority):
-    // a branch per record on "has an earlier record in its slot" would mispredict often.
     uint32_t* const listed = sc.listed.data();
-    std::size_t count = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      next[i] = head[slot[i]];
-      head[slot[i]] = static_cast<uint32_t>(i);
-      listed[count] = static_cast<uint32_t>(i);
-      count += next[i] != no_record;
+    const uint32_t stamp = sc.stamp;
+    uint32_t count = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+      uint32_t& slot = head[slot_of(g[i].fp)];
+      const uint32_t prev = slot;
+      slot = stamp + i;
+      // Arithmetic, not a conditional: compilers turn the latter into a branch here.
+      const uint32_t stale = prev < stamp;
+      next[i] = (prev - stamp) | (0u - stale);  // a stale slot leaves no_record
+      listed[count] = i;
+      count += stale ^ 1u;
     }
-    for (std::size_t c = 0; c < count; ++c) {
+    sc.stamp += n;
+    const uint64_t mask = t.mask;
+    uint64_t local = 0;  // a register, where the caller's counter would be a store per pair
+    for (uint32_t c = 0; c < count; ++c) {
       const uint32_t i = listed[c];
       const uint64_t fp = g[i].fp;
       for (uint32_t j = next[i]; j != no_record; j = next[j])
-        if (((fp ^ g[j].fp) & mask) == 0) check(t, g[i], g[j], buf, cand);
+        if (Exact || ((fp ^ g[j].fp) & mask) == 0) compare(t, g[i], g[j], buf, local);
     }
-    for (std::size_t i = 0; i < n; ++i) head[slot[i]] = no_record;
+    cand += local;
   }
 
-  /// Reports the pair when it shares the table's prefix, is within k, and no earlier table
-  /// shares its prefix (that table reported it).
-  [[gnu::noinline]] void check(const table_info& t, const record& a, const record& b,
-                               detail::pair_emitter::buffer& buf, uint64_t& cand) const {
-    const uint64_t x = a.fp ^ b.fp;
+  /// A pair sharing the table's prefix: counted, and kept when within k (rare, out of line).
+  void compare(const table_info& t, const record& a, const record& b,
+               detail::pair_emitter::buffer& buf, uint64_t& cand) const {
     ++cand;
-    const int d = std::popcount(x);
-    if (d > k_) return;
+    if (std::popcount(a.fp ^ b.fp) <= k_) report(t, a, b, buf);
+  }
+
+  /// Reports the pair unless an earlier table shares its prefix (that table reported it).
+  [[gnu::noinline]] static void report(const table_info& t, const record& a, const record& b,
+                                       detail::pair_emitter::buffer& buf) {
+    const uint64_t x = a.fp ^ b.fp;
     for (uint64_t m : t.earlier)
       if ((x & m) == 0) return;
-    buf.push(index_pair{std::min(a.id, b.id), std::max(a.id, b.id), d});
+    buf.push(index_pair{std::min(a.id, b.id), std::max(a.id, b.id), std::popcount(x)});
   }
 
   std::span<const uint64_t> fps_;
@@ -212,11 +365,15 @@ class batch_run {
   unsigned threads_;
   detail::pair_emitter& out_;
   std::barrier<> sync_;
-  int b1_ = 0;
+  int b1_ = 0;            // partition bits per table
+  int msd_bits_ = 0;      // of which scattered through memory
+  uint32_t tmp_cap_ = 0;  // largest bucket sub-scattered (per-thread memory bound)
   std::vector<partition> parts_;
-  std::unique_ptr<record[]> records_;
-  std::vector<std::vector<uint32_t>> hist_;  // per thread and partition: counts, then cursors
-  std::vector<uint32_t> starts_;             // bucket starts (+ end) of the current partition
+  record_storage records_;
+  /// Per thread, per partition and a spare: bucket counts, then write cursors.
+  std::vector<std::vector<uint32_t>> hist_;
+  std::vector<std::vector<uint32_t>> sub_hist_;  // per thread: sub-bucket counts per bucket
+  std::vector<uint32_t> starts_;                 // bucket starts (+ end) of the current partition
   std::atomic<std::size_t> next_bucket_{0};
   std::atomic<uint64_t> candidates_{0};
 };

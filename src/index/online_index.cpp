@@ -319,9 +319,22 @@ std::vector<index_match> online_index::check_insert(const index_entry& entry,
 
 std::size_t online_index::remove(uint64_t id) {
   std::lock_guard guard(impl_->maintenance);
+  // Sealed segments are found through their id tables under `maintenance` alone (it freezes
+  // the sealed list and its deletion bits), so queries go on while a table is first built;
+  // only the marking takes the exclusive lock.
+  std::vector<uint32_t> hits;
+  std::vector<std::size_t> ends;  // hits of sealed segment i end at ends[i]
+  ends.reserve(impl_->sealed.size());
+  for (auto& s : impl_->sealed) {
+    s->find_id(id, hits);
+    ends.push_back(hits.size());
+  }
   std::unique_lock lock(impl_->mutex);
-  std::size_t count = 0;
-  for (auto& s : impl_->sealed) count += s->remove(id);
+  std::size_t count = hits.size(), begin = 0;
+  for (std::size_t i = 0; i < impl_->sealed.size(); ++i) {
+    impl_->sealed[i]->mark_deleted(std::span(hits).subspan(begin, ends[i] - begin));
+    begin = ends[i];
+  }
   for (auto& f : impl_->frozen) count += f->remove(id);
   count += impl_->active->remove(id);
   impl_->removed += count;

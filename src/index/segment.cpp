@@ -55,6 +55,11 @@ inline bool live_entry(int64_t ts, const probe_params& p) noexcept {
   return ts >= p.min_live_ts;
 }
 
+/// Hash of a document id to `bits` bits (ids are often sequential: multiply-shift spreads them).
+inline std::size_t id_slot(uint64_t id, int bits) noexcept {
+  return bits == 0 ? 0 : static_cast<std::size_t>((id * 0x9E3779B97F4A7C15ull) >> (64 - bits));
+}
+
 }  // namespace
 
 void sealed_segment::bind(const probe_context& ctx) {
@@ -239,25 +244,46 @@ void sealed_segment::collect(entry_columns& e, int64_t min_live_ts) const {
     if (!is_deleted(i) && ts_[i] >= min_live_ts) e.push(fp_[i], id_[i], ts_[i]);
 }
 
-std::size_t sealed_segment::remove(uint64_t id) {
-  std::size_t count = 0;
-  for (std::size_t i = 0; i < n_; ++i)
-    if (id_[i] == id && !is_deleted(i)) {
-      deleted_[i >> 6] |= uint64_t{1} << (i & 63);
-      ++count;
+void sealed_segment::find_id(uint64_t id, std::vector<uint32_t>& out) {
+  if (n_ == 0) return;
+  // Linear probing at a load factor of 0.4 to 0.8: 5 to 10 bytes per entry.
+  const int bits = static_cast<int>(std::bit_width(n_ + n_ / 4));
+  const std::size_t mask = (std::size_t{1} << bits) - 1;
+  if (id_table_.empty()) {
+    id_table_.assign(mask + 1, 0);
+    for (std::size_t i = 0; i < n_; ++i) {
+      std::size_t s = id_slot(id_[i], bits);
+      while (id_table_[s] != 0) s = (s + 1) & mask;
+      id_table_[s] = static_cast<uint32_t>(i + 1);
     }
-  deleted_count_ += count;
-  return count;
+    id_table_bytes_.store(id_table_.size() * 4);
+  }
+  // Equal ids share a probe run: collect them all.
+  for (std::size_t s = id_slot(id, bits); id_table_[s] != 0; s = (s + 1) & mask) {
+    const uint32_t i = id_table_[s] - 1;
+    if (id_[i] == id && !is_deleted(i)) out.push_back(i);
+  }
+}
+
+void sealed_segment::mark_deleted(std::span<const uint32_t> positions) {
+  for (uint32_t i : positions)
+    if (!is_deleted(i)) {
+      deleted_[i >> 6] |= uint64_t{1} << (i & 63);
+      ++deleted_count_;
+    }
 }
 
 mutable_segment::mutable_segment(const probe_context& ctx, std::size_t capacity)
     : capacity_(capacity),
-      bucket_bits_(std::min(static_cast<int>(std::bit_width(capacity)), ctx.min_prefix_bits)) {
+      bucket_bits_(std::min(static_cast<int>(std::bit_width(capacity)), ctx.min_prefix_bits)),
+      id_bits_(static_cast<int>(std::bit_width(capacity))) {
   fp_.reserve(capacity);
   id_.reserve(capacity);
   ts_.reserve(capacity);
   heads_.assign(ctx.tables->size(), std::vector<uint32_t>(std::size_t{1} << bucket_bits_, none));
   next_.assign(ctx.tables->size(), std::vector<uint32_t>(capacity));
+  id_heads_.assign(std::size_t{1} << id_bits_, none);
+  id_next_.resize(capacity);
 }
 
 void mutable_segment::insert(const probe_context& ctx, const index_entry& e) {
@@ -266,6 +292,9 @@ void mutable_segment::insert(const probe_context& ctx, const index_entry& e) {
   id_.push_back(e.id);
   ts_.push_back(e.timestamp);
   deleted_.push_back(false);
+  uint32_t& id_head = id_heads_[id_slot(e.id, id_bits_)];
+  id_next_[i] = id_head;
+  id_head = i;
   for (std::size_t t = 0; t < heads_.size(); ++t) {
     uint32_t& head = heads_[t][slot_of((*ctx.tables)[t].apply(e.fingerprint), bucket_bits_)];
     next_[t][i] = head;
@@ -295,7 +324,7 @@ void mutable_segment::collect(entry_columns& e, int64_t min_live_ts) const {
 
 std::size_t mutable_segment::remove(uint64_t id) {
   std::size_t count = 0;
-  for (std::size_t i = 0; i < fp_.size(); ++i)
+  for (uint32_t i = id_heads_[id_slot(id, id_bits_)]; i != none; i = id_next_[i])
     if (id_[i] == id && !deleted_[i]) {
       deleted_[i] = true;
       ++count;
@@ -308,7 +337,7 @@ std::size_t mutable_segment::memory_bytes() const noexcept {
   std::size_t bytes = capacity_ * 24 + capacity_ / 8;
   for (const auto& h : heads_) bytes += h.size() * 4;
   for (const auto& nx : next_) bytes += nx.size() * 4;
-  return bytes;
+  return bytes + (id_heads_.size() + id_next_.size()) * 4;
 }
 
 }  // namespace simdup::detail

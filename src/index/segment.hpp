@@ -7,6 +7,7 @@
 
 #include <simdup/online_index.hpp>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -69,8 +70,12 @@ class sealed_segment {
 
   /// Appends live, not deleted entries (ts >= min_live_ts) to `e`.
   void collect(entry_columns& e, int64_t min_live_ts) const;
-  /// Marks entries with this id deleted; returns how many were newly marked.
-  std::size_t remove(uint64_t id);
+  /// Appends the positions of not yet deleted entries with this id to `out`. Builds the id
+  /// table on first use (O(size)); the online index calls it only under its maintenance lock,
+  /// which serialises every user of the id table.
+  void find_id(uint64_t id, std::vector<uint32_t>& out);
+  /// Marks these positions (from find_id) deleted; caller holds the index's exclusive lock.
+  void mark_deleted(std::span<const uint32_t> positions);
 
   std::size_t size() const noexcept { return n_; }
   std::size_t live() const noexcept { return n_ - deleted_count_; }
@@ -78,7 +83,9 @@ class sealed_segment {
   int64_t max_ts() const noexcept { return max_ts_; }
   std::span<const uint64_t> words() const noexcept { return words_; }
   const std::vector<uint64_t>& deleted() const noexcept { return deleted_; }
-  std::size_t memory_bytes() const noexcept { return words_.size() * 8 + deleted_.size() * 8; }
+  std::size_t memory_bytes() const noexcept {
+    return words_.size() * 8 + deleted_.size() * 8 + id_table_bytes_.load();
+  }
 
  private:
   sealed_segment() = default;
@@ -100,6 +107,11 @@ class sealed_segment {
   std::vector<const uint32_t*> dir_;    ///< per table, 2^d + 1 slots
   std::vector<uint64_t> deleted_;
   std::size_t deleted_count_ = 0;
+  /// Open-addressing hash of ids: position + 1, 0 for an empty slot. In memory only (rebuilt
+  /// on demand after a load or merge), so only indexes that remove pay for it.
+  std::vector<uint32_t> id_table_;
+  /// Its size in bytes, for memory_bytes() from threads that do not hold the maintenance lock.
+  std::atomic<std::size_t> id_table_bytes_{0};
 };
 
 class mutable_segment {
@@ -121,12 +133,15 @@ class mutable_segment {
   static constexpr uint32_t none = UINT32_MAX;
   std::size_t capacity_;
   int bucket_bits_;
+  int id_bits_;  ///< id hash buckets: between capacity and 2 * capacity
   std::vector<uint64_t> fp_, id_;
   std::vector<int64_t> ts_;
   std::vector<bool> deleted_;
   std::size_t deleted_count_ = 0;
   std::vector<std::vector<uint32_t>> heads_;  ///< per table: bucket -> newest entry
   std::vector<std::vector<uint32_t>> next_;   ///< per table: entry -> older entry in its bucket
+  std::vector<uint32_t> id_heads_;            ///< id hash bucket -> newest entry
+  std::vector<uint32_t> id_next_;             ///< entry -> older entry in its id bucket
 };
 
 }  // namespace simdup::detail

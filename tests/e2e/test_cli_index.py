@@ -130,3 +130,48 @@ def test_plan():
     assert r.returncode == 0 and b"tables: 4" in r.stdout and b"prefix bits: 16..16" in r.stdout
     r = run(["plan", "--n", "10000000", "--k", "3", "--purpose", "online", "--memory", "1M"])
     assert r.returncode == 1 and b"fits" in r.stderr
+
+
+def test_pairs_decimal_lines(tmp_path):
+    # Decimal fingerprints, the extremes included; blank lines still count for line-number ids.
+    fps = [0, 1, 3, 2**64 - 1, 2**64 - 2, 2**63, 2**63 + 7, 12345]
+    path = tmp_path / "dec.txt"
+    path.write_text("\n".join(str(f) for f in fps[:4]) + "\n\n" + "\n".join(str(f) for f in fps[4:]))
+    r = run(["pairs", "--k", "3", str(path)])
+    assert r.returncode == 0, r.stderr
+    line_of = [1, 2, 3, 4, 6, 7, 8, 9]
+    expected = {(line_of[a], line_of[b], d) for a, b, d in brute_pairs(fps, 3)}
+    assert parse_pairs(r.stdout) == expected
+    # Exactly 16 digits read as hex (the documented rule), so "0000000000000010" is 16.
+    r = run(["pairs", "--k", "0"], stdin=b"0000000000000010\n16\n")
+    assert r.returncode == 0, r.stderr
+    assert parse_pairs(r.stdout) == {(1, 2, 0)}
+
+
+def test_pairs_binary_from_stdin_and_empty(tmp_path):
+    fps = random_fps(120, seed=4)
+    r = run(["pairs", "--binary", "-"], stdin=struct.pack(f"<{len(fps)}Q", *fps))
+    assert r.returncode == 0, r.stderr
+    assert parse_pairs(r.stdout) == brute_pairs(fps, 3)
+    empty = tmp_path / "empty.bin"
+    empty.write_bytes(b"")
+    r = run(["pairs", "--binary", str(empty)])
+    assert r.returncode == 0 and r.stdout == b""
+
+
+@pytest.mark.parametrize("content,line", [
+    ("1\n2\n18446744073709551616\n", 3),                     # decimal overflow
+    ("\n\n00000000000000zz\n", 3),                           # blank lines are counted
+    ("a\t00000000000000aa\nb\t00aa\n", 2),                   # TSV, short hex
+    ("a\t00000000000000aa\nb 00000000000000aa\n", 2),        # TSV, no tab
+    ('{"id":1,"fingerprint":"00000000000000aa"}\n{"id":2}\n', 2),  # JSONL, no fingerprint
+    ('{"id":1,"fingerprint":"00000000000000aa"}\n[1,2]\n', 2),     # JSONL, not an object
+])
+def test_malformed_input_names_file_and_line(tmp_path, content, line):
+    path = tmp_path / "bad.txt"
+    path.write_text(content)
+    for command in ("pairs", "clusters"):
+        r = run([command, str(path)])
+        assert r.returncode == 1, (command, r.stdout)
+        assert f"{path}:{line}:" in r.stderr.decode(), (command, r.stderr)
+        assert r.stdout == b""

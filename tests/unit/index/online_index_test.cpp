@@ -121,6 +121,63 @@ TEST(OnlineIndex, EqualFingerprintsAndEmpty) {
   EXPECT_EQ(idx.stats().size, 9u);
 }
 
+// remove(id) goes through per-segment id tables: they must find every copy of an id in the
+// mutable, frozen and sealed segments, be rebuilt after merges and loads, and not resurrect
+// or double-count anything.
+TEST(OnlineIndex, RemoveMatchesBruteForce) {
+  auto idx = make("5", 3, 16);
+  auto es = make_entries(600, 3, 11);
+  for (std::size_t i = 0; i < es.size(); i += 5) es[i].id = es[i / 2].id;  // duplicate ids
+  std::vector<index_entry> live;  // inserted and not removed
+  auto insert = [&](std::size_t from, std::size_t to) {
+    idx.insert(std::span(es).subspan(from, to - from));
+    live.insert(live.end(), es.begin() + static_cast<std::ptrdiff_t>(from),
+                es.begin() + static_cast<std::ptrdiff_t>(to));
+  };
+  std::mt19937_64 rng(12);
+  auto remove_some = [&](std::size_t count) {
+    for (std::size_t r = 0; r < count; ++r) {
+      const uint64_t id = rng() % 700;  // ids 600..699 are never inserted
+      const std::size_t expected =
+          std::erase_if(live, [&](const index_entry& e) { return e.id == id; });
+      ASSERT_EQ(idx.remove(id), expected) << "id " << id;
+    }
+  };
+  auto check = [&](const online_index& x) {
+    EXPECT_EQ(x.stats().size, live.size());
+    for (std::size_t i = 0; i < es.size(); i += 3)
+      ASSERT_EQ(hits(x.query(es[i].fingerprint)), brute(live, es[i].fingerprint, 3))
+          << "query " << i;
+  };
+  insert(0, 250);  // sealed and merged segments, and a mutable one
+  remove_some(40);
+  check(idx);
+  insert(250, es.size());  // some ids removed above come back as new entries
+  remove_some(40);         // new sealed segments: their id tables are built now
+  check(idx);
+  idx.compact();  // one merged segment without the removed entries
+  EXPECT_EQ(idx.stats().sealed_segments, 1u);
+  remove_some(40);
+  check(idx);
+
+  const std::string path = ::testing::TempDir() + "remove_" + std::to_string(::getpid());
+  ASSERT_TRUE(idx.save(path));
+  auto back = online_index::load(path);
+  ASSERT_TRUE(back.has_value()) << back.error().message;
+  std::filesystem::remove(path);
+  idx = std::move(*back);
+  remove_some(40);  // the loaded segment builds its id table from the file's columns
+  check(idx);
+
+  // A removed id inserted again is a new entry, and removable again.
+  const uint64_t id = 650;
+  idx.insert({es[0].fingerprint, id, 0});
+  const auto ms = idx.query(es[0].fingerprint);
+  EXPECT_TRUE(std::any_of(ms.begin(), ms.end(), [&](const index_match& m) { return m.id == id; }));
+  EXPECT_EQ(idx.remove(id), 1u);
+  EXPECT_EQ(idx.remove(id), 0u);
+}
+
 TEST(OnlineIndex, WindowFiltersAndExpires) {
   auto idx = make("5", 3, 10, /*window=*/100);
   // 50 entries per time step of 10: fingerprints equal, so every query sees all live ones.
@@ -285,6 +342,42 @@ TEST(OnlineIndexConcurrent, QueriesDuringInserts) {
   for (auto& t : readers) t.join();
   EXPECT_EQ(failures.load(), 0);
   EXPECT_EQ(idx.stats().size, 400u + 6000u);
+}
+
+TEST(OnlineIndexConcurrent, QueriesDuringRemoves) {
+  auto idx = make("5", 3, 32);
+  const auto base = make_entries(800, 3, 8);
+  idx.insert(base);
+  // Readers look for the entries with even ids, which are never removed; the writer removes
+  // the odd ids and inserts new entries (sealing and merging run meanwhile).
+  std::atomic<bool> done{false};
+  std::atomic<int> failures{0};
+  std::vector<std::thread> readers;
+  for (int r = 0; r < 2; ++r)
+    readers.emplace_back([&, r] {
+      std::size_t i = static_cast<std::size_t>(r) * 2;
+      while (!done.load()) {
+        const auto& e = base[i % base.size()];
+        const auto ms = idx.query(e.fingerprint);
+        if (std::none_of(ms.begin(), ms.end(), [&](const index_match& m) { return m.id == e.id; }))
+          ++failures;
+        (void)idx.stats();
+        i += 2;
+      }
+    });
+  std::size_t removed = 0;
+  std::mt19937_64 rng(5);
+  for (uint64_t id = 1; id < base.size(); id += 2) {
+    removed += idx.remove(id);
+    idx.insert({rng(), 10'000 + id, 0});
+  }
+  idx.compact();
+  done = true;
+  for (auto& t : readers) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(removed, base.size() / 2);
+  EXPECT_EQ(idx.stats().size, base.size());
+  for (uint64_t id = 1; id < base.size(); id += 2) EXPECT_EQ(idx.remove(id), 0u);
 }
 
 TEST(OnlineIndexConcurrent, CheckInsertIsAtomic) {
