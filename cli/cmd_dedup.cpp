@@ -35,6 +35,7 @@ struct dedup_command {
   std::string verify = kDefaultVerify;
   std::size_t verify_max_hashes = 0;
   std::size_t verify_shingle_width = 5;
+  std::string tmp_dir;
   bool zstd = false;
   std::string on_error = "fail";
   unsigned threads = 0;
@@ -75,6 +76,7 @@ result<dedup_options> resolve_dedup(const dedup_command& cmd) {
     if (!v) return std::move(v).error();
     v->max_hashes = cmd.verify_max_hashes;
     v->shingle_width = cmd.verify_shingle_width;
+    v->tmp_dir = cmd.tmp_dir;
     o.verify = *v;
   }
   return o;
@@ -170,6 +172,11 @@ void setup(CLI::App& app, int& rc) {
                   "Keep only the N smallest shingle hashes per document (bottom-k sketch, 4*N "
                   "bytes); 0 keeps all (exact Jaccard)")
       ->capture_default_str()
+      ->group(g);
+  sub->add_option("--tmp-dir", cmd->tmp_dir,
+                  "Directory for the temporary file of --verify's shingle arrays (about 3 "
+                  "bytes per distinct shingle, deleted at the end; default: the output's "
+                  "staging directory next to DIR)")
       ->group(g);
   sub->add_flag("--zstd", cmd->zstd, "Write kept records zstd-compressed (kept.<format>.zst)")
       ->group(g);

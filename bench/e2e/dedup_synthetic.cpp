@@ -1,17 +1,25 @@
 // The dedup engines on a synthetic corpus of N documents (default 10M): random fingerprints,
 // with 10% exact copies and 20% near duplicates planted at 1..3 bits, no text. Measures the
-// decision stage alone (the text pipeline is bench_dedup_throughput): documents/s, engine
-// bytes per document and peak RSS, for batch (components, star) and stream mode.
+// decision stage alone (the text pipeline is bench_dedup_throughput): documents/s, CPU time,
+// engine bytes per document and peak RSS per document beyond the corpus, for batch
+// (components, star) and stream mode.
 //
-//   bench_dedup_synthetic [N]
+//   bench_dedup_synthetic [N] [--mode batch|stream|all] [-k K] [--verify]
+//
+// With --verify every document gets a synthetic shingle array (200 hashes; a near duplicate
+// shares 90% of its source's), generated on the fly so the corpus stays small, and the engines
+// spill them to a temporary file (TMPDIR) as the dedup job does.
 #include <simdup/dedup.hpp>
 #include <simdup/exact_layer.hpp>
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
@@ -20,89 +28,196 @@ namespace {
 
 using namespace simdup;
 
-double peak_rss_mb() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_maxrss) / 1024.0;
+// Resets the peak RSS (VmHWM) of this process to its current RSS (Linux >= 4.0).
+void reset_peak_rss() {
+  std::ofstream("/proc/self/clear_refs") << "5";
 }
 
-std::vector<doc_signature> make_corpus(std::size_t n) {
+// VmRSS or VmHWM of this process in bytes.
+double status_bytes(const char* key) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(key, 0) == 0)
+      return std::strtod(line.c_str() + std::strlen(key), nullptr) * 1024;
+  }
+  return 0;
+}
+
+double cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+struct corpus {
+  std::vector<doc_signature> docs;
+  std::vector<uint32_t> source;  // the document a copy or near duplicate was made from (or itself)
+};
+
+corpus make_corpus(std::size_t n) {
   std::mt19937_64 rng(42);
-  std::vector<doc_signature> docs(n);
+  corpus c;
+  c.docs.resize(n);
+  c.source.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
-    doc_signature& d = docs[i];
+    doc_signature& d = c.docs[i];
     d.has_fingerprint = true;
     d.length = 500 + static_cast<uint32_t>(rng() % 3000);
+    c.source[i] = static_cast<uint32_t>(i);
     const uint64_t roll = rng() % 10;
     if (i > 0 && roll == 0) {  // exact copy of an earlier document
-      const doc_signature& src = docs[rng() % i];
-      d.fingerprint = src.fingerprint;
-      d.content_key = src.content_key;
+      const auto src = static_cast<uint32_t>(rng() % i);
+      d.fingerprint = c.docs[src].fingerprint;
+      d.content_key = c.docs[src].content_key;
+      c.source[i] = c.source[src];
     } else if (i > 0 && roll <= 2) {  // near duplicate
-      d.fingerprint = docs[rng() % i].fingerprint;
+      const auto src = static_cast<uint32_t>(rng() % i);
+      d.fingerprint = c.docs[src].fingerprint;
       const int bits = 1 + static_cast<int>(rng() % 3);
       for (int b = 0; b < bits; ++b) d.fingerprint ^= 1ull << (rng() % 64);
       d.content_key = rng() | 1;
+      c.source[i] = c.source[src];
     } else {
       d.fingerprint = rng();
       d.content_key = rng() | 1;
     }
   }
-  return docs;
+  return c;
 }
 
+uint64_t splitmix(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+// 200 sorted hashes, one per 2^24-wide slot: a document derived from another shares the slots'
+// values of its source except in about 10% of the slots, where it has its own (Jaccard ~0.82).
+void synthetic_shingles(const corpus& c, uint32_t i, std::vector<uint32_t>& out) {
+  out.clear();
+  const uint32_t src = c.source[i];
+  for (uint32_t slot = 0; slot < 200; ++slot) {
+    const uint64_t shared = splitmix((uint64_t{src} << 8) | slot);
+    const uint64_t own = splitmix((uint64_t{i} << 8) | slot | (uint64_t{1} << 63));
+    const uint64_t value = src != i && own % 10 == 0 ? own >> 40 : shared >> 40;
+    out.push_back(slot << 24 | static_cast<uint32_t>(value & 0xFFFFFF));
+  }
+}
+
+struct measure {
+  double wall = 0, cpu = 0, peak_beyond = 0;
+};
+
 template <class F>
-double timed(F&& f) {
+measure timed(F&& f) {
+  const double rss = status_bytes("VmRSS:");
+  reset_peak_rss();
+  const double cpu0 = cpu_seconds();
   const auto t0 = std::chrono::steady_clock::now();
   f();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  measure m;
+  m.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  m.cpu = cpu_seconds() - cpu0;
+  m.peak_beyond = status_bytes("VmHWM:") - rss;
+  return m;
+}
+
+void print(const char* name, std::size_t n, const measure& m, std::size_t duplicates,
+           std::size_t engine_bytes, uint64_t candidates) {
+  std::printf(
+      "%-17s %7.2f s wall %7.2f s CPU %6.2f M docs/s  duplicates %zu  engine %.1f B/doc  "
+      "peak RSS beyond corpus %.1f B/doc  candidates %llu\n",
+      name, m.wall, m.cpu, static_cast<double>(n) / m.wall / 1e6, duplicates,
+      static_cast<double>(engine_bytes) / static_cast<double>(n),
+      m.peak_beyond / static_cast<double>(n), static_cast<unsigned long long>(candidates));
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::size_t n = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 10'000'000;
-  std::printf("synthetic corpus: %zu documents (10%% exact copies, 20%% near at 1-3 bits)\n", n);
-  const auto corpus = make_corpus(n);
-  std::printf("corpus built, peak RSS %.0f MB\n", peak_rss_mb());
+  std::size_t n = 10'000'000;
+  std::string mode = "all";
+  int k = 3;
+  bool verify = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--mode" && i + 1 < argc) {
+      mode = argv[++i];
+    } else if (a == "-k" && i + 1 < argc) {
+      k = std::atoi(argv[++i]);
+    } else if (a == "--verify") {
+      verify = true;
+    } else if (!a.empty() && a[0] != '-') {
+      n = std::strtoull(a.c_str(), nullptr, 10);
+    } else {
+      std::fprintf(stderr,
+                   "usage: bench_dedup_synthetic [N] [--mode batch|stream|all] [-k K] "
+                   "[--verify]\n");
+      return 2;
+    }
+  }
+  std::printf(
+      "synthetic corpus: %zu documents (10%% exact copies, 20%% near at 1-3 bits), k %d%s\n", n, k,
+      verify ? ", --verify jaccard:0.8 (200 synthetic shingles per document)" : "");
+  const corpus c = make_corpus(n);
+  std::printf("corpus built, RSS %.0f MB\n", status_bytes("VmRSS:") / 1e6);
+  dedup_options base;
+  base.k = k;
+  if (verify) base.verify = verify_options{};
+  std::vector<uint32_t> shingles;
 
-  for (cluster_linking linking : {cluster_linking::components, cluster_linking::star}) {
-    dedup_options o;
-    o.linking = linking;
-    auto engine = batch_deduplicator::create(o).value();
+  if (mode == "batch" || mode == "all") {
+    for (cluster_linking linking : {cluster_linking::components, cluster_linking::star}) {
+      dedup_options o = base;
+      o.linking = linking;
+      std::size_t duplicates = 0, memory = 0;
+      uint64_t candidates = 0;
+      const measure m = timed([&] {
+        auto engine = batch_deduplicator::create(o).value();
+        for (uint32_t i = 0; i < n; ++i) {
+          doc_signature copy = c.docs[i];
+          if (verify) synthetic_shingles(c, i, copy.shingles);
+          if (!engine.add(std::move(copy))) std::abort();
+        }
+        memory = engine.memory_bytes();
+        const auto decisions = engine.finish().value();
+        for (uint32_t i = 0; i < decisions.size(); ++i) duplicates += decisions[i].kept(i) ? 0 : 1;
+        memory += decisions.capacity() * sizeof(dedup_decision);
+        candidates = engine.candidate_pairs();
+      });
+      print(linking == cluster_linking::star ? "batch star" : "batch components", n, m, duplicates,
+            memory, candidates);
+    }
+  }
+  if (mode == "stream" || mode == "all") {
+    dedup_options o = base;
+    o.mode = dedup_mode::stream;
     std::size_t duplicates = 0, memory = 0;
-    const double seconds = timed([&] {
-      for (const auto& d : corpus) {
-        doc_signature copy = d;
-        if (!engine.add(std::move(copy))) std::abort();
+    const measure m = timed([&] {
+      auto engine = stream_deduplicator::create(o).value();
+      // Chunks of 256 documents, as the dedup job's pipeline hands them over.
+      std::vector<doc_signature> chunk(256);
+      std::vector<dedup_decision> decisions;
+      for (uint32_t first = 0; first < n; first += 256) {
+        const uint32_t count = std::min<uint32_t>(256, static_cast<uint32_t>(n) - first);
+        for (uint32_t j = 0; j < count; ++j) {
+          const doc_signature& d = c.docs[first + j];
+          doc_signature& sig = chunk[j];
+          sig.fingerprint = d.fingerprint;
+          sig.has_fingerprint = d.has_fingerprint;
+          sig.content_key = d.content_key;
+          sig.length = d.length;
+          if (verify) synthetic_shingles(c, first + j, sig.shingles);
+        }
+        if (!engine.add(std::span(chunk.data(), count), decisions)) std::abort();
+        for (uint32_t j = 0; j < count; ++j) duplicates += decisions[j].kept(first + j) ? 0 : 1;
       }
       memory = engine.memory_bytes();
-      const auto decisions = engine.finish().value();
-      for (uint32_t i = 0; i < decisions.size(); ++i) duplicates += decisions[i].kept(i) ? 0 : 1;
-      memory += decisions.capacity() * sizeof(dedup_decision);
     });
-    std::printf(
-        "batch %-10s %8.2f s  %7.2f M docs/s  duplicates %zu  engine %.1f B/doc  "
-        "peak RSS %.0f MB  candidates %llu\n",
-        linking == cluster_linking::star ? "star" : "components", seconds,
-        static_cast<double>(n) / seconds / 1e6, duplicates,
-        static_cast<double>(memory) / static_cast<double>(n), peak_rss_mb(),
-        static_cast<unsigned long long>(engine.candidate_pairs()));
+    print("stream", n, m, duplicates, memory, 0);
   }
-
-  dedup_options o;
-  o.mode = dedup_mode::stream;
-  auto engine = stream_deduplicator::create(o).value();
-  std::size_t duplicates = 0;
-  const double seconds = timed([&] {
-    for (uint32_t i = 0; i < corpus.size(); ++i) {
-      duplicates += engine.add(corpus[i]).value().kept(i) ? 0 : 1;
-    }
-  });
-  std::printf(
-      "stream           %8.2f s  %7.2f M docs/s  duplicates %zu  engine %.1f B/doc  "
-      "peak RSS %.0f MB\n",
-      seconds, static_cast<double>(n) / seconds / 1e6, duplicates,
-      static_cast<double>(engine.memory_bytes()) / static_cast<double>(n), peak_rss_mb());
   return 0;
 }

@@ -74,7 +74,8 @@ struct doc_signature {
   uint32_t length = 0;
   /// Unix seconds (keep=newest); min() when the record has no time.
   int64_t time = std::numeric_limits<int64_t>::min();
-  /// Value of the keep field (keep=field:NAME); -infinity when missing or not a number.
+  /// Value of the keep field (keep=field:NAME: a JSONL field, or a CSV column named by the
+  /// header row); -infinity when missing or not a number.
   double field = -std::numeric_limits<double>::infinity();
   /// Invalid UTF-8 sequences repaired while reading and normalising.
   uint32_t invalid_utf8 = 0;
@@ -89,8 +90,9 @@ class document_signer {
   /// Errors name the offending option (missing dictionaries, bad shingle width, ...).
   static result<document_signer> create(const fingerprint_options& fingerprint,
                                         const dedup_options& options);
-  /// Fills `out` (every field overwritten) for `doc`.
-  void sign(const document& doc, doc_signature& out) const;
+  /// Fills `out` (every field overwritten) for `doc`. For keep=field:NAME on a CSV record,
+  /// `csv_header` is its input's header row (reader::header()), which names the columns.
+  void sign(const document& doc, doc_signature& out, std::string_view csv_header = {}) const;
 
   document_signer(document_signer&&) noexcept;
   document_signer& operator=(document_signer&&) noexcept;
@@ -122,10 +124,16 @@ class stream_deduplicator {
   static result<stream_deduplicator> create(const dedup_options& options);
   /// Decides the next document (ordinals count from 0 in call order).
   result<dedup_decision> add(const doc_signature& sig);
+  /// Decides the next sigs.size() documents, in order, exactly as add() one by one would, into
+  /// `out` (one decision each; on error, those made before it). Faster on a large index: one
+  /// batch probe for all of them.
+  status add(std::span<const doc_signature> sigs, std::vector<dedup_decision>& out);
   /// Documents added so far.
   uint32_t size() const noexcept;
   /// Bytes held by the exact tables, the index and the shingle store (for the summary).
   std::size_t memory_bytes() const noexcept;
+  /// Bytes of shingle arrays in the temporary file (0 without verification).
+  uint64_t spilled_bytes() const noexcept;
 
   stream_deduplicator(stream_deduplicator&&) noexcept;
   stream_deduplicator& operator=(stream_deduplicator&&) noexcept;
@@ -153,6 +161,8 @@ class batch_deduplicator {
   uint64_t candidate_pairs() const noexcept;
   uint64_t rejected_pairs() const noexcept;
   std::size_t memory_bytes() const noexcept;
+  /// Bytes of shingle arrays in the temporary file (0 without verification).
+  uint64_t spilled_bytes() const noexcept;
 
   batch_deduplicator(batch_deduplicator&&) noexcept;
   batch_deduplicator& operator=(batch_deduplicator&&) noexcept;

@@ -35,20 +35,20 @@ struct cluster_sample {
 struct dedup_summary {
   // Parameters.
   std::vector<std::string> inputs;
-  std::string mode;     ///< "stream" or "batch"
+  std::string mode;  ///< "stream" or "batch"
   int k = 3;
-  std::string keep;     ///< keep policy as given ("first", "field:score", ...)
-  std::string linking;  ///< "components" or "star"
+  std::string keep;                 ///< keep policy as given ("first", "field:score", ...)
+  std::string linking;              ///< "components" or "star"
   std::vector<std::string> layers;  ///< enabled layers, cheapest first
   double verify_threshold = 0;      ///< 0 when not verifying
   std::size_t verify_max_hashes = 0;
   std::string output_format;  ///< format of the kept records ("jsonl", ...)
 
   // Counts.
-  uint64_t read = 0;        ///< records read, bad ones included
+  uint64_t read = 0;  ///< records read, bad ones included
   uint64_t kept = 0;
   uint64_t duplicates = 0;
-  uint64_t skipped = 0;     ///< bad records skipped (--on-error skip)
+  uint64_t skipped = 0;                             ///< bad records skipped (--on-error skip)
   std::map<std::string, uint64_t> skipped_reasons;  ///< errc name -> count
   /// Duplicates per layer, indexed by dedup_layer (none unused).
   std::array<uint64_t, 5> by_layer{};
@@ -67,6 +67,8 @@ struct dedup_summary {
   std::vector<std::pair<std::string, double>> seconds_by_phase;
   uint64_t engine_memory_bytes = 0;  ///< exact tables, fingerprints, index, shingles
   uint64_t peak_rss_bytes = 0;
+  /// Bytes of shingle arrays in the temporary file of --verify (on disk, not in memory).
+  uint64_t verify_spill_bytes = 0;
   unsigned threads = 0;
 
   /// The largest clusters, for the report; `samples_note` explains when texts are missing.
@@ -86,8 +88,8 @@ std::string human_summary(const dedup_summary& summary);
 
 /// Side-by-side difference of two texts as two HTML fragments (escaped), tokens only in `a`
 /// wrapped in <del>, tokens only in `b` in <ins>. Tokens are ASCII letter/digit runs (compared
-/// without case), single other code points, and whitespace runs. Texts beyond `max_tokens` tokens are compared on
-/// their first max_tokens tokens and the rest is shown unmarked.
+/// without case), single other code points, and whitespace runs. Texts beyond `max_tokens` tokens
+/// are compared on their first max_tokens tokens and the rest is shown unmarked.
 std::pair<std::string, std::string> diff_html(std::string_view a, std::string_view b,
                                               std::size_t max_tokens = 600);
 

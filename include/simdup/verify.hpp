@@ -1,5 +1,7 @@
 // Verification of candidate pairs by the Jaccard similarity of character-shingle sets, kept as
-// compact sorted arrays of 32-bit shingle hashes instead of the documents' text.
+// compact sorted arrays of 32-bit shingle hashes instead of the documents' text. The arrays of a
+// whole corpus do not fit in memory (about 2 KB per English news article), so shingle_store
+// spills them, delta and varint coded, to a temporary file and keeps 8 bytes per document.
 #pragma once
 
 #include <simdup/error.hpp>
@@ -7,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -18,19 +21,21 @@ struct verify_options {
   /// Code points per shingle. Default 5, the width the evaluation's ground truth uses.
   std::size_t shingle_width = 5;
   /// Keep only the this many smallest hashes of each document (a bottom-k sketch), which bounds
-  /// memory at 4 * max_hashes bytes per document; 0 keeps every hash and the Jaccard is exact.
+  /// the spilled bytes per document; 0 keeps every hash and the Jaccard is exact.
   /// With a cap, documents with at most max_hashes distinct shingles are still compared exactly.
   std::size_t max_hashes = 0;
+  /// Directory of the temporary file that holds the shingle arrays while a run lasts; empty
+  /// (default) means the system's temporary directory (TMPDIR, else /tmp).
+  std::string tmp_dir;
 };
 
 /// Parses the `--verify` value "jaccard:T" (T in (0, 1]) into options with that threshold.
 result<verify_options> parse_verify_spec(std::string_view spec);
 
 /// Replaces `out` with the sorted distinct 32-bit hashes (a rolling polynomial hash of the code
-/// points, mixed, upper half) of the
-/// overlapping `width`-code-point shingles of `text` (already normalised, valid UTF-8). Text
-/// shorter than `width` code points gives one shingle, the whole text; empty text gives none.
-/// With max_hashes > 0 only the smallest max_hashes hashes are kept.
+/// points, mixed, upper half) of the overlapping `width`-code-point shingles of `text` (already
+/// normalised, valid UTF-8). Text shorter than `width` code points gives one shingle, the whole
+/// text; empty text gives none. With max_hashes > 0 only the smallest max_hashes are kept.
 void shingle_hashes(std::string_view text, std::size_t width, std::size_t max_hashes,
                     std::vector<uint32_t>& out);
 
@@ -40,29 +45,61 @@ void shingle_hashes(std::string_view text, std::size_t width, std::size_t max_ha
 double sketch_jaccard(std::span<const uint32_t> a, std::span<const uint32_t> b,
                       std::size_t max_hashes) noexcept;
 
-/// Shingle arrays of many documents in one arena, addressed by document ordinal. Ordinals are
-/// appended in order; a document without an array (not verified, not kept) has an empty one.
+/// sketch_jaccard of two whole sets (max_hashes = 0) for a yes/no against `threshold`: exact
+/// when the result is >= threshold; otherwise some value below threshold, found early when the
+/// sizes or the part merged so far rule the threshold out. threshold 0 always gives the exact
+/// value.
+double jaccard_at_least(std::span<const uint32_t> a, std::span<const uint32_t> b,
+                        double threshold) noexcept;
+
+/// Shingle arrays of many documents, addressed by document ordinal, in a temporary file: put()
+/// appends each array (deltas of the sorted hashes as varints, about 3 bytes per hash) to a
+/// write buffer that goes to the file sequentially; memory holds one 8-byte offset per ordinal
+/// and the buffer. The file is unlinked as soon as it is created, so it disappears when the
+/// store is destroyed or the process ends, even by a crash.
 class shingle_store {
  public:
-  explicit shingle_store(std::size_t max_hashes = 0) : max_hashes_(max_hashes) {}
-  /// Stores `hashes` for ordinal `ordinal`; ordinals must be given in increasing order (gaps are
-  /// empty arrays).
-  void put(uint32_t ordinal, std::span<const uint32_t> hashes);
-  /// The array of `ordinal` (empty when none was stored).
-  std::span<const uint32_t> get(uint32_t ordinal) const noexcept;
-  /// sketch_jaccard of two stored documents.
-  double jaccard(uint32_t a, uint32_t b) const noexcept {
-    return sketch_jaccard(get(a), get(b), max_hashes_);
-  }
-  /// Bytes held by the arena and the offsets.
+  /// Creates the file in `dir` (empty: the system's temporary directory). `buffer_bytes`:
+  /// encoded bytes collected before each write (default 1 MiB). errc::io_error naming `dir`
+  /// when the file cannot be created.
+  static result<shingle_store> create(const std::string& dir,
+                                      std::size_t buffer_bytes = std::size_t{1} << 20);
+
+  /// Stores the sorted distinct `hashes` of `ordinal`; ordinals must increase from call to
+  /// call (skipped ordinals have empty arrays). errc::io_error naming the file's directory and
+  /// the system's reason (e.g. "No space left on device") when a write fails; every later
+  /// call then fails the same way.
+  status put(uint32_t ordinal, std::span<const uint32_t> hashes);
+  /// Writes the buffered arrays to the file.
+  status flush();
+  /// Replaces `out` with the array of `ordinal` (empty when none was stored). Arrays still in
+  /// the buffer are read from there. Safe to call from many threads at once while no put() or
+  /// flush() runs. errc::io_error when the file cannot be read back.
+  status get(uint32_t ordinal, std::vector<uint32_t>& out) const;
+  /// Ordinals stored or skipped so far.
+  uint32_t size() const noexcept { return static_cast<uint32_t>(offsets_.size() - 1); }
+  /// Bytes held in memory: the offsets and the write buffer.
   std::size_t memory_bytes() const noexcept {
-    return hashes_.capacity() * sizeof(uint32_t) + offsets_.capacity() * sizeof(uint64_t);
+    return offsets_.capacity() * sizeof(uint64_t) + buffer_.capacity();
   }
+  /// Encoded bytes stored (file and buffer).
+  uint64_t stored_bytes() const noexcept { return offsets_.back(); }
+
+  shingle_store(shingle_store&& other) noexcept;
+  shingle_store& operator=(shingle_store&& other) noexcept;
+  ~shingle_store();
 
  private:
-  std::size_t max_hashes_;
-  std::vector<uint32_t> hashes_;
-  std::vector<uint64_t> offsets_{0};  // offsets_[i]..offsets_[i+1] is ordinal i's array
+  shingle_store(int fd, std::string dir, std::size_t buffer_bytes);
+  status write_buffer();
+
+  int fd_ = -1;
+  std::string dir_;
+  std::size_t buffer_bytes_;
+  std::vector<uint64_t> offsets_{0};  // ordinal i's bytes are offsets_[i] .. offsets_[i+1]
+  std::vector<uint8_t> buffer_;       // encoded bytes from file offset flushed_ on
+  uint64_t flushed_ = 0;
+  std::string failure_;  // the first write error, repeated by later calls
 };
 
 }  // namespace simdup

@@ -8,10 +8,19 @@
 #include <simdup/dedup.hpp>
 #include <simdup/exact_layer.hpp>
 
+#include "dedup/pair_jaccard.hpp"
+
 #include <algorithm>
 #include <numeric>
 
 namespace simdup {
+namespace {
+
+// Candidate pairs are verified in batches of this many: large enough that many pairs share a
+// document (read once per batch), small enough to bound memory (about 32 bytes per pair).
+constexpr std::size_t kVerifyBatch = std::size_t{1} << 18;
+
+}  // namespace
 
 struct batch_deduplicator::impl {
   dedup_options options;
@@ -25,9 +34,9 @@ struct batch_deduplicator::impl {
   std::vector<uint32_t> lengths;
   std::vector<int64_t> times;
   std::vector<double> fields;
-  // Verification: shingles of documents with new content; twin[i] is the earlier document with
-  // the same normalised text (whose shingles stand for i), or i itself.
-  shingle_store shingles;
+  // Verification: shingles of documents with new content, spilled to a temporary file; twin[i]
+  // is the earlier document with the same normalised text (whose shingles stand for i), or i.
+  std::optional<shingle_store> shingles;
   std::vector<uint32_t> twin;
   uint32_t count = 0;
   uint64_t candidates = 0;
@@ -40,7 +49,17 @@ struct batch_deduplicator::impl {
     if (layers[*holder] == dedup_layer::none) layers[*holder] = layer;
   }
 
-  double jaccard(uint32_t a, uint32_t b) const { return shingles.jaccard(twin[a], twin[b]); }
+  // Jaccard of each (ordinal, ordinal) pair into out.
+  // (exact when >= threshold; 0 for always exact).
+  status jaccards(std::span<const std::pair<uint32_t, uint32_t>> pairs, double threshold,
+                  std::vector<double>& out) {
+    std::vector<detail::jaccard_job> jobs(pairs.size());
+    for (std::size_t i = 0; i < pairs.size(); ++i) {
+      jobs[i] = {twin[pairs[i].first], twin[pairs[i].second], static_cast<uint32_t>(i)};
+    }
+    out.assign(pairs.size(), 0.0);
+    return detail::pair_jaccards(*shingles, jobs, options.verify->max_hashes, threshold, out);
+  }
 
   keep_rank rank_of(uint32_t i) const {
     keep_rank r{i, 0, 0, 0};
@@ -58,7 +77,11 @@ result<batch_deduplicator> batch_deduplicator::create(const dedup_options& optio
   }
   auto p = std::make_unique<impl>();
   p->options = options;
-  p->shingles = shingle_store(options.verify ? options.verify->max_hashes : 0);
+  if (options.verify && options.near_layer) {
+    auto store = shingle_store::create(options.verify->tmp_dir);
+    if (!store) return std::move(store).error();
+    p->shingles.emplace(std::move(store).value());
+  }
   return batch_deduplicator(std::move(p));
 }
 
@@ -88,9 +111,11 @@ status batch_deduplicator::add(doc_signature&& sig) {
   s.link(i, s.titles.find_or_insert(sig.title_key, i), dedup_layer::title);
   const auto same_text = s.contents.find_or_insert(sig.content_key, i);
   s.link(i, same_text, dedup_layer::exact);
-  if (s.options.verify) {
+  if (s.shingles) {
     s.twin.push_back(same_text.value_or(i));
-    if (!same_text && sig.has_fingerprint) s.shingles.put(i, sig.shingles);
+    if (!same_text && sig.has_fingerprint) {
+      if (auto st = s.shingles->put(i, sig.shingles); !st) return st;
+    }
   }
   return {};
 }
@@ -148,30 +173,51 @@ result<std::vector<dedup_decision>> batch_deduplicator::finish(
     all_pairs_options ap;
     ap.k = s.options.k;
     ap.layout.k = s.options.k;
-    std::vector<index_pair> verified;
-    auto run = all_pairs(near_fingerprints, ap, [&](std::span<const index_pair> pairs) {
-      s.candidates += pairs.size();
-      if (!s.options.verify) {
-        clusters.add(pairs);
-        return true;
+    // Verification buffers candidates and checks them a batch at a time (see kVerifyBatch).
+    std::vector<index_pair> buffered, verified;
+    std::vector<std::pair<uint32_t, uint32_t>> ordinals;
+    std::vector<double> similarity;
+    status verify_error;
+    const auto verify_buffered = [&]() -> status {
+      ordinals.clear();
+      for (const index_pair& p : buffered) {
+        ordinals.emplace_back(near_ordinals[p.a], near_ordinals[p.b]);
       }
+      if (auto st = s.jaccards(ordinals, s.options.verify->threshold, similarity); !st) return st;
       verified.clear();
-      for (const index_pair& p : pairs) {
-        if (s.jaccard(near_ordinals[p.a], near_ordinals[p.b]) >= s.options.verify->threshold) {
-          verified.push_back(p);
+      for (std::size_t i = 0; i < buffered.size(); ++i) {
+        if (similarity[i] >= s.options.verify->threshold) {
+          verified.push_back(buffered[i]);
         } else {
           ++s.rejected;
         }
       }
       clusters.add(verified);
-      return true;
+      buffered.clear();
+      return {};
+    };
+    if (s.shingles) {
+      if (auto st = s.shingles->flush(); !st) return std::move(st).error();
+    }
+    auto run = all_pairs(near_fingerprints, ap, [&](std::span<const index_pair> pairs) {
+      s.candidates += pairs.size();
+      if (!s.shingles) {
+        clusters.add(pairs);
+        return true;
+      }
+      buffered.insert(buffered.end(), pairs.begin(), pairs.end());
+      if (buffered.size() >= kVerifyBatch) verify_error = verify_buffered();
+      return static_cast<bool>(verify_error);
     });
     if (!run) return std::move(run).error();
+    if (verify_error && s.shingles) verify_error = verify_buffered();
+    if (!verify_error) return std::move(verify_error).error();
     phase("clusters");
     near_rep = clusters.finish();
   }
 
   std::vector<dedup_decision> decisions(n);
+  std::vector<std::pair<uint32_t, uint32_t>> to_measure;  // (representative, near duplicate)
   for (uint32_t i = 0; i < n; ++i) {
     const uint32_t lead_rank = leader[rank[i]];
     const uint32_t lead = order[lead_rank];
@@ -184,8 +230,16 @@ result<std::vector<dedup_decision>> batch_deduplicator::finish(
     if (s.has_fingerprint[i] && s.has_fingerprint[rep]) {
       d.distance = static_cast<int8_t>(hamming_distance(s.fingerprints[i], s.fingerprints[rep]));
     }
-    if (s.options.verify && d.layer == dedup_layer::near) {
-      d.jaccard = static_cast<float>(s.jaccard(i, rep));
+    if (s.shingles && d.layer == dedup_layer::near) to_measure.emplace_back(rep, i);
+  }
+  if (!to_measure.empty()) {
+    // The Jaccard with the representative, for the report (with components, a chained member's
+    // may be below the threshold); read grouped by representative.
+    phase("jaccard to representatives");
+    std::vector<double> similarity;
+    if (auto st = s.jaccards(to_measure, 0.0, similarity); !st) return std::move(st).error();
+    for (std::size_t j = 0; j < to_measure.size(); ++j) {
+      decisions[to_measure[j].second].jaccard = static_cast<float>(similarity[j]);
     }
   }
   return decisions;
@@ -201,13 +255,17 @@ uint64_t batch_deduplicator::rejected_pairs() const noexcept {
   return impl_->rejected;
 }
 
+uint64_t batch_deduplicator::spilled_bytes() const noexcept {
+  return impl_->shingles ? impl_->shingles->stored_bytes() : 0;
+}
+
 std::size_t batch_deduplicator::memory_bytes() const noexcept {
   const impl& s = *impl_;
   return s.urls.memory_bytes() + s.titles.memory_bytes() + s.contents.memory_bytes() +
          s.fingerprints.capacity() * 8 + s.has_fingerprint.capacity() / 8 +
          s.links.capacity() * sizeof(index_pair) + s.layers.capacity() + s.lengths.capacity() * 4 +
-         s.times.capacity() * 8 + s.fields.capacity() * 8 + s.shingles.memory_bytes() +
-         s.twin.capacity() * 4;
+         s.times.capacity() * 8 + s.fields.capacity() * 8 +
+         (s.shingles ? s.shingles->memory_bytes() : 0) + s.twin.capacity() * 4;
 }
 
 batch_deduplicator::batch_deduplicator(std::unique_ptr<impl> p) : impl_(std::move(p)) {}

@@ -128,7 +128,8 @@ class job {
   status pass_one(const document_signer& signer);
   status consume(chunk& c);
   status handle_bad(const error_info& e);
-  status decide_stream(document& doc, doc_signature& sig, uint32_t ordinal, std::string_view csv);
+  status decide_stream(document& doc, const dedup_decision& d, uint32_t ordinal,
+                       std::string_view csv);
   status pass_two(const std::vector<dedup_decision>& decisions, sample_collector& samples);
   status reread_samples(sample_collector& samples);
   std::vector<sample_collector::cluster> batch_sample_clusters(
@@ -148,6 +149,7 @@ class job {
   std::optional<stream_deduplicator> stream_;
   std::optional<batch_deduplicator> batch_;
   std::unordered_map<uint32_t, stream_cluster> stream_clusters_;
+  std::vector<dedup_decision> stream_decisions_;  // of the current chunk
   id_store ids_;
   std::string line_;
   uint32_t ordinal_ = 0;
@@ -167,11 +169,8 @@ status job::handle_bad(const error_info& e) {
   return {};
 }
 
-status job::decide_stream(document& doc, doc_signature& sig, uint32_t ordinal,
+status job::decide_stream(document& doc, const dedup_decision& d, uint32_t ordinal,
                           std::string_view csv) {
-  auto decided = stream_->add(sig);
-  if (!decided) return std::move(decided).error();
-  const dedup_decision& d = *decided;
   count_decision(summary_, d, ordinal);
   if (d.kept(ordinal)) {
     ids_.add(doc.id, doc.id_is_number);
@@ -192,16 +191,32 @@ status job::consume(chunk& c) {
   for (const error_info& e : c.bad) {
     if (auto st = handle_bad(e); !st) return st;
   }
+  if (stream_) {
+    // The whole chunk at once: one batch probe of the online index.
+    if (auto st = stream_->add(std::span(c.sigs.data(), c.count), stream_decisions_); !st) {
+      return st;
+    }
+  }
   for (std::size_t i = 0; i < c.count; ++i) {
     document& doc = c.docs[i];
     doc_signature& sig = c.sigs[i];
+    if (batch_ && o_.dedup.keep.rule == keep_rule::field && doc.format != input_format::jsonl &&
+        doc.format != input_format::csv) {
+      return make_error(errc::invalid_argument,
+                        "--keep field:" + o_.dedup.keep.field +
+                            " needs records with named fields (JSONL, or CSV with a header "
+                            "row), but " +
+                            doc.source + " is " + input_format_name(doc.format));
+    }
     restore_stdin_name(doc, spool_);
     ++summary_.read;
     summary_.invalid_utf8 += sig.invalid_utf8;
     if (!sig.has_fingerprint) ++summary_.short_documents;
     const uint32_t ordinal = ordinal_++;
     if (stream_) {
-      if (auto st = decide_stream(doc, sig, ordinal, c.csv_header); !st) return st;
+      if (auto st = decide_stream(doc, stream_decisions_[i], ordinal, c.csv_header); !st) {
+        return st;
+      }
     } else {
       ids_.add(doc.id, doc.id_is_number);
       if (auto st = batch_->add(std::move(sig)); !st) return st;
@@ -242,6 +257,10 @@ status job::pass_one(const document_signer& signer) {
       const read_status rs = in.next(c->docs[c->count], err);
       if (rs == read_status::record) {
         bytes += c->docs[c->count].raw.size();
+        // Taken while the record's input is open: at the end of an input the reader forgets it.
+        if (c->csv_header.empty() && c->docs[c->count].format == input_format::csv) {
+          c->csv_header = in.header();
+        }
         ++c->count;
       } else if (rs == read_status::bad_record) {
         c->bad.push_back(err);
@@ -255,13 +274,12 @@ status job::pass_one(const document_signer& signer) {
       }
     }
     if (!o_.skip_bad_records && !c->bad.empty()) input_done = true;
-    if (c->count && c->docs[0].format == input_format::csv) c->csv_header = in.header();
     c->bytes = in.stats().bytes;
     c->input_bytes = in.stats().compressed_bytes;
     return c;
   };
   const auto sign_chunk = [&](chunk* c) {
-    for (std::size_t i = 0; i < c->count; ++i) signer.sign(c->docs[i], c->sigs[i]);
+    for (std::size_t i = 0; i < c->count; ++i) signer.sign(c->docs[i], c->sigs[i], c->csv_header);
     return c;
   };
   const auto decide_chunk = [&](chunk* c) {
@@ -438,12 +456,18 @@ result<dedup_summary> job::run() {
 
   auto signer = document_signer::create(o_.fingerprint, o_.dedup);
   if (!signer) return std::move(signer).error();
+  // Verification spills shingle arrays to a temporary file, by default in the staging
+  // directory (next to the output, so it goes away with a failed run).
+  dedup_options engine_options = o_.dedup;
+  if (engine_options.verify && engine_options.verify->tmp_dir.empty()) {
+    engine_options.verify->tmp_dir = dir.string();
+  }
   if (o_.dedup.mode == dedup_mode::stream) {
-    auto engine = stream_deduplicator::create(o_.dedup);
+    auto engine = stream_deduplicator::create(engine_options);
     if (!engine) return std::move(engine).error();
     stream_.emplace(std::move(engine).value());
   } else {
-    auto engine = batch_deduplicator::create(o_.dedup);
+    auto engine = batch_deduplicator::create(engine_options);
     if (!engine) return std::move(engine).error();
     batch_.emplace(std::move(engine).value());
   }
@@ -477,6 +501,7 @@ result<dedup_summary> job::run() {
     summary_.rejected_pairs = batch_->rejected_pairs();
     summary_.engine_memory_bytes =
         batch_->memory_bytes() + ids_.memory_bytes() + decisions.size() * sizeof(dedup_decision);
+    summary_.verify_spill_bytes = batch_->spilled_bytes();
     for (uint32_t i = 0; i < decisions.size(); ++i) count_decision(summary_, decisions[i], i);
     summary_.seconds_by_phase.emplace_back("near pairs, verification, clusters",
                                            seconds_since(phase_start));
@@ -488,6 +513,7 @@ result<dedup_summary> job::run() {
     summary_.samples = samples->build([&](uint32_t i) { return decisions[i]; });
   } else {
     summary_.engine_memory_bytes = stream_->memory_bytes() + ids_.memory_bytes();
+    summary_.verify_spill_bytes = stream_->spilled_bytes();
     samples.emplace(stream_sample_clusters());
     if (has_stdin) {
       summary_.samples_note =

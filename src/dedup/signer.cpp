@@ -6,9 +6,14 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <string>
+#include <system_error>
+#include <vector>
 
 namespace simdup {
 
@@ -25,8 +30,58 @@ struct document_signer::impl {
 
 namespace {
 
-// The keep field of a JSONL record, or -infinity. NaN would break the keep order.
-double read_keep_field(const document& doc, const std::string& field) {
+// Splits one RFC 4180 record (quoted fields, "" for a quote inside) into its fields.
+void split_csv(std::string_view record, std::vector<std::string>& fields) {
+  fields.assign(1, std::string());
+  bool quoted = false;
+  for (std::size_t i = 0; i < record.size(); ++i) {
+    const char ch = record[i];
+    if (quoted) {
+      if (ch != '"') {
+        fields.back() += ch;
+      } else if (i + 1 < record.size() && record[i + 1] == '"') {
+        fields.back() += '"';
+        ++i;
+      } else {
+        quoted = false;
+      }
+    } else if (ch == '"') {
+      quoted = true;
+    } else if (ch == ',') {
+      fields.emplace_back();
+    } else if (ch != '\r' && ch != '\n') {
+      fields.back() += ch;
+    }
+  }
+}
+
+// A number, or -infinity (also for NaN, which would break the keep order).
+double parse_number(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+  double value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc{} || end != text.data() + text.size() || std::isnan(value)) return -INFINITY;
+  return value;
+}
+
+// The keep field of a JSONL record or CSV record (the column the header names), or -infinity.
+double read_keep_field(const document& doc, const std::string& field, std::string_view header) {
+  if (doc.format == input_format::csv) {
+    // The column index is found once per header (per thread).
+    thread_local std::string last_header;
+    thread_local std::size_t column = SIZE_MAX;
+    thread_local std::vector<std::string> fields;
+    if (header != last_header) {
+      last_header = header;
+      split_csv(header, fields);
+      const auto it = std::find(fields.begin(), fields.end(), field);
+      column = it == fields.end() ? SIZE_MAX : static_cast<std::size_t>(it - fields.begin());
+    }
+    if (column == SIZE_MAX) return -INFINITY;
+    split_csv(doc.raw, fields);
+    return column < fields.size() ? parse_number(fields[column]) : -INFINITY;
+  }
   if (doc.format != input_format::jsonl) return -INFINITY;
   thread_local simdjson::ondemand::parser parser;
   const simdjson::padded_string padded(doc.raw);
@@ -89,7 +144,8 @@ result<document_signer> document_signer::create(const fingerprint_options& finge
       options, std::move(plain).value(), std::move(html).value(), std::move(fp).value(), compat}));
 }
 
-void document_signer::sign(const document& doc, doc_signature& out) const {
+void document_signer::sign(const document& doc, doc_signature& out,
+                           std::string_view csv_header) const {
   const impl& s = *impl_;
   thread_local std::string normalized;
   normalize_stats stats;
@@ -113,8 +169,9 @@ void document_signer::sign(const document& doc, doc_signature& out) const {
   }
   out.length = static_cast<uint32_t>(std::min<std::size_t>(doc.text.size(), UINT32_MAX));
   out.time = doc.time.value_or(std::numeric_limits<int64_t>::min());
-  out.field = s.options.keep.rule == keep_rule::field ? read_keep_field(doc, s.options.keep.field)
-                                                      : -INFINITY;
+  out.field = s.options.keep.rule == keep_rule::field
+                  ? read_keep_field(doc, s.options.keep.field, csv_header)
+                  : -INFINITY;
   out.invalid_utf8 = static_cast<uint32_t>(doc.invalid_utf8 + stats.invalid_utf8);
   if (s.options.verify && s.options.near_layer && out.has_fingerprint) {
     shingle_hashes(normalized, s.options.verify->shingle_width, s.options.verify->max_hashes,

@@ -118,6 +118,7 @@ std::string summary_json(const dedup_summary& s) {
       .value(s.read ? static_cast<double>(s.engine_memory_bytes) / static_cast<double>(s.read)
                     : 0.0);
   w.key("peak_rss_bytes").value(s.peak_rss_bytes);
+  w.key("verify_spill_bytes").value(s.verify_spill_bytes);
   w.end_object();
   w.end_object();
   out.push_back('\n');

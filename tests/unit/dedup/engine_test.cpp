@@ -4,8 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
+#include <span>
+#include <string>
 
 namespace simdup {
 namespace {
@@ -225,6 +228,120 @@ TEST(BatchDedup, RandomCorpusDecisionsAreConsistent) {
     EXPECT_LT(kept, 2600u);
     EXPECT_GT(kept, 1500u);
   }
+}
+
+// A random corpus with exact copies, shared URLs, near duplicates and shingle arrays that make
+// about half of the near candidates fail verification.
+std::vector<doc_signature> random_corpus(std::size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<doc_signature> docs;
+  for (std::size_t i = 0; i < n; ++i) {
+    uint64_t fp = rng();
+    std::string content = "doc" + std::to_string(i);
+    std::string url = "http://x.org/" + std::to_string(i);
+    std::vector<uint32_t> shingles(20);
+    for (uint32_t j = 0; j < 20; ++j) shingles[j] = static_cast<uint32_t>(i) * 64 + j;
+    if (i > 0 && rng() % 3 == 0) {
+      const doc_signature& src = docs[rng() % docs.size()];
+      fp = src.fingerprint;
+      for (int b = 0; b < static_cast<int>(rng() % 5); ++b) fp ^= 1ull << (rng() % 64);
+      shingles = src.shingles;
+      if (rng() % 2) shingles.resize(10);  // Jaccard 0.5 with its source: rejected
+    }
+    if (i > 0 && rng() % 20 == 0) content = "doc" + std::to_string(rng() % i);
+    if (i > 0 && rng() % 20 == 0) url = "http://x.org/" + std::to_string(rng() % i);
+    doc_signature d = sig(fp, content, url);
+    d.shingles = std::move(shingles);
+    docs.push_back(std::move(d));
+  }
+  return docs;
+}
+
+TEST(StreamDedup, BatchAddDecidesExactlyAsOneByOne) {
+  for (bool verify : {false, true}) {
+    dedup_options o = stream_options();
+    o.k = 4;
+    if (verify) o.verify = verify_options{};
+    const auto docs = random_corpus(2000, 9);
+    const auto one_by_one = run_stream(o, docs);
+    auto engine = stream_deduplicator::create(o);
+    ASSERT_TRUE(engine);
+    std::vector<dedup_decision> batched, part;
+    // Uneven chunks, so that near duplicates fall both inside a chunk and across chunks.
+    for (std::size_t first = 0; first < docs.size(); first += 37) {
+      const std::size_t count = std::min<std::size_t>(37, docs.size() - first);
+      ASSERT_TRUE(engine->add(std::span(docs).subspan(first, count), part));
+      ASSERT_EQ(part.size(), count);
+      batched.insert(batched.end(), part.begin(), part.end());
+    }
+    ASSERT_EQ(batched.size(), one_by_one.size());
+    std::size_t near = 0;
+    for (std::size_t i = 0; i < docs.size(); ++i) {
+      EXPECT_EQ(batched[i].representative, one_by_one[i].representative) << i;
+      EXPECT_EQ(batched[i].layer, one_by_one[i].layer) << i;
+      EXPECT_EQ(batched[i].distance, one_by_one[i].distance) << i;
+      near += batched[i].layer == dedup_layer::near ? 1 : 0;
+    }
+    EXPECT_GT(near, 100u);
+  }
+}
+
+TEST(BatchDedup, CandidatePairsDoNotDependOnTheLinking) {
+  const auto docs = random_corpus(3000, 4);
+  uint64_t candidates[2] = {0, 0};
+  for (cluster_linking linking : {cluster_linking::components, cluster_linking::star}) {
+    dedup_options o;
+    o.linking = linking;
+    auto engine = batch_deduplicator::create(o);
+    ASSERT_TRUE(engine);
+    for (auto d : docs) ASSERT_TRUE(engine->add(std::move(d)));
+    ASSERT_TRUE(engine->finish());
+    candidates[linking == cluster_linking::star] = engine->candidate_pairs();
+  }
+  EXPECT_GT(candidates[0], 500u);
+  EXPECT_EQ(candidates[0], candidates[1]);
+}
+
+TEST(BatchDedup, UrlDuplicatesFollowTheirGroupBeyondK) {
+  // B is a near duplicate of A (distance 1); C shares B's URL but not its text (distance 20
+  // from A). C joins B's exact group and so A's cluster: layer "url", distance 20 > k. Only
+  // near links are bounded by k (with star clusters); exact-key links are not.
+  const uint64_t a = 0, b = 1, c = (1ull << 20) - 1;
+  for (cluster_linking linking : {cluster_linking::components, cluster_linking::star}) {
+    dedup_options o;
+    o.linking = linking;
+    const auto d =
+        run_batch(o, {sig(a, "A", "http://a"), sig(b, "B", "http://b"), sig(c, "C", "http://b")});
+    EXPECT_TRUE(d[0].kept(0));
+    EXPECT_EQ(d[1].representative, 0u);
+    EXPECT_EQ(d[1].layer, dedup_layer::near);
+    EXPECT_EQ(d[2].representative, 0u);
+    EXPECT_EQ(d[2].layer, dedup_layer::url);
+    EXPECT_EQ(d[2].distance, 20);
+  }
+}
+
+TEST(BatchDedup, VerifiesManyPairsThroughTheSpillFile) {
+  // More documents than the spill buffer holds; every verdict matches the in-memory Jaccard.
+  dedup_options o;
+  o.k = 4;
+  o.verify = verify_options{};
+  const auto docs = random_corpus(3000, 12);
+  auto engine = batch_deduplicator::create(o);
+  ASSERT_TRUE(engine);
+  for (auto d : docs) ASSERT_TRUE(engine->add(std::move(d)));
+  const auto d = engine->finish().value();
+  EXPECT_GT(engine->rejected_pairs(), 50u);
+  std::size_t near = 0;
+  for (uint32_t i = 0; i < d.size(); ++i) {
+    if (d[i].layer != dedup_layer::near) continue;
+    ++near;
+    const uint32_t rep = d[i].representative;
+    const double j = sketch_jaccard(docs[i].shingles, docs[rep].shingles, 0);
+    EXPECT_FLOAT_EQ(d[i].jaccard, static_cast<float>(j)) << i;
+    EXPECT_GE(j, 0.8) << i;
+  }
+  EXPECT_GT(near, 100u);
 }
 
 }  // namespace

@@ -2,10 +2,15 @@
 
 #include <gtest/gtest.h>
 
+#include <stdlib.h>
+
 #include <algorithm>
+#include <atomic>
+#include <filesystem>
 #include <random>
 #include <set>
 #include <string>
+#include <thread>
 
 namespace simdup {
 namespace {
@@ -89,17 +94,145 @@ TEST(SketchJaccard, BottomKEstimateIsCloseAndUsesOnlyComparableHashes) {
   EXPECT_DOUBLE_EQ(sketch_jaccard(small, ca, 256), 2.0 / 256.0);
 }
 
-TEST(ShingleStore, StoresArraysByOrdinalWithGaps) {
-  shingle_store store;
-  const std::vector<uint32_t> a{1, 2, 3}, c{2, 3, 4};
-  store.put(0, a);
-  store.put(2, c);
-  EXPECT_EQ(store.get(0).size(), 3u);
-  EXPECT_TRUE(store.get(1).empty());
-  EXPECT_EQ(store.get(2).size(), 3u);
-  EXPECT_TRUE(store.get(99).empty());
-  EXPECT_DOUBLE_EQ(store.jaccard(0, 2), 0.5);
-  EXPECT_GT(store.memory_bytes(), 0u);
+TEST(JaccardAtLeast, ExactAtOrAboveTheThresholdAndBelowItOtherwise) {
+  std::mt19937 rng(21);
+  for (int trial = 0; trial < 300; ++trial) {
+    std::set<uint32_t> sa, sb;
+    const std::size_t shared = rng() % 600, only_a = rng() % 200, only_b = rng() % 200;
+    while (sa.size() < shared) sa.insert(static_cast<uint32_t>(rng() % 5000));
+    sb = sa;
+    while (sa.size() < shared + only_a) sa.insert(5000 + static_cast<uint32_t>(rng() % 5000));
+    while (sb.size() < shared + only_b) sb.insert(10000 + static_cast<uint32_t>(rng() % 5000));
+    const std::vector<uint32_t> a(sa.begin(), sa.end()), b(sb.begin(), sb.end());
+    const double exact = sketch_jaccard(a, b, 0);
+    for (double t : {0.0, 0.5, 0.8, 0.95}) {
+      const double j = jaccard_at_least(a, b, t);
+      if (exact >= t) {
+        EXPECT_DOUBLE_EQ(j, exact) << trial << " " << t;
+      } else {
+        EXPECT_LT(j, t) << trial << " " << t;
+      }
+    }
+  }
+  // Exactly at the threshold counts as reaching it.
+  const std::vector<uint32_t> four{1, 2, 3, 4}, five{1, 2, 3, 4, 5};
+  EXPECT_DOUBLE_EQ(jaccard_at_least(four, five, 0.8), 0.8);
+  EXPECT_DOUBLE_EQ(jaccard_at_least({}, {}, 0.8), 0.0);
+}
+
+TEST(ShingleHashes, SetIsTheUnionOfOverlappingPieces) {
+  // The shingles of a text are those of two pieces that overlap by width - 1 code points. Texts
+  // of many lengths exercise the bucket sort at different bucket counts and the multi-byte path.
+  std::mt19937 rng(5);
+  const std::vector<std::string> alphabet{"a", "b", "c", " ", "é", "中", "文", "😀"};
+  for (std::size_t length : {12u, 40u, 300u, 2500u, 20000u}) {
+    std::vector<std::string> cps;
+    for (std::size_t i = 0; i < length; ++i) cps.push_back(alphabet[rng() % alphabet.size()]);
+    const std::size_t width = 5, cut = length / 3;
+    std::string whole, left, right;
+    for (std::size_t i = 0; i < length; ++i) {
+      whole += cps[i];
+      if (i < cut + width - 1) left += cps[i];
+      if (i >= cut) right += cps[i];
+    }
+    const auto all = shingles(whole, width);
+    ASSERT_TRUE(std::is_sorted(all.begin(), all.end()));
+    ASSERT_EQ(std::adjacent_find(all.begin(), all.end()), all.end());
+    std::set<uint32_t> expected;
+    for (uint32_t h : shingles(left, width)) expected.insert(h);
+    for (uint32_t h : shingles(right, width)) expected.insert(h);
+    EXPECT_EQ(all, std::vector<uint32_t>(expected.begin(), expected.end())) << length;
+  }
+}
+
+// A fresh directory for one test, removed at the end.
+struct temp_dir {
+  std::filesystem::path path;
+  temp_dir() {
+    std::string name = (std::filesystem::temp_directory_path() / "simdup-verify-XXXXXX").string();
+    path = ::mkdtemp(name.data());
+  }
+  ~temp_dir() { std::filesystem::remove_all(path); }
+};
+
+TEST(ShingleStore, RoundTripsArraysThroughTheFileAndTheBuffer) {
+  temp_dir dir;
+  // A 100-byte buffer: most arrays go to the file, the last ones stay buffered.
+  auto store = shingle_store::create(dir.path.string(), 100);
+  ASSERT_TRUE(store) << store.error().message;
+  // Unlinked at once: nothing is visible in the directory.
+  EXPECT_TRUE(std::filesystem::is_empty(dir.path));
+  std::mt19937 rng(7);
+  std::vector<std::vector<uint32_t>> arrays(40);
+  std::size_t hashes = 0;
+  for (uint32_t i = 0; i < arrays.size(); ++i) {
+    if (i % 5 == 3) continue;  // a gap: empty array
+    std::set<uint32_t> set;
+    const std::size_t n = i == 7 ? 2000 : rng() % 50;
+    while (set.size() < n) set.insert(static_cast<uint32_t>(rng()));
+    if (i == 11) set.insert({0u, UINT32_MAX});  // extreme values survive the delta coding
+    arrays[i].assign(set.begin(), set.end());
+    hashes += arrays[i].size();
+    ASSERT_TRUE(store->put(i, arrays[i]));
+  }
+  EXPECT_EQ(store->size(), arrays.size());
+  std::vector<uint32_t> got{99};
+  for (uint32_t i = 0; i < arrays.size(); ++i) {
+    ASSERT_TRUE(store->get(i, got));
+    EXPECT_EQ(got, arrays[i]) << i;
+  }
+  ASSERT_TRUE(store->get(1000, got));
+  EXPECT_TRUE(got.empty());
+  ASSERT_TRUE(store->flush());
+  ASSERT_TRUE(store->get(7, got));
+  EXPECT_EQ(got, arrays[7]);
+  // Memory is the offsets and the buffer (at most the buffer size plus one encoded array).
+  EXPECT_LT(store->memory_bytes(), 100 + 5 * 2000 + 41 * 8 + 100u);
+  EXPECT_GT(hashes, 2000u);
+}
+
+TEST(ShingleStore, CodesDeltasCompactly) {
+  temp_dir dir;
+  auto store = shingle_store::create(dir.path.string());
+  ASSERT_TRUE(store);
+  // A typical English article: 2,000 distinct random hashes with gaps of about 2^21, most of
+  // which fit a 3-byte varint (the rest take 4): about 3.4 bytes per hash instead of 4.
+  std::mt19937 rng(3);
+  std::set<uint32_t> set;
+  while (set.size() < 2000) set.insert(static_cast<uint32_t>(rng()));
+  ASSERT_TRUE(store->put(0, std::vector<uint32_t>(set.begin(), set.end())));
+  EXPECT_LT(store->stored_bytes(), 2000u * 7 / 2);
+}
+
+TEST(ShingleStore, ReadsFromManyThreadsAtOnce) {
+  temp_dir dir;
+  auto store = shingle_store::create(dir.path.string(), 64);
+  ASSERT_TRUE(store);
+  for (uint32_t i = 0; i < 200; ++i) {
+    const std::vector<uint32_t> a{i, i + 1000, i + 100000};
+    ASSERT_TRUE(store->put(i, a));
+  }
+  ASSERT_TRUE(store->flush());
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      std::vector<uint32_t> got;
+      for (uint32_t i = static_cast<uint32_t>(t); i < 200; i += 3) {
+        if (!store->get(i, got) || got != std::vector<uint32_t>{i, i + 1000, i + 100000}) ++wrong;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(wrong.load(), 0);
+}
+
+TEST(ShingleStore, UnusableDirectoryIsAnErrorNamingIt) {
+  const auto store = shingle_store::create("/nonexistent/simdup-dir");
+  ASSERT_FALSE(store);
+  EXPECT_EQ(store.error().code, errc::io_error);
+  EXPECT_NE(store.error().message.find("/nonexistent/simdup-dir"), std::string::npos);
+  EXPECT_NE(store.error().message.find("--tmp-dir"), std::string::npos);
 }
 
 }  // namespace
