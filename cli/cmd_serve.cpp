@@ -101,6 +101,10 @@ void setup(CLI::App& app, int& rc) {
   cmd->add_option("--expire-interval-ms", args->opt.expire_interval_ms,
                   "How often expired documents are removed, in milliseconds")
       ->capture_default_str();
+  cmd->add_option("--snapshot-docs", args->opt.snapshot_documents,
+                  "Save a collection's index as a segment file after this many changes "
+                  "(0: only at exit); restarts load it instead of rebuilding")
+      ->capture_default_str();
   cmd->add_option("--clock-file", args->opt.clock_file,
                   "TEST ONLY: read the current time (epoch seconds) from this file");
   cmd->callback([args, &rc] { rc = run_serve(*args); });

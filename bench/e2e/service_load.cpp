@@ -11,10 +11,15 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <random>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <sys/resource.h>
+#include <unistd.h>
 
 namespace {
 
@@ -30,7 +35,33 @@ struct options {
   int k = 3;
   /// check-insert (default), insert or check.
   std::string op = "check-insert";
+  /// Process id of the server, to report its CPU time; 0: not reported.
+  long server_pid = 0;
 };
+
+/// CPU seconds (user + system) used so far by process `pid`, or -1 if it cannot be read.
+double process_cpu_seconds(long pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(in, line)) return -1;
+  // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+  const auto close = line.rfind(')');
+  if (close == std::string::npos) return -1;
+  std::istringstream rest(line.substr(close + 2));
+  std::string field;
+  double ticks = 0;
+  for (int i = 3; i <= 15 && rest >> field; ++i) {
+    if (i >= 14) ticks += std::atof(field.c_str());
+  }
+  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+double own_cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+}
 
 std::string hex16(uint64_t v) {
   char buf[17];
@@ -52,9 +83,12 @@ std::string body_of(std::mt19937_64& rng, int batch, const std::string& prefix, 
   return body + "]}";
 }
 
-/// Ids are unique per thread and phase: "<phase><thread>-<n>".
-std::string id_prefix(char phase, int thread) {
+/// Ids are unique per run, thread and phase: "<phase><run>.<thread>-<n>", so that repeated runs
+/// against one server insert new documents instead of replacing earlier ones.
+std::string id_prefix(char phase, uint32_t run, int thread) {
   std::string s(1, phase);
+  s.append(std::to_string(run));
+  s.push_back('.');
   s.append(std::to_string(thread));
   s.push_back('-');
   return s;
@@ -88,6 +122,8 @@ bool parse(int argc, char** argv, options& o) {
       o.k = std::atoi(value.c_str());
     else if (flag == "--op")
       o.op = value;
+    else if (flag == "--server-pid")
+      o.server_pid = std::atol(value.c_str());
     else
       return false;
   }
@@ -102,9 +138,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr,
                  "usage: bench_service_load [--host H] [--port P] [--collection C] [--token T]\n"
                  "  [--threads N] [--seconds S] [--batch B] [--preload DOCS] [--k K]\n"
-                 "  [--op check-insert|insert|check]\n");
+                 "  [--op check-insert|insert|check] [--server-pid PID]\n");
     return 2;
   }
+  // Fingerprints and ids differ from run to run (random fingerprints repeated from an earlier
+  // run would all be duplicates).
+  const uint32_t run = std::random_device{}();
   const std::string base = "/v1/" + o.collection;
   {
     httplib::Client c(o.host, o.port);
@@ -125,10 +164,11 @@ int main(int argc, char** argv) {
       pool.emplace_back([&, t] {
         httplib::Client c(o.host, o.port);
         c.set_keep_alive(true);
+        c.set_read_timeout(120, 0);  // a stall shows as latency, not as a failure
         c.set_tcp_nodelay(true);
-        std::mt19937_64 rng(1000 + t);
+        std::mt19937_64 rng(uint64_t{run} * 1000 + 500 + t);
         long long next = 0;
-        const std::string prefix = id_prefix('p', t);
+        const std::string prefix = id_prefix('p', run, t);
         while (sent.fetch_add(1000) < o.preload) {
           auto r = c.Post((base + "/insert").c_str(), headers(o), body_of(rng, 1000, prefix, next),
                           "application/json");
@@ -144,6 +184,8 @@ int main(int argc, char** argv) {
     std::printf("preload: %lld documents in %.1f s (%.0f docs/s)\n", o.preload, took.count(),
                 o.preload / took.count());
   }
+  const double server_cpu0 = o.server_pid > 0 ? process_cpu_seconds(o.server_pid) : -1;
+  const double own_cpu0 = own_cpu_seconds();
   std::vector<std::vector<double>> latencies(static_cast<std::size_t>(o.threads));
   std::atomic<bool> failed{false};
   std::vector<std::thread> pool;
@@ -154,9 +196,10 @@ int main(int argc, char** argv) {
       httplib::Client c(o.host, o.port);
       c.set_keep_alive(true);
       c.set_tcp_nodelay(true);
-      std::mt19937_64 rng(t);
+      c.set_read_timeout(120, 0);
+      std::mt19937_64 rng(uint64_t{run} * 1000 + t);
       long long next = 0;
-      const std::string prefix = id_prefix('l', t);
+      const std::string prefix = id_prefix('l', run, t);
       auto& lat = latencies[static_cast<std::size_t>(t)];
       while (std::chrono::steady_clock::now() < deadline) {
         const std::string body = body_of(rng, o.batch, prefix, next);
@@ -187,5 +230,13 @@ int main(int argc, char** argv) {
       o.threads, o.batch, all.size(), took.count(), all.size() / took.count(),
       all.size() * double(o.batch) / took.count(), pct(0.5) * 1e3, pct(0.99) * 1e3,
       all.back() * 1e3);
+  const double docs = static_cast<double>(all.size()) * o.batch;
+  std::printf("client cpu %.2f s (%.2f us/document)", own_cpu_seconds() - own_cpu0,
+              (own_cpu_seconds() - own_cpu0) / docs * 1e6);
+  if (server_cpu0 >= 0) {
+    const double server_cpu = process_cpu_seconds(o.server_pid) - server_cpu0;
+    std::printf(", server cpu %.2f s (%.2f us/document)", server_cpu, server_cpu / docs * 1e6);
+  }
+  std::printf("\n");
   return 0;
 }

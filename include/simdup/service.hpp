@@ -40,6 +40,11 @@ struct service_options {
   int threads = 0;
   /// How often the window is enforced (expired documents removed), in milliseconds.
   int expire_interval_ms = 1000;
+  /// RocksDB store: a collection's index is saved as a segment file (under data_dir/segments)
+  /// when this many inserts and removals happened since the last file and the collection is
+  /// idle for an expire interval, after ten minutes with any change, and at exit, so that a
+  /// restart loads it and replays only newer documents. 0: only the other rules.
+  uint64_t snapshot_documents = 100'000;
   /// TEST ONLY: read "now" (seconds since the epoch) from this file instead of the system
   /// clock, so tests can move time forward. Never use in production.
   std::string clock_file;

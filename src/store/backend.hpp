@@ -75,6 +75,8 @@ struct collection_stats {
   uint64_t expired = 0;      ///< removed by the window since the process started
   uint64_t deleted = 0;      ///< removed by DELETE since the process started
   uint64_t index_bytes = 0;  ///< memory held by the in-memory index (0 when there is none)
+  /// Segments of the in-memory index (0 when there is none): each is one probe per query.
+  uint64_t index_segments = 0;
 };
 
 class backend {
@@ -98,8 +100,22 @@ class backend {
   virtual result<collection_stats> stats(const collection_config& config) = 0;
 };
 
-/// Embedded RocksDB under `dir`; builds the in-memory indexes from it.
-result<std::unique_ptr<backend>> open_rocks_backend(const std::string& dir);
+struct rocks_options {
+  /// A collection's index is saved as a segment file (under DIR/segments), so that a restart
+  /// loads it and replays only newer documents: at close, when a collection has none, once
+  /// this many inserts and removals happened since the last one and the collection is idle
+  /// (no change between two expire() calls). Default 100,000; 0 disables this rule.
+  uint64_t snapshot_documents = 100'000;
+  /// ... and under a steady load once the last file is this many seconds old (and anything
+  /// changed). Default 600; 0 disables this rule.
+  int64_t snapshot_interval_s = 600;
+};
+
+/// Embedded RocksDB under `dir`; loads the in-memory indexes from their segment files and the
+/// documents newer than them, or rebuilds them from the store when a file is missing, stale
+/// or corrupt.
+result<std::unique_ptr<backend>> open_rocks_backend(const std::string& dir,
+                                                    const rocks_options& options = {});
 /// redis://HOST:PORT[/DB]; several processes may share it.
 result<std::unique_ptr<backend>> open_redis_backend(const std::string& url);
 

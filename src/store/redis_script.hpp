@@ -85,6 +85,7 @@ end
 -- A bounded share of the expiry rides on each request; the service's expiry loop does the rest.
 expire(100)
 local out = {}
+local inserted = 0
 local a = 8
 for d = 1, nd do
   local id, fp, ts = ARGV[a], ARGV[a + 1], ARGV[a + 2]
@@ -127,11 +128,12 @@ for d = 1, nd do
     redis.call('HSET', p .. 'docs', id, fp .. ' ' .. ts .. ' ' .. table.concat(blocks, ' '))
     for i = 1, nb do redis.call('SADD', p .. 'b' .. blocks[i], fp .. id) end
     redis.call('ZADD', p .. 'time', ts, id)
-    redis.call('HINCRBY', p .. 'stats', 'inserted', 1)
+    inserted = inserted + 1
     res[1] = 1
   end
   out[d] = res
 end
+if inserted > 0 then redis.call('HINCRBY', p .. 'stats', 'inserted', inserted) end
 return out
 )lua";
 

@@ -1,0 +1,145 @@
+// The embedded RocksDB backend (rocks_backend.cpp: requests; rocks_snapshot.cpp: loading at
+// start and segment files). Internal to the store component; the service uses backend.hpp.
+#pragma once
+
+#include <rocksdb/db.h>
+#include <rocksdb/write_batch.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+#include <simdup/online_index.hpp>
+#include "store/backend.hpp"
+#include "store/rocks_keys.hpp"
+
+namespace simdup::detail {
+
+error_info db_error(const char* what, const rocksdb::Status& s);
+online_index_options index_options(const collection_config& c);
+
+/// An insert of the recent list: what a request that probed before it must re-check.
+struct recent_entry {
+  index_entry entry;
+  /// std::hash of the document id: a request whose ids were looked up before this insert
+  /// looks an id again when its hash is here.
+  uint64_t id_hash;
+};
+
+struct collection_state {
+  collection_state(collection_config c, online_index i)
+      : config(std::move(c)), index(std::move(i)) {}
+  collection_config config;
+  /// Serialises changes (the index allows concurrent queries, but check-insert, the WAL order
+  /// and replacing an id must be one step).
+  std::mutex mu;
+  online_index index;
+  uint64_t next_num = 1;
+  /// Number of the next removal-log key (under mu).
+  uint64_t next_removal = 0;
+  /// Every entry numbered below this is in the index and the store (published after both,
+  /// under mu).
+  std::atomic<uint64_t> published{1};
+  /// Counts removals from the index or the store (under mu): a probe or id lookup made before
+  /// one may be stale.
+  std::atomic<uint64_t> removals{0};
+  /// Failed writes undone (under mu): a segment file saved meanwhile may hold undone entries.
+  uint64_t rollbacks = 0;
+  /// The most recent inserts, in number order (under mu), for the re-check after a lock-free
+  /// probe; bounded.
+  std::deque<recent_entry> recent;
+  std::atomic<uint64_t> documents{0}, inserted{0}, expired{0}, deleted{0};
+
+  /// Segment file state (under snapshot_mu): what the current file covers and when it was saved.
+  std::mutex snapshot_mu;
+  rocks_keys::snapshot_record snapshot;
+  int64_t snapshot_time = 0;
+  /// next_num + next_removal at the previous maybe_snapshot: unchanged, with no writer in
+  /// apply() now, means idle.
+  uint64_t last_mark = 0;
+  /// Requests in apply() that may write (a writer stuck behind a long index merge changes
+  /// nothing for a while, yet the collection is not idle).
+  std::atomic<int> writers{0};
+};
+
+class rocks_backend final : public backend {
+ public:
+  rocks_backend(std::unique_ptr<rocksdb::DB> db, std::string dir, rocks_options options)
+      : db_(std::move(db)), dir_(std::move(dir)), options_(options) {}
+  ~rocks_backend() override;
+
+  /// Loads every collection: its segment file and the newer documents, or a full rebuild.
+  status load();
+
+  result<std::vector<collection_config>> collections() override;
+  status create(const collection_config& config) override;
+  status apply(const collection_config& config, doc_op op, std::span<const doc_input> docs,
+               int64_t now, std::size_t max_matches, std::span<doc_outcome> out) override;
+  result<bool> remove(const collection_config& config, const std::string& id) override;
+  /// Also saves the collection's segment file when rocks_options says it is due.
+  status expire(const collection_config& config, int64_t now) override;
+  result<collection_stats> stats(const collection_config& config) override;
+
+ private:
+  using doc_value = rocks_keys::doc_value;
+
+  struct undo_step {
+    uint64_t inserted_num;         ///< to remove from the index
+    std::optional<doc_value> old;  ///< an older document with the same id was removed: restore
+  };
+
+  result<collection_state*> find(const std::string& name);
+  static result<std::unique_ptr<collection_state>> make_state(const collection_config& config);
+
+  /// One batch probe for all documents (interleaved probes), then each document's own window.
+  static std::vector<std::vector<index_match>> probe(const collection_state& c,
+                                                     std::span<const doc_input> docs);
+  /// Whether the recent list holds every insert numbered from `num` on.
+  static bool recent_reaches(const collection_state& c, uint64_t num);
+  static std::deque<recent_entry>::const_iterator recent_from(const collection_state& c,
+                                                              uint64_t num);
+  /// Completes a probe made without the lock: adds the entries inserted since (numbered from
+  /// probed_num on), or probes again if something was removed or the list is too short.
+  static void recheck_locked(const collection_state& c, const doc_input& d, uint64_t probed_num,
+                             uint64_t probed_removals, std::vector<index_match>& hits);
+  /// The stored document of each id that is `wanted` (one MultiGet).
+  status lookup_ids(const collection_state& c, std::span<const doc_input> docs,
+                    std::span<const char> wanted, std::vector<std::optional<doc_value>>& out);
+  result<std::optional<doc_value>> get_doc(const collection_state& c, std::string_view id);
+  static void rollback(collection_state& c, std::vector<undo_step>& undo);
+  /// Group commit: one writer at a time fsyncs the WAL up to the newest sequence number; the
+  /// writers that queued meanwhile are covered by the next sync.
+  status wait_durable(uint64_t seq);
+  status resolve_all(const collection_state& c, std::vector<std::vector<index_match>>& hits,
+                     std::size_t max_matches, std::span<doc_outcome> out);
+
+  // rocks_snapshot.cpp
+  /// The segment file and newer documents; false (with the reason on stderr) when the file
+  /// cannot be used.
+  result<bool> load_snapshot(collection_state& c);
+  /// Rebuilds the index from the time-ordered keys, so segments come out in time order.
+  status rebuild(collection_state& c);
+  status maybe_snapshot(collection_state& c);
+  /// Saves the index as a segment file and records it; a no-op when nothing changed.
+  status snapshot(collection_state& c);
+  std::string segments_dir() const;
+
+  std::unique_ptr<rocksdb::DB> db_;
+  std::string dir_;
+  rocks_options options_;
+  std::shared_mutex collections_mu_;
+  std::map<std::string, std::unique_ptr<collection_state>, std::less<>> collections_;
+  std::mutex sync_mu_;
+  std::condition_variable sync_cv_;
+  bool syncing_ = false;
+  uint64_t synced_ = 0;
+};
+
+}  // namespace simdup::detail

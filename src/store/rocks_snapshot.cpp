@@ -1,0 +1,299 @@
+// Loading the RocksDB backend's indexes at start, and the segment files that make it fast.
+//
+// A segment file is online_index::save's memory-mappable snapshot of a collection's index
+// (docs/index-format.md), saved under DIR/segments without holding the collection lock. Its
+// record in RocksDB (key s) says what it covers: every document numbered below next_num, and
+// every removal (DELETE or replacement, logged under key r) numbered below `removal`. It may
+// also hold some newer documents, inserted while it was being saved. So at start:
+//   1. load the file (a missing file, another size than recorded, a bad checksum or another
+//      layout: rebuild the index from the store instead; RocksDB stays the source of truth);
+//   2. replay the removals logged from `removal` on (removing an absent number is a no-op);
+//   3. insert the documents numbered from next_num on, unless the file already has them.
+// Expired documents need no replay: queries skip entries outside the window, and their ids
+// are gone from the store.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+
+#include "store/rocks_backend.hpp"
+
+namespace simdup::detail {
+
+using namespace rocks_keys;
+
+namespace {
+
+int64_t steady_seconds() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+std::string rocks_backend::segments_dir() const {
+  return (std::filesystem::path(dir_) / "segments").string();
+}
+
+status rocks_backend::load() {
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
+  const std::string cprefix = single('c', "");
+  // Stores of earlier versions kept only the id under n/ keys: refuse them rather than
+  // misreading them. An empty store gets the current format.
+  std::string format;
+  auto s = db_->Get(rocksdb::ReadOptions(), format_key, &format);
+  if (!s.ok() && !s.IsNotFound()) return db_error("get", s);
+  it->Seek(cprefix);
+  const bool empty = !it->Valid() || !it->key().starts_with(cprefix);
+  if (s.IsNotFound() && empty) {
+    rocksdb::WriteOptions wo;
+    wo.sync = true;
+    s = db_->Put(wo, format_key, format_version);
+    if (!s.ok()) return db_error("put", s);
+  } else if (format != format_version) {
+    return make_error(errc::unsupported,
+                      "store " + dir_ + " has format \"" + format + "\", this simdup reads \"" +
+                          std::string(format_version) +
+                          "\": re-create it (or rebuild it with the simdup that wrote it)");
+  }
+  for (it->Seek(cprefix); it->Valid() && it->key().starts_with(cprefix); it->Next()) {
+    collection_config base;
+    base.name = it->key().ToString().substr(cprefix.size());
+    auto config = config_from_json(it->value().ToStringView(), base);
+    if (!config) {
+      return make_error(errc::corrupt_data, "stored settings of collection \"" + base.name +
+                                                "\": " + config.error().message);
+    }
+    auto state = make_state(*config);
+    if (!state) return std::move(state).error();
+    auto loaded = load_snapshot(**state);
+    if (!loaded) return std::move(loaded).error();
+    if (!*loaded) {
+      if (auto st = rebuild(**state); !st) return st;
+    }
+    collections_.emplace(config->name, std::move(*state));
+  }
+  if (!it->status().ok()) return db_error("scan", it->status());
+  return {};
+}
+
+result<bool> rocks_backend::load_snapshot(collection_state& c) {
+  const std::string& name = c.config.name;
+  std::string raw;
+  auto s = db_->Get(rocksdb::ReadOptions(), single('s', name), &raw);
+  if (s.IsNotFound()) return false;
+  if (!s.ok()) return db_error("get", s);
+  snapshot_record rec;
+  const auto unusable = [&](const std::string& why) {
+    std::fprintf(stderr, "simdup serve: collection %s: %s; rebuilding its index from the store\n",
+                 name.c_str(), why.c_str());
+    return false;
+  };
+  if (!decode(raw, rec)) return unusable("unreadable segment file record");
+  const std::string path = (std::filesystem::path(segments_dir()) / rec.file).string();
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec) return unusable("segment file " + path + ": " + ec.message());
+  if (size != rec.file_size) {
+    return unusable("segment file " + path + " is stale (" + std::to_string(size) +
+                    " bytes, recorded " + std::to_string(rec.file_size) + ")");
+  }
+  auto index = online_index::load(path, index_options(c.config));
+  if (!index) return unusable("segment file " + path + ": " + index.error().message);
+  if (index->layout().k != c.config.k) {
+    return unusable("segment file " + path + " was built for another k");
+  }
+  c.index = std::move(*index);
+
+  // Removals since the file was saved.
+  c.next_removal = rec.removal;
+  rocksdb::ReadOptions ro;
+  ro.fill_cache = false;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
+  const std::string rprefix = prefix('r', name);
+  for (it->Seek(removal_key(name, rec.removal)); it->Valid() && it->key().starts_with(rprefix);
+       it->Next()) {
+    if (it->key().size() != rprefix.size() + 8 || it->value().size() != 8) {
+      return make_error(errc::corrupt_data, "stored removal key of collection " + name);
+    }
+    c.index.remove(read_le(it->value().ToStringView()));
+    c.next_removal = read_be(it->key().ToStringView().substr(rprefix.size())) + 1;
+  }
+  if (!it->status().ok()) return db_error("scan", it->status());
+
+  // Documents since: numbered from next_num on, in number (insert) order. Only those numbered
+  // below end_num may be in the file already.
+  c.next_num = std::max<uint64_t>(rec.next_num, 1);
+  const std::string nprefix = prefix('n', name);
+  std::vector<index_entry> entries;
+  for (it->Seek(num_key(name, rec.next_num)); it->Valid() && it->key().starts_with(nprefix);
+       it->Next()) {
+    if (it->key().size() != nprefix.size() + 8 || it->value().size() < 16) {
+      return make_error(errc::corrupt_data, "stored number key of collection " + name);
+    }
+    const index_entry e{read_le(it->value().ToStringView()),
+                        read_be(it->key().ToStringView().substr(nprefix.size())),
+                        static_cast<int64_t>(read_le(it->value().ToStringView().substr(8)))};
+    c.next_num = std::max(c.next_num, e.id + 1);
+    if (e.id < rec.end_num) {
+      query_params exact;
+      exact.k = 0;
+      exact.now = e.timestamp;
+      const auto same = c.index.query(e.fingerprint, exact);
+      const auto is_e = [&](const index_match& m) { return m.id == e.id; };
+      if (std::any_of(same.begin(), same.end(), is_e)) continue;
+    }
+    entries.push_back(e);
+    if (entries.size() == 65536) {
+      c.index.insert(entries);
+      entries.clear();
+    }
+  }
+  if (!it->status().ok()) return db_error("scan", it->status());
+  c.index.insert(entries);
+
+  s = db_->Get(rocksdb::ReadOptions(), single('k', name), &raw);
+  if (s.ok() && raw.size() == 8) {
+    c.documents = read_le(raw);
+  } else if (s.ok() || s.IsNotFound()) {
+    c.documents = c.index.stats().size;
+  } else {
+    return db_error("get", s);
+  }
+  c.published = c.next_num;
+  c.snapshot = rec;
+  c.snapshot_time = steady_seconds();
+  return true;
+}
+
+status rocks_backend::rebuild(collection_state& c) {
+  const std::string& name = c.config.name;
+  const std::string p = prefix('t', name);
+  rocksdb::ReadOptions ro;
+  ro.fill_cache = false;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
+  std::vector<index_entry> entries;
+  uint64_t count = 0;
+  for (it->Seek(p); it->Valid() && it->key().starts_with(p); it->Next()) {
+    const std::string_view key = it->key().ToStringView();
+    const std::string_view value = it->value().ToStringView();
+    if (value.size() < 8 || key.size() != p.size() + 16) {
+      return make_error(errc::corrupt_data, "stored time key of collection " + name);
+    }
+    index_entry e;
+    e.timestamp = static_cast<int64_t>(read_be(key.substr(p.size())) ^ time_bias);
+    e.id = read_be(key.substr(p.size() + 8));
+    e.fingerprint = read_le(value);
+    entries.push_back(e);
+    c.next_num = std::max(c.next_num, e.id + 1);
+    ++count;
+    if (entries.size() == 65536) {
+      c.index.insert(entries);
+      entries.clear();
+    }
+  }
+  if (!it->status().ok()) return db_error("scan", it->status());
+  c.index.insert(entries);
+  // A bulk rebuild leaves many small sealed segments; fewer segments mean fewer probes.
+  c.index.compact();
+  // Numbers may have been used by documents removed since: never reuse them.
+  const std::string np = prefix('n', name);
+  std::string last_num = np;
+  last_num.push_back('\xff');
+  it->SeekForPrev(last_num);
+  if (it->Valid() && it->key().starts_with(np) && it->key().size() == np.size() + 8) {
+    c.next_num = std::max(c.next_num, read_be(it->key().ToStringView().substr(np.size())) + 1);
+  }
+  const std::string rp = prefix('r', name);
+  std::string last_removal = rp;
+  last_removal.push_back('\xff');
+  it->SeekForPrev(last_removal);
+  if (it->Valid() && it->key().starts_with(rp) && it->key().size() == rp.size() + 8) {
+    c.next_removal = read_be(it->key().ToStringView().substr(rp.size())) + 1;
+  }
+  if (!it->status().ok()) return db_error("scan", it->status());
+  c.documents = count;
+  c.published = c.next_num;
+  return {};
+}
+
+status rocks_backend::maybe_snapshot(collection_state& c) {
+  uint64_t next_num, next_removal;
+  {
+    std::lock_guard lock(c.mu);
+    next_num = c.next_num;
+    next_removal = c.next_removal;
+  }
+  {
+    std::lock_guard slock(c.snapshot_mu);
+    const uint64_t changes = (next_num - std::max<uint64_t>(c.snapshot.next_num, 1)) +
+                             (next_removal - c.snapshot.removal);
+    const bool idle =
+        next_num + next_removal == c.last_mark && c.writers.load(std::memory_order_relaxed) == 0;
+    c.last_mark = next_num + next_removal;
+    if (changes == 0) return {};
+    // Without a file (a new collection, or rebuilt at start), the next start would rebuild.
+    const bool first = c.snapshot.file.empty();
+    // Saving holds the index's maintenance lock, so a writer that seals a segment meanwhile
+    // waits (holding the collection lock) until the file is written: seconds at 10M documents.
+    // So enough changes are saved once the collection is idle, and under a steady load only
+    // when the file is too old.
+    const bool by_count =
+        options_.snapshot_documents > 0 && changes >= options_.snapshot_documents && idle;
+    const bool by_time = options_.snapshot_interval_s > 0 &&
+                         steady_seconds() - c.snapshot_time >= options_.snapshot_interval_s;
+    if (!first && !by_count && !by_time) return {};
+  }
+  return snapshot(c);
+}
+
+status rocks_backend::snapshot(collection_state& c) {
+  std::lock_guard slock(c.snapshot_mu);
+  snapshot_record rec;
+  uint64_t rollbacks;
+  {
+    std::lock_guard lock(c.mu);
+    rec.next_num = c.next_num;
+    rec.removal = c.next_removal;
+    rollbacks = c.rollbacks;
+  }
+  if (rec.next_num == c.snapshot.next_num && rec.removal == c.snapshot.removal) return {};
+  std::error_code ec;
+  std::filesystem::create_directories(segments_dir(), ec);
+  if (ec) return make_error(errc::io_error, segments_dir() + ": " + ec.message());
+  rec.file = c.config.name + "." + std::to_string(rec.next_num) + "." +
+             std::to_string(rec.removal) + ".idx";
+  const std::string path = (std::filesystem::path(segments_dir()) / rec.file).string();
+  // Saved without the collection lock: writers go on (the file may get newer entries too).
+  if (auto st = c.index.save(path); !st) return st;
+  {
+    std::lock_guard lock(c.mu);
+    rec.end_num = c.next_num;
+    if (c.rollbacks != rollbacks) {
+      // An undone insert may be in the file; the next one will do.
+      std::filesystem::remove(path, ec);
+      return {};
+    }
+  }
+  rec.file_size = std::filesystem::file_size(path, ec);
+  if (ec) return make_error(errc::io_error, path + ": " + ec.message());
+  rocksdb::WriteBatch batch;
+  batch.Put(single('s', c.config.name), encode(rec));
+  // Removals the file covers need no replay any more.
+  if (rec.removal > 0) {
+    batch.DeleteRange(removal_key(c.config.name, 0), removal_key(c.config.name, rec.removal));
+  }
+  rocksdb::WriteOptions wo;
+  wo.sync = true;
+  auto s = db_->Write(wo, &batch);
+  if (!s.ok()) return db_error("write", s);
+  if (!c.snapshot.file.empty() && c.snapshot.file != rec.file) {
+    std::filesystem::remove(std::filesystem::path(segments_dir()) / c.snapshot.file, ec);
+  }
+  c.snapshot = rec;
+  c.snapshot_time = steady_seconds();
+  return {};
+}
+
+}  // namespace simdup::detail
