@@ -62,8 +62,10 @@ struct online_index_options {
   /// sealed, taking the newest timestamp inserted so far as now (so replays of old data with
   /// their own timestamps expire by data time, not by the wall clock).
   int64_t window = 0;
-  /// Entries in the mutable segment before it is sealed. Default 65536; at least 1.
-  std::size_t segment_capacity = 65536;
+  /// Entries in the mutable segment before it is sealed; at least 1. 0 (default): chosen from
+  /// the table count so that the mutable segment's per-table chains stay near 8 MB (65536
+  /// entries up to 10 tables, fewer with more tables, never below 1024).
+  std::size_t segment_capacity = 0;
   /// Tiered merging: this many adjacent sealed segments of the same size class are merged into
   /// one. Default 4; at least 2.
   std::size_t merge_fanout = 4;

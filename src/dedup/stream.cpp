@@ -67,6 +67,10 @@ result<stream_deduplicator> stream_deduplicator::create(const dedup_options& opt
   online_index_options index_options;
   index_options.k = options.k;
   index_options.layout.k = options.k;
+  // The stream's size is unknown (stdin): plan for the default 10M live documents within
+  // 256 bytes each. The fastest plan at the default k = 8 holds 495 tables (about 2 KB per
+  // document); this budget gives 45 (m = 10), and 10 at k = 3.
+  index_options.memory = index_options.expected_size * 256;
   auto index = online_index::create(index_options);
   if (!index) return std::move(index).error();
   std::optional<shingle_store> shingles;

@@ -34,6 +34,12 @@ struct online_index::impl {
     int min_prefix = 64;
     for (const auto& t : tables) min_prefix = std::min(min_prefix, t.prefix_bits);
     ctx = detail::probe_context{&tables, min_prefix};
+    if (options.segment_capacity == 0) {
+      // A mutable entry costs 12 bytes per table (chain link, bucket head share); keep the
+      // segment near 8 MB so that many-table layouts (k = 8: 45 to 495 tables) stay small.
+      options.segment_capacity =
+          std::clamp<std::size_t>(655360 / std::max<std::size_t>(tables.size(), 1), 1024, 65536);
+    }
     active = std::make_shared<detail::mutable_segment>(ctx, options.segment_capacity);
   }
 
@@ -200,8 +206,8 @@ online_index::~online_index() = default;
 namespace {
 
 status check_options(const online_index_options& o) {
-  if (o.segment_capacity < 1 || o.segment_capacity >= UINT32_MAX)
-    return make_error(errc::invalid_argument, "segment_capacity must be between 1 and 2^32 - 2");
+  if (o.segment_capacity >= UINT32_MAX)
+    return make_error(errc::invalid_argument, "segment_capacity must be below 2^32 - 1");
   if (o.merge_fanout < 2)
     return make_error(errc::invalid_argument, "merge_fanout must be at least 2");
   if (o.window < 0) return make_error(errc::invalid_argument, "window must not be negative");

@@ -104,6 +104,18 @@ def test_stream_matches_brute_force_over_fingerprints(tmp_path, corpus_file):
     assert short == summary["documents"]["short"] == 7
 
 
+def test_stream_defaults_keep_a_small_index_for_a_small_input(tmp_path, corpus_file):
+    # The default k = 8 could plan 495 tables (hundreds of MB before the first document);
+    # stream mode plans within a per-document budget and sizes its mutable segment to it.
+    path, _, _ = corpus_file
+    out = tmp_path / "out"
+    run(["dedup", "--out", out, "--quiet"], input=path.read_bytes(), check=0)
+    _, _, summary = read_out(out)
+    assert summary["parameters"]["mode"] == "stream"
+    assert summary["parameters"]["k"] == 8
+    assert summary["memory"]["engine_bytes"] < 32 * 2**20
+
+
 def test_verify_reports_true_jaccard_and_drops_dissimilar_pairs(tmp_path, corpus_file):
     path, records, _ = corpus_file
     text = {r["id"]: r["text"] for r in records}

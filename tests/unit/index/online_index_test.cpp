@@ -210,9 +210,24 @@ TEST(OnlineIndex, CheckInsert) {
   EXPECT_EQ(idx.stats().size, 3u);
 }
 
+TEST(OnlineIndex, ManyTableLayoutsStartSmall) {
+  // k = 8 over 12 blocks needs 495 tables; a mutable segment of 65536 entries would hold
+  // about 390 MB of chains before the first insert.
+  online_index_options o;
+  o.layout = index_layout::even(8, 12);
+  auto idx = online_index::create(o);
+  ASSERT_TRUE(idx.has_value());
+  EXPECT_LT(idx->stats().memory_bytes, 16u << 20);
+  for (uint64_t i = 0; i < 3000; ++i) idx->insert({i * 0x9E3779B97F4A7C15ULL, i, 0});
+  const auto found = idx->query(1000 * 0x9E3779B97F4A7C15ULL ^ 0xF0F);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].id, 1000u);
+  EXPECT_EQ(found[0].distance, 8);
+}
+
 TEST(OnlineIndex, RejectsBadOptions) {
   online_index_options o;
-  o.segment_capacity = 0;
+  o.segment_capacity = UINT32_MAX;
   EXPECT_EQ(online_index::create(o).error().code, errc::invalid_argument);
   o = {};
   o.merge_fanout = 1;
