@@ -12,44 +12,23 @@
 #include <simdup/dedup.hpp>
 #include <simdup/exact_layer.hpp>
 
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "process_stats.hpp"
+
 namespace {
 
+using simdup::bench::cpu_seconds;
+using simdup::bench::reset_peak_rss;
+using simdup::bench::status_bytes;
+
 using namespace simdup;
-
-// Resets the peak RSS (VmHWM) of this process to its current RSS (Linux >= 4.0).
-void reset_peak_rss() {
-  std::ofstream("/proc/self/clear_refs") << "5";
-}
-
-// VmRSS or VmHWM of this process in bytes.
-double status_bytes(const char* key) {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind(key, 0) == 0)
-      return std::strtod(line.c_str() + std::strlen(key), nullptr) * 1024;
-  }
-  return 0;
-}
-
-double cpu_seconds() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
-}
 
 struct corpus {
   std::vector<doc_signature> docs;

@@ -27,7 +27,11 @@
 #include <thread>
 #include <vector>
 
+#include "process_stats.hpp"
+
 namespace {
+
+using simdup::bench::thread_cpu_seconds;
 
 using clock_type = std::chrono::steady_clock;
 
@@ -74,12 +78,6 @@ bool load(const std::vector<std::string>& inputs, corpus& english, corpus& chine
     c.texts.push_back(std::move(doc.text));
   }
   return !english.texts.empty() || !chinese.texts.empty();
-}
-
-double thread_cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
 struct timing {

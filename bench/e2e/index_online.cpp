@@ -14,15 +14,12 @@
 #include <thread>
 #include <vector>
 
-#include <sys/resource.h>
+#include "process_stats.hpp"
 
 namespace {
 
+using simdup::bench::seconds_since;
 using clock_type = std::chrono::steady_clock;
-
-double seconds_since(clock_type::time_point t) {
-  return std::chrono::duration<double>(clock_type::now() - t).count();
-}
 
 }  // namespace
 
@@ -138,8 +135,7 @@ int main(int argc, char** argv) {
     std::printf("memory after removes (id tables included): %.1f bytes per entry\n",
                 static_cast<double>(after.memory_bytes) / static_cast<double>(after.size));
   }
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  std::printf("peak RSS: %.0f MB (entries array of the harness included)\n", ru.ru_maxrss / 1e3);
+  std::printf("peak RSS: %.0f MB (entries array of the harness included)\n",
+              simdup::bench::peak_rss_bytes() / 1e6);
   return 0;
 }

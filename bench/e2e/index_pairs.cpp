@@ -20,32 +20,19 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "process_stats.hpp"
+
 namespace {
 
+using simdup::bench::cpu_seconds;
+using simdup::bench::peak_rss_bytes;
+using simdup::bench::seconds_since;
+
 using clock_type = std::chrono::steady_clock;
-
-double seconds_since(clock_type::time_point t) {
-  return std::chrono::duration<double>(clock_type::now() - t).count();
-}
-
-/// User + system CPU seconds of this process: on a loaded machine, wall times mislead.
-double cpu_seconds() {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-}
-
-long peak_rss_bytes() {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  return ru.ru_maxrss * 1024L;
-}
 
 /// Runs in a child process so its memory does not count towards the measured peak.
 void generate(const std::string& path, std::size_t n, std::size_t planted) {
@@ -163,7 +150,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", run.error().message.c_str());
     return 1;
   }
-  const long rss = peak_rss_bytes();
+  const double rss = peak_rss_bytes();
   std::printf("%s", run->plan.describe().c_str());
   std::printf(
       "read (mmap, populated): %.4f s\nall pairs (read included): %.3f s wall, %.3f s CPU\npairs: "
@@ -172,7 +159,7 @@ int main(int argc, char** argv) {
       read_s, total_s, total_cpu, static_cast<unsigned long long>(pairs),
       static_cast<unsigned long long>(run->candidates));
   std::printf("peak RSS: %.1f MB = %.1f bytes per fingerprint\n", rss / 1e6,
-              static_cast<double>(rss) / static_cast<double>(fps.size()));
+              rss / static_cast<double>(fps.size()));
   if (baseline) {
     const double c1 = cpu_seconds();
     const auto t1 = clock_type::now();

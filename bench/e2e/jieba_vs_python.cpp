@@ -16,19 +16,12 @@
 #include <string>
 #include <vector>
 
+#include "process_stats.hpp"
+
 namespace {
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-// CPU time of this thread: the one-core speed, unaffected by other processes sharing the machine
-// (wall time is printed too).
-double thread_cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
+using simdup::bench::seconds_since;
+using simdup::bench::thread_cpu_seconds;
 
 int usage() {
   std::cerr << "usage: bench_jieba_vs_python [--dict DIR] [--repeat N] [--words OUT] CORPUS\n";
