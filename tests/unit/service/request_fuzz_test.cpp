@@ -3,28 +3,17 @@
 // give a value or an error.
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
 #include <random>
-#include <sstream>
 
 #include "service/request.hpp"
 #include "store/backend.hpp"
+#include "support/fuzz_replay.hpp"
 
 namespace simdup::detail {
 namespace {
 
-std::vector<std::string> corpus() {
-  std::vector<std::string> out;
-  for (const auto& e :
-       std::filesystem::directory_iterator(SIMDUP_SOURCE_DIR "/fuzz/corpus/request")) {
-    std::ifstream in(e.path(), std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    out.push_back(ss.str());
-  }
-  return out;
-}
+using simdup::test_support::mutate;
+using simdup::test_support::read_fuzz_corpus;
 
 void exercise(std::string_view body) {
   request_limits limits;
@@ -48,7 +37,7 @@ void exercise(std::string_view body) {
 }
 
 TEST(RequestFuzz, CorpusParses) {
-  const auto inputs = corpus();
+  const auto inputs = read_fuzz_corpus("request");
   ASSERT_GE(inputs.size(), 5u);
   int parsed = 0;
   for (const auto& body : inputs) {
@@ -59,7 +48,7 @@ TEST(RequestFuzz, CorpusParses) {
 }
 
 TEST(RequestFuzz, RandomMutationsNeverCrash) {
-  const auto inputs = corpus();
+  const auto inputs = read_fuzz_corpus("request");
   std::mt19937 rng(20241121);
   const std::string tokens[] = {"{",
                                 "}",
@@ -81,23 +70,7 @@ TEST(RequestFuzz, RandomMutationsNeverCrash) {
                                 "\xc3",
                                 "9223372036854775808"};
   for (int iter = 0; iter < 20000; ++iter) {
-    std::string s = inputs[rng() % inputs.size()];
-    for (int m = 1 + static_cast<int>(rng() % 4); m > 0; --m) {
-      const std::size_t pos = s.empty() ? 0 : rng() % (s.size() + 1);
-      switch (rng() % 4) {
-        case 0:  // flip a byte
-          if (!s.empty()) s[pos % s.size()] = static_cast<char>(rng());
-          break;
-        case 1:  // delete a run
-          s.erase(pos, rng() % 8);
-          break;
-        case 2:  // insert a JSON-ish token
-          s.insert(pos, tokens[rng() % std::size(tokens)]);
-          break;
-        default:  // duplicate a slice (nesting, repeated keys)
-          s.insert(pos, s.substr(rng() % (s.size() + 1), rng() % 32));
-      }
-    }
+    const std::string s = mutate(inputs[rng() % inputs.size()], tokens, rng, 32);
     exercise(s);
     if (::testing::Test::HasFatalFailure()) {
       ADD_FAILURE() << "input: " << s;

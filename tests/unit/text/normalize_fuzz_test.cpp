@@ -2,29 +2,18 @@
 // the checks of fuzz/normalize_fuzz.cpp, under the sanitizers of the unit test build.
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "../../../fuzz/normalize_fuzz_check.hpp"
+#include "support/fuzz_replay.hpp"
 
 namespace simdup::fuzz {
 namespace {
 
-std::vector<std::string> corpus() {
-  std::vector<std::string> out;
-  for (const auto& e :
-       std::filesystem::directory_iterator(SIMDUP_SOURCE_DIR "/fuzz/corpus/normalize")) {
-    std::ifstream in(e.path(), std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    out.push_back(ss.str());
-  }
-  return out;
-}
+using simdup::test_support::mutate;
+using simdup::test_support::read_fuzz_corpus;
 
 const normalize_checker& checker() {
   static const normalize_checker c = [] {
@@ -37,13 +26,13 @@ const normalize_checker& checker() {
 }
 
 TEST(NormalizeFuzz, CorpusKeepsInvariants) {
-  const auto inputs = corpus();
+  const auto inputs = read_fuzz_corpus("normalize");
   ASSERT_GE(inputs.size(), 8u);
   for (const auto& text : inputs) EXPECT_EQ(checker().check(text), "") << text;
 }
 
 TEST(NormalizeFuzz, RandomMutationsKeepInvariants) {
-  const auto inputs = corpus();
+  const auto inputs = read_fuzz_corpus("normalize");
   ASSERT_FALSE(inputs.empty());
   std::mt19937 rng(20261121);
   // Pieces that reach the interesting paths: HTML syntax and references, ill-formed and
@@ -78,23 +67,7 @@ TEST(NormalizeFuzz, RandomMutationsKeepInvariants) {
                                 "\xe3\x80\x80",
                                 "\xef\xb7\xba"};
   for (int iter = 0; iter < 1500; ++iter) {
-    std::string s = inputs[rng() % inputs.size()];
-    for (int m = 1 + static_cast<int>(rng() % 4); m > 0; --m) {
-      const std::size_t pos = s.empty() ? 0 : rng() % (s.size() + 1);
-      switch (rng() % 4) {
-        case 0:  // flip a byte
-          if (!s.empty()) s[pos % s.size()] = static_cast<char>(rng());
-          break;
-        case 1:  // delete a run
-          s.erase(pos, rng() % 8);
-          break;
-        case 2:  // insert a token
-          s.insert(pos, tokens[rng() % std::size(tokens)]);
-          break;
-        default:  // duplicate a slice
-          s.insert(pos, s.substr(rng() % (s.size() + 1), rng() % 64));
-      }
-    }
+    const std::string s = mutate(inputs[rng() % inputs.size()], tokens, rng, 64);
     const std::string broken = checker().check(s);
     if (!broken.empty()) {
       ADD_FAILURE() << broken << "\ninput: " << s;
