@@ -1,6 +1,6 @@
 // The stages of the default pipeline in isolation, on already-normalised English text:
 // shingle boundaries, shingle hashing, vote accumulation (each SIMD kernel), and the fused
-// hash-and-vote kernels the pipeline uses for ASCII stretches.
+// hash-and-vote kernels the pipeline uses for ASCII stretches; and the compat mode's MD5.
 #include <benchmark/benchmark.h>
 #include <simdup/normalize.hpp>
 #include <simdup/utf8.hpp>
@@ -9,6 +9,7 @@
 #include "features/accumulate.hpp"
 #include "features/extract.hpp"
 #include "features/hash.hpp"
+#include "features/md5.hpp"
 #include "features/shingle_kernel.hpp"
 
 #include <random>
@@ -168,6 +169,41 @@ void BM_FusedHashVoteAvx512(benchmark::State& state) {
 }
 BENCHMARK(BM_FusedHashVoteAvx512);
 #endif
+
+// The MD5 feature hash of python-simhash compat mode on the width-4 shingles of Chinese
+// text (12 bytes each), one digest at a time and batched (md5_64_many, the vector lanes the
+// compat vote uses); items = shingles.
+const std::vector<std::string_view>& chinese_shingles() {
+  static const std::vector<std::string_view> shingles = [] {
+    std::vector<std::string_view> out;
+    const std::string& text = simdup::bench::chinese().text;
+    simdup::detail::for_each_shingle(text, 4, [&](std::string_view s) { out.push_back(s); });
+    return out;
+  }();
+  return shingles;
+}
+
+void BM_Md5One(benchmark::State& state) {
+  const auto& shingles = chinese_shingles();
+  for (auto _ : state) {
+    uint64_t x = 0;
+    for (std::string_view s : shingles) x ^= simdup::detail::md5_64(s);
+    benchmark::DoNotOptimize(x);
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * shingles.size()));
+}
+BENCHMARK(BM_Md5One);
+
+void BM_Md5Many(benchmark::State& state) {
+  const auto& shingles = chinese_shingles();
+  std::vector<uint64_t> out(shingles.size());
+  for (auto _ : state) {
+    simdup::detail::md5_64_many(shingles, out);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * shingles.size()));
+}
+BENCHMARK(BM_Md5Many);
 
 // Normalisation of Chinese text (t2s included) in ~4 KiB documents, as the fingerprint
 // benchmark feeds it.

@@ -5,6 +5,8 @@
 
 #include <simdup/simhash.hpp>
 
+#include "features/md5.hpp"
+
 #include <cstdint>
 #include <string_view>
 
@@ -47,23 +49,13 @@ inline uint64_t fnv1a_64(std::string_view s) noexcept {
   return h;
 }
 
-/// MD5 through OpenSSL EVP with one reusable context: creating a context per feature would
-/// dominate the cost of hashing 4-character shingles. Not thread-safe; use one per thread.
-class md5_hasher {
- public:
-  md5_hasher() noexcept;
-  ~md5_hasher();
-  md5_hasher(const md5_hasher&) = delete;
-  md5_hasher& operator=(const md5_hasher&) = delete;
-
-  /// The last 8 bytes of MD5(s) read big-endian (what python-simhash uses).
-  uint64_t operator()(std::string_view s) noexcept;
-
- private:
-  void* ctx_;  // EVP_MD_CTX*, kept opaque so this header does not pull in OpenSSL
+/// MD5 as a feature hash: the last 8 bytes of MD5(s) read big-endian (what python-simhash
+/// uses). Stateless; a function object so it sits beside the other hashes in hash_shingles.
+struct md5_hasher {
+  uint64_t operator()(std::string_view s) const noexcept { return md5_64(s); }
 };
 
-/// One hash function chosen at run time; md5 keeps its own context, hence one per thread.
+/// One hash function chosen at run time.
 class feature_hasher {
  public:
   explicit feature_hasher(hash_kind kind) noexcept : kind_(kind) {}
@@ -74,14 +66,13 @@ class feature_hasher {
       case hash_kind::fnv1a:
         return fnv1a_64(s);
       case hash_kind::md5:
-        return md5_(s);
+        return md5_64(s);
     }
     return xxh3_64(s);
   }
 
  private:
   hash_kind kind_;
-  md5_hasher md5_;
 };
 
 }  // namespace simdup::detail

@@ -104,74 +104,146 @@ bool is_final_sigma(const std::vector<char32_t>& cps, std::size_t i) noexcept {
   return k == cps.size() || !is_cased(cps[k]);
 }
 
+// Python's lowercase of `c` outside the U+03A3 rule, passed to emit().
+template <class Emit>
+[[gnu::always_inline]] inline void lower_one(char32_t c, Emit& emit) {
+  if (c < 0x80) {
+    emit(c >= 'A' && c <= 'Z' ? c + 32 : c);
+  } else if (c >= 0x3000 && c <= 0x9fff) {
+    emit(c);                // CJK punctuation, kana and ideographs: nothing here has a case mapping
+  } else if (c == 0x130) {  // the one unconditional multi-code-point lowercase mapping
+    emit(U'i');
+    emit(char32_t{0x307});
+  } else {
+    emit(static_cast<char32_t>(utf8proc_tolower(static_cast<utf8proc_int32_t>(c))));
+  }
+}
+
 // Decodes `text` and lowercases it the way Python does; calls emit(code point) for each
 // code point of the result.
 template <class Emit>
 std::size_t lower_code_points(std::string_view text, Emit&& emit) {
+  std::size_t invalid = 0;
+  // Only U+03A3 (always encoded CE A3) needs context on both sides; text without it streams.
+  if (text.find("\xCE\xA3") == std::string_view::npos) {
+    for (std::size_t i = 0; i < text.size();) lower_one(utf8::decode(text, i, invalid), emit);
+    return invalid;
+  }
   thread_local std::vector<char32_t> cps;
   cps.clear();
-  std::size_t invalid = 0;
-  bool has_sigma = false;
-  for (std::size_t i = 0; i < text.size();) {
-    const char32_t c = utf8::decode(text, i, invalid);
-    has_sigma |= c == 0x3a3;
-    cps.push_back(c);
-  }
+  for (std::size_t i = 0; i < text.size();) cps.push_back(utf8::decode(text, i, invalid));
   for (std::size_t i = 0; i < cps.size(); ++i) {
-    const char32_t c = cps[i];
-    if (c < 0x80) {
-      emit(c >= 'A' && c <= 'Z' ? c + 32 : c);
-    } else if (c == 0x130) {  // the one unconditional multi-code-point lowercase mapping
-      emit(U'i');
-      emit(char32_t{0x307});
-    } else if (has_sigma && c == 0x3a3) {
+    if (cps[i] == 0x3a3) {
       emit(is_final_sigma(cps, i) ? char32_t{0x3c2} : char32_t{0x3c3});
     } else {
-      emit(static_cast<char32_t>(utf8proc_tolower(static_cast<utf8proc_int32_t>(c))));
+      lower_one(cps[i], emit);
     }
   }
   return invalid;
 }
 
 // A direct-mapped, per-thread cache of MD5 values of short features. Shingles repeat across
-// documents (their frequencies are Zipf-like), and MD5 through EVP costs 100-200 ns per
-// feature while a hit costs a few; this is what makes the compat mode reach tens of MB/s.
+// documents (their frequencies are Zipf-like): a hit costs a few nanoseconds, a miss one lane
+// of a batched MD5 (md5_64_many), a few times less than a lone digest.
 class md5_cache {
  public:
   md5_cache() : slots_(kSlots) {}
 
-  /// MD5-64 of `key`; `key_hash` is any well-mixed hash of it (xxh3 from count_map).
-  uint64_t get(std::string_view key, uint64_t key_hash) noexcept {
-    if (key.size() > sizeof(slot::key)) return md5_(key);
-    slot& s = slots_[key_hash & (kSlots - 1)];
-    if (s.len == key.size() && std::memcmp(s.key, key.data(), key.size()) == 0) return s.value;
-    s.value = md5_(key);
-    s.len = static_cast<uint8_t>(key.size());
-    std::memcpy(s.key, key.data(), key.size());
-    return s.value;
+  /// hashes[i] = md5_64(entries[i].key), from the cache where it can; the misses are hashed
+  /// together and remembered.
+  void hash_all(std::span<const count_map::entry> entries, std::vector<uint64_t>& hashes) {
+    hashes.resize(entries.size());
+    std::string_view keys[kBatch];
+    std::size_t where[kBatch];
+    uint64_t values[kBatch];
+    std::size_t k = 0;
+    const auto flush = [&] {
+      md5_64_many(std::span(keys, k), std::span(values, k));
+      for (std::size_t j = 0; j < k; ++j) {
+        hashes[where[j]] = values[j];
+        store(keys[j], entries[where[j]].hash, values[j]);
+      }
+      k = 0;
+    };
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      const count_map::entry& e = entries[i];
+      const slot& s = slots_[e.hash & (kSlots - 1)];
+      if (s.len == e.key.size() && short_equal(s.key, e.key.data(), e.key.size())) {
+        hashes[i] = s.value;
+        continue;
+      }
+      keys[k] = e.key;
+      where[k] = i;
+      if (++k == kBatch) flush();
+    }
+    flush();
   }
 
  private:
   struct slot {
     uint64_t value = 0;
-    uint8_t len = 0xff;  // never a valid length: empty
+    uint8_t len = 0xff;  // never a valid length: empty (and longer keys are never stored)
     char key[23] = {};
   };
   static constexpr std::size_t kSlots = std::size_t{1} << 15;  // 1 MiB per thread
+  static constexpr std::size_t kBatch = 64;                    // misses hashed together
+
+  void store(std::string_view key, uint64_t key_hash, uint64_t value) noexcept {
+    if (key.size() > sizeof(slot::key)) return;
+    slot& s = slots_[key_hash & (kSlots - 1)];
+    s.value = value;
+    s.len = static_cast<uint8_t>(key.size());
+    std::memcpy(s.key, key.data(), key.size());
+  }
 
   std::vector<slot> slots_;
-  md5_hasher md5_;
+};
+
+// Appends UTF-8 to a string through a raw pointer, sizing the string in chunks, and gives
+// back what it did not use when destroyed. utf8::append stages each code point in a buffer
+// that std::string::append then reloads with wider loads than the byte stores that filled it:
+// a store-forwarding stall per non-ASCII code point, a quarter of python_simhash_prepare's
+// time on Chinese text.
+class utf8_sink {
+ public:
+  /// Appends to `out`, expecting about `expected` bytes.
+  utf8_sink(std::string& out, std::size_t expected) : out_(out), pos_(nullptr), end_(nullptr) {
+    resize(out.size(), out.size() + expected + 16);
+  }
+  utf8_sink(const utf8_sink&) = delete;
+  utf8_sink& operator=(const utf8_sink&) = delete;
+  ~utf8_sink() { out_.resize(static_cast<std::size_t>(pos_ - out_.data())); }
+
+  void put(char32_t c) {
+    if (end_ - pos_ < 4) [[unlikely]] {
+      resize(static_cast<std::size_t>(pos_ - out_.data()), 2 * out_.size());
+    }
+    pos_ += utf8::encode(c, pos_);
+  }
+
+ private:
+  void resize(std::size_t used, std::size_t size) {
+    out_.resize(size);
+    pos_ = out_.data() + used;
+    end_ = out_.data() + out_.size();
+  }
+
+  std::string& out_;
+  char* pos_;
+  char* end_;
 };
 
 }  // namespace
 
 std::size_t python_lower(std::string_view text, std::string& out) {
-  return lower_code_points(text, [&](char32_t c) { utf8::append(out, c); });
+  utf8_sink sink(out, text.size());
+  return lower_code_points(text, [&](char32_t c) { sink.put(c); });
 }
 
 std::size_t python_simhash_prepare(std::string_view text, std::string& out) {
+  utf8_sink sink(out, text.size());
   return lower_code_points(text, [&](char32_t c) {
-    if (is_python_word(c)) utf8::append(out, c);
+    if (is_python_word(c)) sink.put(c);
   });
 }
 
@@ -185,6 +257,9 @@ void python_simhash_shingles(std::string_view prepared, count_map& counts) {
 
 uint64_t python_simhash_vote(const count_map& counts) {
   thread_local md5_cache cache;
+  thread_local std::vector<uint64_t> hashes;
+  const auto& entries = counts.entries();
+  cache.hash_all(entries, hashes);
   // The sum of counts of features with bit i set is a positional popcount where a feature
   // seen n times is counted n times: repeat small counts into the SIMD kernel, add large ones
   // bit by bit.
@@ -192,13 +267,14 @@ uint64_t python_simhash_vote(const count_map& counts) {
   uint64_t heavy_total = 0;
   unit_votes votes;
   add_streamed(votes, [&](auto&& sink) {
-    for (const auto& e : counts.entries()) {
-      const uint64_t h = cache.get(e.key, e.hash);
-      if (e.count <= 8) {
-        for (uint64_t n = 0; n < e.count; ++n) sink(h);
+    for (std::size_t k = 0; k < entries.size(); ++k) {
+      const uint64_t h = hashes[k];
+      const uint64_t count = entries[k].count;
+      if (count <= 8) {
+        for (uint64_t n = 0; n < count; ++n) sink(h);
       } else {
-        heavy_total += e.count;
-        for (int i = 0; i < 64; ++i) heavy[i] += ((h >> i) & 1) * e.count;
+        heavy_total += count;
+        for (int i = 0; i < 64; ++i) heavy[i] += ((h >> i) & 1) * count;
       }
     }
   });
@@ -211,14 +287,20 @@ uint64_t python_simhash_vote(const count_map& counts) {
 }
 
 uint64_t python_simhash_weighted(std::span<const weighted_feature> features) {
-  md5_hasher md5;
+  thread_local std::vector<std::string_view> texts;
+  thread_local std::vector<uint64_t> hashes;
+  texts.clear();
+  for (const auto& f : features) texts.push_back(f.text);
+  hashes.resize(texts.size());
+  md5_64_many(texts, hashes);
+  // Summed in feature order, as Python does: floating-point addition is not associative.
   std::array<double, 64> sums{};
   double total = 0;
-  for (const auto& f : features) {
-    const double w = f.weight;
+  for (std::size_t k = 0; k < features.size(); ++k) {
+    const double w = features[k].weight;
     total += w;
     if (w <= 0 && std::trunc(w) == w) continue;  // digest * w == b'' in Python
-    const uint64_t h = md5(f.text);
+    const uint64_t h = hashes[k];
     for (int i = 0; i < 64; ++i) sums[i] += ((h >> i) & 1) ? w : 0.0;
   }
   uint64_t fp = 0;

@@ -4,6 +4,7 @@
 #include "features/golden_io.hpp"
 #include "features/python_simhash.hpp"
 
+#include <string>
 #include <vector>
 
 namespace simdup {
@@ -43,6 +44,60 @@ TEST(PythonLower, MatchesStrLower) {
   EXPECT_EQ(lower("ǅ"), "ǆ");
   EXPECT_EQ(lower("ⓐΣ"), "ⓐς");  // circled letters are cased
   EXPECT_EQ(lower("ʰΣ"), "ʰσ");  // modifier letters are case-ignorable
+}
+
+TEST(PythonLower, TextWithAndWithoutCapitalSigmaAgree) {
+  // Text without U+03A3 streams; text with it is lowered with context on both sides.
+  EXPECT_EQ(lower("İSTANBUL 中文 ΑΒΓ"), "i\u0307stanbul 中文 αβγ");
+  EXPECT_EQ(lower("İSTANBUL 中文 ΟΔΟΣ"), "i\u0307stanbul 中文 οδος");
+  EXPECT_EQ(lower("\xff"
+                  "AB\xce"),
+            "\ufffdab\ufffd");  // a lone CE is not a sigma
+  EXPECT_EQ(lower("\xff"
+                  "AB\xce\xa3"),
+            "\ufffdabς");
+}
+
+TEST(PythonLower, AppendsAndGrowsPastTheInputSize) {
+  std::string out = "x";
+  detail::python_lower("AB", out);
+  EXPECT_EQ(out, "xab");
+  // Every invalid byte becomes a 3-byte U+FFFD: three times the input.
+  const std::string invalid(1000, '\xff');
+  std::string expected;
+  for (int i = 0; i < 1000; ++i) expected += "\ufffd";
+  EXPECT_EQ(lower(invalid), expected);
+  std::string word = "w";
+  detail::python_simhash_prepare("İ" + invalid + "Z", word);
+  EXPECT_EQ(word, "wiz");  // U+0307 and U+FFFD are not \w
+}
+
+TEST(PythonSimhashPrepare, KeepsKanaAndIdeographs) {
+  // From Python 3: ''.join(re.findall(r'[\w\u4e00-\u9fcc]+', text.lower())).
+  EXPECT_EQ(prepare("カタカナ、ひらがな。漢字ー〇"), "カタカナひらがな漢字ー〇");
+  EXPECT_EQ(prepare("〇〡〸㐀䶵鿌鿍"), "〇〡〸㐀䶵鿌鿍");
+}
+
+TEST(PythonSimhash, VoteMatchesTheWeightedPathColdAndWarm) {
+  // The vote hashes features through a per-thread cache and batched MD5; the weighted path
+  // hashes each supplied feature directly. Thousands of distinct shingles fill whole batches,
+  // leave a partial one and collide in the cache.
+  std::string text;
+  for (int i = 0; i < 3000; ++i) {
+    text += "词" + std::to_string(i * 7919 % 10007) + (i % 5 == 0 ? "文本" : "");
+  }
+  for (const std::string& t : {text, text.substr(0, 91), text, std::string("abcde")}) {
+    std::string prepared;
+    detail::python_simhash_prepare(t, prepared);
+    detail::count_map counts;
+    detail::python_simhash_shingles(prepared, counts);
+    std::vector<weighted_feature> features;
+    for (const auto& e : counts.entries())
+      features.push_back({std::string(e.key), static_cast<double>(e.count)});
+    EXPECT_EQ(to_hex(detail::python_simhash_vote(counts)),
+              to_hex(detail::python_simhash_weighted(features)))
+        << t.size() << " bytes";
+  }
 }
 
 TEST(PythonSimhashPrepare, KeepsOnlyWordCharacters) {
