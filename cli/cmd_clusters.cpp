@@ -23,7 +23,7 @@ int run_clusters(const clusters_options& opts) {
     print_error("clusters", options.error().message);
     return exit_usage;
   }
-  auto list = read_fingerprints(opts.index.inputs, opts.index.binary);
+  auto list = read_fingerprints(opts.index.inputs, opts.index.binary, opts.index.decimal);
   if (!list) {
     print_error("clusters", list.error().message);
     return exit_failure;

@@ -38,7 +38,7 @@ int run_pairs(const index_cli_options& opts) {
     print_error("pairs", options.error().message);
     return exit_usage;
   }
-  auto list = read_fingerprints(opts.inputs, opts.binary);
+  auto list = read_fingerprints(opts.inputs, opts.binary, opts.decimal);
   if (!list) {
     print_error("pairs", list.error().message);
     return exit_failure;

@@ -45,11 +45,12 @@ inline bool is_blank(std::string_view s) {
   return s.find_first_not_of(" \t\r") == std::string_view::npos;
 }
 
-/// "16 hex digits" or a decimal uint64.
-inline bool parse_plain(std::string_view s, uint64_t& out) {
+/// "16 hex digits" or a decimal uint64; only decimal when `decimal` (a 16-digit decimal number
+/// such as 1000000000000000 is otherwise read as hex).
+inline bool parse_plain(std::string_view s, uint64_t& out, bool decimal) {
   while (!s.empty() && (s.back() == ' ' || s.back() == '\r')) s.remove_suffix(1);
   while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
-  if (s.size() == 16) {
+  if (s.size() == 16 && !decimal) {
     if (auto h = parse_hex(s)) {
       out = *h;
       return true;
@@ -78,7 +79,7 @@ enum class text_format { unknown, jsonl, tsv, plain };
 }  // namespace detail_input
 
 /// Reads one text input into `list`. Errors are "NAME:LINE: reason".
-inline status read_fingerprint_text(const std::string& path, fingerprint_list& list) {
+inline status read_fingerprint_text(const std::string& path, fingerprint_list& list, bool decimal) {
   using namespace detail_input;
   const std::string name = path == "-" ? "<stdin>" : path;
   auto src = simdup::detail::open_source(path, name, nullptr);
@@ -110,8 +111,9 @@ inline status read_fingerprint_text(const std::string& path, fingerprint_list& l
     }
     if (format == text_format::plain) {
       uint64_t fp;
-      if (!parse_plain(line, fp))
-        return bad("expected a fingerprint (16 hex digits or a decimal number)");
+      if (!parse_plain(line, fp, decimal))
+        return bad(decimal ? "expected a decimal fingerprint (--decimal)"
+                           : "expected a fingerprint (16 hex digits or a decimal number)");
       json::append_uint(list.ids, in.line_number());
       add(fp);
       continue;
@@ -217,13 +219,14 @@ inline status read_fingerprint_binary(const std::string& path, fingerprint_list&
   return {};
 }
 
+/// `binary`: little-endian uint64 files; `decimal`: plain lines are decimal numbers.
 inline result<fingerprint_list> read_fingerprints(const std::vector<std::string>& inputs,
-                                                  bool binary) {
+                                                  bool binary, bool decimal) {
   fingerprint_list list;
   const std::vector<std::string> paths = inputs.empty() ? std::vector<std::string>{"-"} : inputs;
   // With several binary files, positions continue across files, so ids stay unique.
   for (const auto& p : paths) {
-    status s = binary ? read_fingerprint_binary(p, list) : read_fingerprint_text(p, list);
+    status s = binary ? read_fingerprint_binary(p, list) : read_fingerprint_text(p, list, decimal);
     if (!s) return s.error();
   }
   return list;

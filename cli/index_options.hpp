@@ -54,6 +54,7 @@ struct index_cli_options {
   std::string memory;
   unsigned threads = 0;
   bool binary = false;
+  bool decimal = false;
   bool stats = false;
 
   result<all_pairs_options> resolve() const {
@@ -90,7 +91,12 @@ inline void add_index_options(CLI::App& cmd, index_cli_options& o) {
                  "Memory budget for the planner, bytes with optional K/M/G/T suffix")
       ->excludes(blocks);
   cmd.add_option("--threads", o.threads, "Worker threads (default: all cores)");
-  cmd.add_flag("--binary", o.binary, "Inputs are little-endian uint64 fingerprints; id = position");
+  auto* binary = cmd.add_flag("--binary", o.binary,
+                              "Inputs are little-endian uint64 fingerprints; id = position");
+  cmd.add_flag("--decimal", o.decimal,
+               "One-per-line fingerprints are decimal numbers (without it, a line of exactly 16 "
+               "digits is read as hex)")
+      ->excludes(binary);
   cmd.add_flag("--stats", o.stats, "Print the plan and pair counts on stderr");
 }
 

@@ -140,7 +140,7 @@ std::string index_plan::describe() const {
       "prefix bits: %d..%d\n"
       "candidates per probe: %.3g\n"
       "bytes per fingerprint: %.1f\n"
-      "total memory: %.3g MB\n",
+      "total memory: %.1f MB\n",
       purpose == plan_purpose::batch ? "batch" : "online", static_cast<unsigned long long>(n),
       layout.k, layout.describe().c_str(), layout.widths.size(),
       layout.second_level_blocks

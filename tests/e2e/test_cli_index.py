@@ -146,6 +146,16 @@ def test_pairs_decimal_lines(tmp_path):
     r = run(["pairs", "--k", "0"], stdin=b"0000000000000010\n16\n")
     assert r.returncode == 0, r.stderr
     assert parse_pairs(r.stdout) == {(1, 2, 0)}
+    # --decimal reads 16-digit lines as decimal: 10^15 and 10^15 + 2^20 are one bit apart.
+    lines = b"1000000000000000\n1000000001048576\n"
+    assert parse_pairs(run(["pairs", "--k", "3"], stdin=lines).stdout) == set()
+    r = run(["pairs", "--k", "3", "--decimal"], stdin=lines)
+    assert r.returncode == 0, r.stderr
+    assert parse_pairs(r.stdout) == {(1, 2, 1)}
+    r = run(["clusters", "--k", "3", "--decimal"], stdin=lines)
+    assert r.returncode == 0 and len(r.stdout.splitlines()) == 2, r.stderr
+    r = run(["pairs", "--decimal"], stdin=b"00000000000000ff\n")
+    assert r.returncode == 1 and b"<stdin>:1:" in r.stderr
 
 
 def test_pairs_binary_from_stdin_and_empty(tmp_path):
