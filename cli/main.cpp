@@ -2,6 +2,7 @@
 #include <csignal>
 #include <cstdio>
 #include <iostream>
+#include <string>
 #include <vector>
 
 #include "command.hpp"
@@ -43,6 +44,20 @@ int main(int argc, char** argv) {
                    [](const registered& a, const registered& b) { return a.order < b.order; });
   for (auto& c : cmds) c.setup(app, rc);
 
+  // CLI11 alone answers "A subcommand is required" for a misspelt command; name it instead.
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string names;
+    bool known = false;
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+      known = known || sub->check_name(argv[1]);
+    }
+    if (!known) {
+      std::cerr << "simdup: unknown command '" << argv[1] << "' (commands: " << names
+                << "); run `simdup --help`\n";
+      return exit_usage;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

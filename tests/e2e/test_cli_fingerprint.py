@@ -177,6 +177,9 @@ def test_exit_codes_and_messages(tmp_path, sample_records):
     assert str(idf) in err.decode()
     stop = tmp_path / "no-stop.txt"
     assert str(stop) in run(["fingerprint", "--stopwords", stop, path], check=1).stderr.decode()
+    # A misspelt command is named, with the list of commands, as a usage error.
+    err = run(["fingerprnt", path], check=2).stderr.decode()
+    assert "unknown command 'fingerprnt'" in err and "fingerprint" in err and "dedup" in err
 
 
 def test_help_mentions_every_option():
