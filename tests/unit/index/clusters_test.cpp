@@ -2,6 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <bit>
+#include <random>
+#include <vector>
+
 namespace simdup {
 namespace {
 
@@ -19,6 +24,88 @@ TEST(Clusters, StarLinksOnlyToTheRepresentative) {
   const std::vector<index_pair> pairs = {{0, 1, 1}, {1, 2, 1}, {2, 3, 1}};
   b.add(pairs);
   EXPECT_EQ(b.finish(), (std::vector<uint32_t>{0, 0, 2, 2, 4}));
+}
+
+// Random fingerprints with planted families (chains of 1-bit steps, so components chain
+// beyond k); every pair within k by brute force.
+struct random_case {
+  std::vector<uint64_t> fps;
+  std::vector<index_pair> pairs;
+};
+
+random_case make_case(uint32_t seed, std::size_t n, int k) {
+  std::mt19937_64 rng(seed);
+  random_case c;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i > 0 && rng() % 3 == 0) {
+      c.fps.push_back(c.fps[rng() % i] ^ (uint64_t{1} << (rng() % 64)));
+    } else {
+      c.fps.push_back(rng());
+    }
+  }
+  for (uint32_t a = 0; a < n; ++a)
+    for (uint32_t b = a + 1; b < n; ++b) {
+      const int d = std::popcount(c.fps[a] ^ c.fps[b]);
+      if (d <= k) c.pairs.push_back({a, b, d});
+    }
+  std::shuffle(c.pairs.begin(), c.pairs.end(), rng);  // order must not matter
+  return c;
+}
+
+TEST(Clusters, ComponentsMatchGraphSearchOnRandomInputs) {
+  for (uint32_t seed = 1; seed <= 20; ++seed) {
+    const auto c = make_case(seed, 300, 3);
+    cluster_builder b(c.fps.size(), cluster_mode::components);
+    b.add(c.pairs);
+    const auto rep = b.finish();
+    // Reference: label each component by depth-first search from its smallest ordinal.
+    std::vector<std::vector<uint32_t>> adj(c.fps.size());
+    for (const auto& p : c.pairs) {
+      adj[p.a].push_back(p.b);
+      adj[p.b].push_back(p.a);
+    }
+    std::vector<uint32_t> expected(c.fps.size(), UINT32_MAX);
+    for (uint32_t start = 0; start < c.fps.size(); ++start) {
+      if (expected[start] != UINT32_MAX) continue;
+      std::vector<uint32_t> todo{start};
+      expected[start] = start;
+      while (!todo.empty()) {
+        const uint32_t v = todo.back();
+        todo.pop_back();
+        for (const uint32_t w : adj[v])
+          if (expected[w] == UINT32_MAX) {
+            expected[w] = start;
+            todo.push_back(w);
+          }
+      }
+    }
+    ASSERT_EQ(rep, expected) << "seed " << seed;
+  }
+}
+
+TEST(Clusters, StarKeepsEveryMemberWithinKOfItsRepresentative) {
+  for (uint32_t seed = 1; seed <= 20; ++seed) {
+    const int k = 3;
+    const auto c = make_case(seed, 300, k);
+    cluster_builder b(c.fps.size(), cluster_mode::star);
+    b.add(c.pairs);
+    const auto rep = b.finish();
+    ASSERT_EQ(rep.size(), c.fps.size());
+    for (uint32_t i = 0; i < rep.size(); ++i) {
+      const uint32_t r = rep[i];
+      ASSERT_LE(r, i) << "a representative precedes its members";
+      EXPECT_EQ(rep[r], r) << "a representative represents itself";
+      EXPECT_LE(std::popcount(c.fps[i] ^ c.fps[r]), k) << "seed " << seed << " doc " << i;
+      if (r == i) {
+        // Greedy: a representative was not taken by any earlier representative it pairs with.
+        for (uint32_t j = 0; j < i; ++j) {
+          if (rep[j] == j) {
+            EXPECT_GT(std::popcount(c.fps[i] ^ c.fps[j]), k);
+          }
+        }
+      }
+    }
+  }
 }
 
 TEST(Clusters, Empty) {
