@@ -1,9 +1,14 @@
-// Load generator for `simdup serve`: keep-alive HTTP clients sending check-insert requests with
-// random fingerprints (every document is new, so every request is a durable insert: the worst
-// case), reporting throughput and latency percentiles. --op check measures the read path.
+// Load generator for `simdup serve`: keep-alive HTTP connections sending check-insert requests
+// with random fingerprints (every document is new, so every request is a durable insert: the
+// worst case), reporting throughput and latency percentiles. --op check measures the read path.
 //
 //   bench_service_load --port 8080 --collection bench --preload 10000000 --threads 16
 //                      --seconds 20 --batch 1
+//
+// --threads is the number of connections, each with one request in flight (16 crawler
+// processes). They are driven by --io-threads poll() loops (default 2) with a minimal HTTP/1.1
+// client, like wrk: on a 2-core machine shared with the server, one blocking client thread per
+// connection would cost the client more CPU per request than the server spends.
 #include <httplib.h>
 
 #include <algorithm>
@@ -18,7 +23,12 @@
 #include <thread>
 #include <vector>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 namespace {
@@ -28,7 +38,10 @@ struct options {
   int port = 8080;
   std::string collection = "bench";
   std::string token;
+  /// Concurrent connections of the measured phase, one request in flight on each.
   int threads = 16;
+  /// Threads driving those connections.
+  int io_threads = 2;
   double seconds = 10;
   int batch = 1;
   long long preload = 0;
@@ -94,6 +107,108 @@ std::string id_prefix(char phase, uint32_t run, int thread) {
   return s;
 }
 
+/// A blocking TCP connection to host:port with Nagle off, or -1.
+int connect_to(const std::string& host, int port) {
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  if (inet_pton(AF_INET, host.c_str(), &addr.sin_addr) != 1) return -1;
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return -1;
+  if (connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
+    close(fd);
+    return -1;
+  }
+  const int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  return fd;
+}
+
+/// Length of the complete response at the start of `in`: 0 while incomplete, -1 for an answer
+/// other than 200 or one without a Content-Length.
+long response_length(const std::string& in) {
+  const auto end = in.find("\r\n\r\n");
+  if (end == std::string::npos) return 0;
+  if (in.compare(0, 12, "HTTP/1.1 200") != 0) return -1;
+  std::string head = in.substr(0, end);
+  std::transform(head.begin(), head.end(), head.begin(),
+                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  const auto at = head.find("\r\ncontent-length:");
+  if (at == std::string::npos) return -1;
+  const long total = static_cast<long>(end + 4) + std::atol(head.c_str() + at + 17);
+  return static_cast<long>(in.size()) >= total ? total : 0;
+}
+
+/// One keep-alive connection of the measured phase, with one request in flight.
+struct connection {
+  int fd = -1;
+  std::mt19937_64 rng;
+  std::string prefix;
+  long long next = 0;
+  std::string in;
+  std::chrono::steady_clock::time_point sent_at;
+};
+
+bool send_all(int fd, const std::string& data) {
+  std::size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t n = send(fd, data.data() + done, data.size() - done, MSG_NOSIGNAL);
+    if (n <= 0) return false;
+    done += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+/// Drives `conns` until the deadline: sends a request on each, and the next one as soon as its
+/// answer is complete; appends each request's latency in seconds. False on any failure.
+bool drive(const options& o, const std::string& path, std::vector<connection*> conns,
+           std::chrono::steady_clock::time_point deadline, std::vector<double>& latencies) {
+  std::string auth;
+  if (!o.token.empty()) auth = "Authorization: Bearer " + o.token + "\r\n";
+  const auto send_next = [&](connection& c) {
+    const std::string body = body_of(c.rng, o.batch, c.prefix, c.next);
+    std::string req = "POST " + path + " HTTP/1.1\r\nHost: " + o.host +
+                      "\r\nContent-Type: application/json\r\n" + auth +
+                      "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n";
+    req += body;
+    c.sent_at = std::chrono::steady_clock::now();
+    return send_all(c.fd, req);
+  };
+  std::vector<pollfd> fds(conns.size());
+  for (std::size_t i = 0; i < conns.size(); ++i) {
+    fds[i] = {conns[i]->fd, POLLIN, 0};
+    if (!send_next(*conns[i])) return false;
+  }
+  std::size_t active = conns.size();
+  char buf[65536];
+  while (active > 0) {
+    if (poll(fds.data(), fds.size(), 1000) < 0) return false;
+    for (std::size_t i = 0; i < fds.size(); ++i) {
+      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
+      connection& c = *conns[i];
+      const ssize_t n = recv(c.fd, buf, sizeof buf, 0);
+      if (n <= 0) return false;
+      c.in.append(buf, static_cast<std::size_t>(n));
+      const long len = response_length(c.in);
+      if (len < 0) {
+        std::fprintf(stderr, "unexpected answer: %.200s\n", c.in.c_str());
+        return false;
+      }
+      if (len == 0) continue;
+      const auto now = std::chrono::steady_clock::now();
+      latencies.push_back(std::chrono::duration<double>(now - c.sent_at).count());
+      c.in.erase(0, static_cast<std::size_t>(len));
+      if (now < deadline) {
+        if (!send_next(c)) return false;
+      } else {
+        fds[i].fd = -1;
+        --active;
+      }
+    }
+  }
+  return true;
+}
+
 httplib::Headers headers(const options& o) {
   if (o.token.empty()) return {};
   return {{"Authorization", "Bearer " + o.token}};
@@ -112,6 +227,8 @@ bool parse(int argc, char** argv, options& o) {
       o.token = value;
     else if (flag == "--threads")
       o.threads = std::max(1, std::atoi(value.c_str()));
+    else if (flag == "--io-threads")
+      o.io_threads = std::max(1, std::atoi(value.c_str()));
     else if (flag == "--seconds")
       o.seconds = std::atof(value.c_str());
     else if (flag == "--batch")
@@ -135,10 +252,11 @@ bool parse(int argc, char** argv, options& o) {
 int main(int argc, char** argv) {
   options o;
   if (!parse(argc, argv, o)) {
-    std::fprintf(stderr,
-                 "usage: bench_service_load [--host H] [--port P] [--collection C] [--token T]\n"
-                 "  [--threads N] [--seconds S] [--batch B] [--preload DOCS] [--k K]\n"
-                 "  [--op check-insert|insert|check] [--server-pid PID]\n");
+    std::fprintf(
+        stderr,
+        "usage: bench_service_load [--host H] [--port P] [--collection C] [--token T]\n"
+        "  [--threads N] [--io-threads N] [--seconds S] [--batch B] [--preload DOCS] [--k K]\n"
+        "  [--op check-insert|insert|check] [--server-pid PID]\n");
     return 2;
   }
   // Fingerprints and ids differ from run to run (random fingerprints repeated from an earlier
@@ -186,35 +304,35 @@ int main(int argc, char** argv) {
   }
   const double server_cpu0 = o.server_pid > 0 ? process_cpu_seconds(o.server_pid) : -1;
   const double own_cpu0 = own_cpu_seconds();
-  std::vector<std::vector<double>> latencies(static_cast<std::size_t>(o.threads));
+  std::vector<connection> conns(static_cast<std::size_t>(o.threads));
+  for (int t = 0; t < o.threads; ++t) {
+    connection& c = conns[static_cast<std::size_t>(t)];
+    c.fd = connect_to(o.host, o.port);
+    if (c.fd < 0) {
+      std::fprintf(stderr, "cannot connect to %s:%d\n", o.host.c_str(), o.port);
+      return 1;
+    }
+    c.rng.seed(uint64_t{run} * 1000 + static_cast<uint64_t>(t));
+    c.prefix = id_prefix('l', run, t);
+  }
+  const int io_threads = std::min(o.io_threads, o.threads);
+  std::vector<std::vector<double>> latencies(static_cast<std::size_t>(io_threads));
   std::atomic<bool> failed{false};
   std::vector<std::thread> pool;
+  const std::string path = base + "/" + o.op;
   const auto start = std::chrono::steady_clock::now();
-  const auto deadline = start + std::chrono::duration<double>(o.seconds);
-  for (int t = 0; t < o.threads; ++t) {
-    pool.emplace_back([&, t] {
-      httplib::Client c(o.host, o.port);
-      c.set_keep_alive(true);
-      c.set_tcp_nodelay(true);
-      c.set_read_timeout(120, 0);
-      std::mt19937_64 rng(uint64_t{run} * 1000 + t);
-      long long next = 0;
-      const std::string prefix = id_prefix('l', run, t);
-      auto& lat = latencies[static_cast<std::size_t>(t)];
-      while (std::chrono::steady_clock::now() < deadline) {
-        const std::string body = body_of(rng, o.batch, prefix, next);
-        const auto t0 = std::chrono::steady_clock::now();
-        auto r = c.Post((base + "/" + o.op).c_str(), headers(o), body, "application/json");
-        const std::chrono::duration<double> d = std::chrono::steady_clock::now() - t0;
-        if (!r || r->status != 200) {
-          failed = true;
-          return;
-        }
-        lat.push_back(d.count());
-      }
+  const auto deadline = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                    std::chrono::duration<double>(o.seconds));
+  for (int t = 0; t < io_threads; ++t) {
+    std::vector<connection*> mine;
+    for (int i = t; i < o.threads; i += io_threads)
+      mine.push_back(&conns[static_cast<std::size_t>(i)]);
+    pool.emplace_back([&, t, mine] {
+      if (!drive(o, path, mine, deadline, latencies[static_cast<std::size_t>(t)])) failed = true;
     });
   }
   for (auto& th : pool) th.join();
+  for (auto& c : conns) close(c.fd);
   const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
   std::vector<double> all;
   for (auto& l : latencies) all.insert(all.end(), l.begin(), l.end());

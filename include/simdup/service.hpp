@@ -36,7 +36,8 @@ struct service_options {
   std::size_t max_matches = 10;
   /// Socket read/write timeout, in seconds.
   int timeout_s = 10;
-  /// Worker threads serving HTTP connections; 0 picks max(8, 2 x cores).
+  /// Worker threads serving HTTP connections; each open keep-alive connection holds one, so
+  /// this bounds the clients served at once. 0 picks max(64, 8 x cores).
   int threads = 0;
   /// How often the window is enforced (expired documents removed), in milliseconds.
   int expire_interval_ms = 1000;

@@ -430,9 +430,12 @@ status service::add_collection(const std::string& name) {
 
 result<int> service::start() {
   impl& s = *impl_;
+  // cpp-httplib serves a keep-alive connection on one worker until the client closes it (or
+  // leaves it idle for 5 s): a client beyond the pool waits that long for its first answer. So
+  // the default is far above the core count; an idle worker costs only its stack.
   const int threads = s.opt.threads > 0
                           ? s.opt.threads
-                          : std::max(8, 2 * static_cast<int>(std::thread::hardware_concurrency()));
+                          : std::max(64, 8 * static_cast<int>(std::thread::hardware_concurrency()));
   s.http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   s.http.set_payload_max_length(s.opt.max_body_bytes);
   s.http.set_read_timeout(s.opt.timeout_s, 0);

@@ -14,22 +14,31 @@
 // enough, it probes and looks up again under the lock. So the check and the insert stay one
 // atomic step, while most of the work runs in parallel with other writers.
 //
-// Durability: a request's changes are one WriteBatch, written to the WAL (unsynced) while the
+// Durability: a request's changes are one WriteBatch, appended to the WAL buffer while the
 // collection lock is held, so the log order is the order the index saw; the lock is then
-// released and the request waits for a group commit that fsyncs the WAL for every writer
-// queued behind it. The answer is sent only after that.
+// released and the request waits for a group commit that writes and fsyncs the WAL for every
+// writer queued behind it (one leader syncs, and wakes only the writers it covered). The
+// answer is sent only after that.
 #include "store/rocks_backend.hpp"
 
+#include <rocksdb/cache.h>
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/table.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <functional>
+#include <thread>
 #include <tuple>
 #include <unordered_map>
 
 #include <simdup/simhash.hpp>
+
+#if defined(__linux__)
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 namespace simdup::detail {
 
@@ -52,6 +61,25 @@ namespace {
 /// Entries kept for re-checks: enough for the inserts of many concurrent batch requests.
 constexpr std::size_t max_recent = 65536;
 
+// A writer waiting for the group commit sleeps on its own word. std::atomic::wait would do,
+// but libstdc++ yields the processor a dozen times before it sleeps, and on a small machine
+// those yields cost more than the sleep.
+void sleep_while(std::atomic<int>& word, int value) {
+#if defined(__linux__)
+  syscall(SYS_futex, reinterpret_cast<int*>(&word), FUTEX_WAIT_PRIVATE, value, nullptr, nullptr, 0);
+#else
+  word.wait(value, std::memory_order_acquire);
+#endif
+}
+
+void wake_one(std::atomic<int>& word) {
+#if defined(__linux__)
+  syscall(SYS_futex, reinterpret_cast<int*>(&word), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+#else
+  word.notify_one();
+#endif
+}
+
 uint64_t id_hash(std::string_view id) {
   return std::hash<std::string_view>{}(id);
 }
@@ -69,19 +97,33 @@ struct write_set {
     doc[i].first.clear();
   }
 
-  void put_into(rocksdb::WriteBatch& batch) {
+  void put_into(rocksdb::WriteBatch& batch, rocksdb::ColumnFamilyHandle* num_cf,
+                rocksdb::ColumnFamilyHandle* time_cf) {
     const auto by_key = [](const auto& a, const auto& b) { return a.first < b.first; };
     std::sort(time.begin(), time.end(), by_key);
     std::sort(doc.begin(), doc.end(), by_key);
-    for (auto* kind : {&num, &time, &doc}) {
-      for (const auto& [k, v] : *kind) {
-        if (!k.empty()) batch.Put(k, v);
-      }
+    for (const auto& [k, v] : num) {
+      if (!k.empty()) batch.Put(num_cf, k, v);
+    }
+    for (const auto& [k, v] : time) {
+      if (!k.empty()) batch.Put(time_cf, k, v);
+    }
+    for (const auto& [k, v] : doc) {
+      if (!k.empty()) batch.Put(k, v);
     }
   }
 };
 
 }  // namespace
+
+rocks_backend::rocks_backend(std::unique_ptr<rocksdb::DB> db, rocksdb::ColumnFamilyHandle* num_cf,
+                             rocksdb::ColumnFamilyHandle* time_cf, std::string dir,
+                             rocks_options options)
+    : db_(std::move(db)),
+      num_cf_(num_cf),
+      time_cf_(time_cf),
+      dir_(std::move(dir)),
+      options_(options) {}
 
 rocks_backend::~rocks_backend() {
   // A segment file per collection, so the next start loads instead of rebuilding.
@@ -92,7 +134,9 @@ rocks_backend::~rocks_backend() {
     }
   }
   // Make everything written durable before closing (expiry deletes are written unsynced).
-  (void)db_->SyncWAL();
+  (void)db_->FlushWAL(true);
+  (void)db_->DestroyColumnFamilyHandle(num_cf_);
+  (void)db_->DestroyColumnFamilyHandle(time_cf_);
   (void)db_->Close();
 }
 
@@ -198,8 +242,8 @@ status rocks_backend::apply(const collection_config& config, doc_op op,
         c.index.remove(old->num);
       }
       if (old && p == pending.end()) {
-        batch.Delete(num_key(c.config.name, old->num));
-        batch.Delete(time_key(c.config.name, old->time, old->num));
+        batch.Delete(num_cf_, num_key(c.config.name, old->num));
+        batch.Delete(time_cf_, time_key(c.config.name, old->time, old->num));
         std::string r;
         append_le(r, old->num);
         batch.Put(removal_key(c.config.name, c.next_removal++), r);
@@ -220,7 +264,7 @@ status rocks_backend::apply(const collection_config& config, doc_op op,
     if (!undo.empty()) {
       std::size_t replaced = 0;
       for (const auto& u : undo) replaced += u.old ? 1 : 0;
-      puts.put_into(batch);
+      puts.put_into(batch, num_cf_, time_cf_);
       std::string count;
       append_le(count, c.documents + undo.size() - replaced);
       batch.Put(single('k', c.config.name), count);
@@ -254,8 +298,8 @@ result<bool> rocks_backend::remove(const collection_config& config, const std::s
     const doc_value& v = **old;
     rocksdb::WriteBatch batch;
     batch.Delete(doc_key(c.config.name, id));
-    batch.Delete(num_key(c.config.name, v.num));
-    batch.Delete(time_key(c.config.name, v.time, v.num));
+    batch.Delete(num_cf_, num_key(c.config.name, v.num));
+    batch.Delete(time_cf_, time_key(c.config.name, v.time, v.num));
     std::string r, count;
     append_le(r, v.num);
     batch.Put(removal_key(c.config.name, c.next_removal), r);
@@ -289,7 +333,7 @@ status rocks_backend::expire(const collection_config& config, int64_t now) {
   const std::string end = time_key(c.config.name, now - config.window_s + 1, 0);
   for (;;) {
     std::lock_guard lock(c.mu);
-    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), time_cf_));
     rocksdb::WriteBatch batch;
     std::size_t n = 0;
     for (it->Seek(first); it->Valid() && it->key().compare(end) < 0 && n < 10000; it->Next()) {
@@ -300,8 +344,8 @@ status rocks_backend::expire(const collection_config& config, int64_t now) {
       }
       const uint64_t num = read_be(key.substr(first.size() + 8));
       const std::string_view id = value.substr(8);
-      batch.Delete(it->key());
-      batch.Delete(num_key(c.config.name, num));
+      batch.Delete(time_cf_, it->key());
+      batch.Delete(num_cf_, num_key(c.config.name, num));
       batch.Delete(doc_key(c.config.name, id));
       ++n;
     }
@@ -310,8 +354,11 @@ status rocks_backend::expire(const collection_config& config, int64_t now) {
     std::string count;
     append_le(count, c.documents - n);
     batch.Put(single('k', c.config.name), count);
-    // Unsynced: after a crash, documents whose deletion was lost are simply expired again.
+    // Unsynced: after a crash of the machine, documents whose deletion was lost are simply
+    // expired again. Written out of the WAL buffer at once, so that a crash of the process
+    // alone (kill -9) does not bring back a document the window already removed.
     auto s = db_->Write(rocksdb::WriteOptions(), &batch);
+    if (s.ok()) s = db_->FlushWAL(false);
     if (!s.ok()) return db_error("write", s);
     // Ids looked up before this step may name deleted documents.
     c.removals.fetch_add(1, std::memory_order_release);
@@ -480,23 +527,57 @@ void rocks_backend::rollback(collection_state& c, std::vector<undo_step>& undo) 
 
 status rocks_backend::wait_durable(uint64_t seq) {
   std::unique_lock lock(sync_mu_);
-  while (synced_ < seq) {
-    if (syncing_) {
-      sync_cv_.wait(lock);
-      continue;
-    }
-    syncing_ = true;
-    // Every write numbered up to `target` has reached the WAL file before its number was
-    // published, so one fsync now covers all of them.
-    const uint64_t target = db_->GetLatestSequenceNumber();
+  if (synced_ >= seq) return {};
+  if (syncing_) {
+    sync_waiter w;
+    w.seq = seq;
+    sync_waiters_.push_back(&w);
     lock.unlock();
-    const auto s = db_->SyncWAL();
-    lock.lock();
-    syncing_ = false;
-    sync_cv_.notify_all();
-    if (!s.ok()) return db_error("sync", s);
-    synced_ = std::max(synced_, target);
+    while (w.st.load(std::memory_order_acquire) == sync_waiter::waiting) {
+      sleep_while(w.st, sync_waiter::waiting);
+    }
+    while (!w.released.load(std::memory_order_acquire)) std::this_thread::yield();
+    const int st = w.st.load(std::memory_order_acquire);
+    if (st == sync_waiter::synced) return {};
+    if (st == sync_waiter::failed) {
+      return make_error(errc::io_error, "rocksdb sync: the write-ahead log could not be synced");
+    }
+    // sync_waiter::lead: the previous leader handed over (syncing_ stays true).
+  } else {
+    syncing_ = true;
+    lock.unlock();
   }
+  // Every write numbered up to `target` is in the WAL buffer (manual_wal_flush) before its
+  // number is published, so one write and fsync of the WAL now covers all of them (ours too).
+  const uint64_t target = db_->GetLatestSequenceNumber();
+  const auto s = db_->FlushWAL(true);
+  // The writers this sync covered, then the oldest one still waiting, which leads next.
+  std::vector<std::pair<sync_waiter*, int>> wake;
+  lock.lock();
+  if (s.ok()) synced_ = std::max(synced_, target);
+  std::size_t kept = 0;
+  for (sync_waiter* w : sync_waiters_) {
+    if (w->seq <= target) {
+      wake.emplace_back(w, s.ok() ? sync_waiter::synced : sync_waiter::failed);
+    } else {
+      sync_waiters_[kept++] = w;
+    }
+  }
+  sync_waiters_.resize(kept);
+  if (sync_waiters_.empty()) {
+    syncing_ = false;
+  } else {
+    wake.emplace_back(sync_waiters_.front(), sync_waiter::lead);
+    sync_waiters_.pop_front();
+  }
+  lock.unlock();
+  // Woken outside the lock: each wakes on its own word and returns without taking sync_mu_.
+  for (auto [w, st] : wake) {
+    w->st.store(st, std::memory_order_release);
+    wake_one(w->st);
+    w->released.store(true, std::memory_order_release);
+  }
+  if (!s.ok()) return db_error("sync", s);
   return {};
 }
 
@@ -508,7 +589,7 @@ status rocks_backend::resolve_all(const collection_state& c,
     for (const index_match& h : hits[i]) {
       if (out[i].matches.size() >= max_matches) break;
       std::string value;
-      auto s = db_->Get(rocksdb::ReadOptions(), num_key(c.config.name, h.id), &value);
+      auto s = db_->Get(rocksdb::ReadOptions(), num_cf_, num_key(c.config.name, h.id), &value);
       if (s.IsNotFound()) continue;  // deleted since the lookup
       if (!s.ok()) return db_error("get", s);
       if (value.size() < 16) {
@@ -525,21 +606,53 @@ result<std::unique_ptr<backend>> open_rocks_backend(const std::string& dir,
   if (dir.empty()) return make_error(errc::invalid_argument, "--data DIR is required");
   rocksdb::Options db_options;
   db_options.create_if_missing = true;
+  db_options.create_missing_column_families = true;
   db_options.IncreaseParallelism(2);
-  // Every insert looks its id up (to replace a re-sent id); nearly all are absent, which Bloom
-  // filters answer without searching the memtable or reading table blocks.
-  rocksdb::BlockBasedTableOptions table;
-  table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
-  db_options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
-  db_options.memtable_whole_key_filtering = true;
-  db_options.memtable_prefix_bloom_size_ratio = 0.05;
   // The write path is CPU-bound on small machines, and much of its cost is flushing and
   // compacting; the values (ids, fingerprints) barely compress, so compressing them is waste.
   db_options.compression = rocksdb::kNoCompression;
+  // Memtables of all column families together: flushed (largest first) beyond this. With the
+  // block cache, this is most of the store's memory beside the indexes (about 6 bytes per
+  // document at 10M).
+  db_options.db_write_buffer_size = std::size_t{64} << 20;
+  // Writes only append to the WAL buffer (no write call under the collection lock); the group
+  // commit writes and syncs it for every request queued (wait_durable). What a crash loses
+  // from the buffer was never acknowledged.
+  db_options.manual_wal_flush = true;
+  // One small block cache for every family: reads are id lookups (mostly absent, answered by
+  // the Bloom filters) and scans at start.
+  const auto cache = rocksdb::NewLRUCache(std::size_t{8} << 20);
+  // The n/ and t/ keys only grow (numbers, times), so they arrive in key order: in families of
+  // their own, their files do not overlap and RocksDB moves them down the levels instead of
+  // rewriting them. They are read by scans and by keys that exist: no Bloom filters.
+  rocksdb::ColumnFamilyOptions ordered(db_options);
+  rocksdb::BlockBasedTableOptions plain;
+  plain.block_cache = cache;
+  ordered.table_factory.reset(rocksdb::NewBlockBasedTableFactory(plain));
+  ordered.write_buffer_size = std::size_t{12} << 20;
+  // Every insert looks its id up (to replace a re-sent id); nearly all are absent, which Bloom
+  // filters answer without searching the memtable or reading table blocks.
+  rocksdb::ColumnFamilyOptions ids(db_options);
+  rocksdb::BlockBasedTableOptions table;
+  table.block_cache = cache;
+  table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+  ids.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
+  ids.memtable_whole_key_filtering = true;
+  ids.memtable_prefix_bloom_size_ratio = 0.05;
+  ids.write_buffer_size = std::size_t{40} << 20;
+  const std::vector<rocksdb::ColumnFamilyDescriptor> families = {
+      {rocksdb::kDefaultColumnFamilyName, ids},
+      {std::string(num_family), ordered},
+      {std::string(time_family), ordered}};
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* raw = nullptr;
-  auto s = rocksdb::DB::Open(db_options, dir, &raw);
+  auto s = rocksdb::DB::Open(rocksdb::DBOptions(db_options), dir, families, &handles, &raw);
   if (!s.ok()) return make_error(errc::io_error, "opening store " + dir + ": " + s.ToString());
-  auto b = std::make_unique<rocks_backend>(std::unique_ptr<rocksdb::DB>(raw), dir, options);
+  // The default family is reached through DefaultColumnFamily(); its handle from Open is not
+  // needed.
+  (void)raw->DestroyColumnFamilyHandle(handles[0]);
+  auto b = std::make_unique<rocks_backend>(std::unique_ptr<rocksdb::DB>(raw), handles[1],
+                                           handles[2], dir, options);
   if (auto st = b->load(); !st) return std::move(st).error();
   return std::unique_ptr<backend>(std::move(b));
 }

@@ -2,11 +2,11 @@
 // start and segment files). Internal to the store component; the service uses backend.hpp.
 #pragma once
 
+#include <pthread.h>
 #include <rocksdb/db.h>
 #include <rocksdb/write_batch.h>
 
 #include <atomic>
-#include <condition_variable>
 #include <deque>
 #include <map>
 #include <memory>
@@ -33,13 +33,48 @@ struct recent_entry {
   uint64_t id_hash;
 };
 
+/// A mutex that spins a little before it sleeps (glibc's adaptive kind where available): the
+/// collection lock is held for microseconds, less than a waiter's trip to sleep and back, and
+/// such trips were most of a single-document request's cost.
+class adaptive_mutex {
+ public:
+  adaptive_mutex() {
+#if defined(__GLIBC__)
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ADAPTIVE_NP);
+    pthread_mutex_init(&m_, &attr);
+    pthread_mutexattr_destroy(&attr);
+#else
+    pthread_mutex_init(&m_, nullptr);
+#endif
+  }
+  ~adaptive_mutex() {
+    pthread_mutex_destroy(&m_);
+  }
+  adaptive_mutex(const adaptive_mutex&) = delete;
+  adaptive_mutex& operator=(const adaptive_mutex&) = delete;
+  void lock() {
+    pthread_mutex_lock(&m_);
+  }
+  void unlock() {
+    pthread_mutex_unlock(&m_);
+  }
+  bool try_lock() {
+    return pthread_mutex_trylock(&m_) == 0;
+  }
+
+ private:
+  pthread_mutex_t m_;
+};
+
 struct collection_state {
   collection_state(collection_config c, online_index i)
       : config(std::move(c)), index(std::move(i)) {}
   collection_config config;
   /// Serialises changes (the index allows concurrent queries, but check-insert, the WAL order
   /// and replacing an id must be one step).
-  std::mutex mu;
+  adaptive_mutex mu;
   online_index index;
   uint64_t next_num = 1;
   /// Number of the next removal-log key (under mu).
@@ -71,8 +106,9 @@ struct collection_state {
 
 class rocks_backend final : public backend {
  public:
-  rocks_backend(std::unique_ptr<rocksdb::DB> db, std::string dir, rocks_options options)
-      : db_(std::move(db)), dir_(std::move(dir)), options_(options) {}
+  /// Takes the column family handles of the n/ and t/ keys (rocks_keys.hpp).
+  rocks_backend(std::unique_ptr<rocksdb::DB> db, rocksdb::ColumnFamilyHandle* num_cf,
+                rocksdb::ColumnFamilyHandle* time_cf, std::string dir, rocks_options options);
   ~rocks_backend() override;
 
   /// Loads every collection: its segment file and the newer documents, or a full rebuild.
@@ -114,8 +150,9 @@ class rocks_backend final : public backend {
                     std::span<const char> wanted, std::vector<std::optional<doc_value>>& out);
   result<std::optional<doc_value>> get_doc(const collection_state& c, std::string_view id);
   static void rollback(collection_state& c, std::vector<undo_step>& undo);
-  /// Group commit: one writer at a time fsyncs the WAL up to the newest sequence number; the
-  /// writers that queued meanwhile are covered by the next sync.
+  /// Group commit: one writer at a time (the leader) fsyncs the WAL up to the newest sequence
+  /// number; the writers that queued meanwhile sleep, each on its own futex word, and the
+  /// leader wakes only those its sync covered, then hands the lead to the oldest one left.
   status wait_durable(uint64_t seq);
   status resolve_all(const collection_state& c, std::vector<std::vector<index_match>>& hits,
                      std::size_t max_matches, std::span<doc_outcome> out);
@@ -132,13 +169,28 @@ class rocks_backend final : public backend {
   std::string segments_dir() const;
 
   std::unique_ptr<rocksdb::DB> db_;
+  rocksdb::ColumnFamilyHandle* num_cf_;
+  rocksdb::ColumnFamilyHandle* time_cf_;
   std::string dir_;
   rocks_options options_;
   std::shared_mutex collections_mu_;
   std::map<std::string, std::unique_ptr<collection_state>, std::less<>> collections_;
+  /// A writer waiting in wait_durable (on its stack, listed in sync_waiters_ under sync_mu_).
+  /// It sleeps on `st` alone, so a woken writer does not then wait for sync_mu_.
+  struct sync_waiter {
+    enum state : int { waiting, synced, failed, lead };
+    uint64_t seq = 0;
+    std::atomic<int> st{waiting};
+    /// Set by the leader once it no longer touches this waiter: the waiter returns (and its
+    /// stack frame goes) only after.
+    std::atomic<bool> released{false};
+  };
   std::mutex sync_mu_;
-  std::condition_variable sync_cv_;
+  /// Waiting writers in arrival order (under sync_mu_).
+  std::deque<sync_waiter*> sync_waiters_;
+  /// Whether a leader is syncing (under sync_mu_).
   bool syncing_ = false;
+  /// Every write numbered up to this is synced (under sync_mu_).
   uint64_t synced_ = 0;
 };
 

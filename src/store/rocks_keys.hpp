@@ -1,6 +1,8 @@
 // Key and value encodings of the embedded RocksDB store (rocks_backend.cpp).
 //
-// Keys (one column family; numbers big endian so they sort):
+// Keys (numbers big endian so they sort); the n/ keys are in column family "num", the t/ keys in
+// "time" (their keys only grow, so RocksDB moves their files instead of compacting them), all
+// others in the default family:
 //   c \0 <collection>                   -> collection settings (JSON)
 //   d \0 <collection> \0 <id>           -> fingerprint, time, number (3 x 8 bytes, little endian)
 //   n \0 <collection> \0 <number>       -> fingerprint, time (2 x 8 bytes, little endian) + id;
@@ -23,7 +25,10 @@ namespace simdup::detail::rocks_keys {
 
 inline constexpr const char* format_key = "f";
 /// Bumped when a key or value encoding changes; a store of another format is refused.
-inline constexpr const char* format_version = "2";
+inline constexpr const char* format_version = "3";
+/// Column families of the n/ and t/ keys.
+inline constexpr std::string_view num_family = "num";
+inline constexpr std::string_view time_family = "time";
 
 inline std::string prefix(char tag, std::string_view collection) {
   std::string k;

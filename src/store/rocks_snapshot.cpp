@@ -39,8 +39,9 @@ std::string rocks_backend::segments_dir() const {
 status rocks_backend::load() {
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
   const std::string cprefix = single('c', "");
-  // Stores of earlier versions kept only the id under n/ keys: refuse them rather than
-  // misreading them. An empty store gets the current format.
+  // Stores of earlier versions kept only the id under n/ keys (format 1) or every key in the
+  // default column family (format 2): refuse them rather than misreading them. An empty store
+  // gets the current format.
   std::string format;
   auto s = db_->Get(rocksdb::ReadOptions(), format_key, &format);
   if (!s.ok() && !s.IsNotFound()) return db_error("get", s);
@@ -127,6 +128,7 @@ result<bool> rocks_backend::load_snapshot(collection_state& c) {
   c.next_num = std::max<uint64_t>(rec.next_num, 1);
   const std::string nprefix = prefix('n', name);
   std::vector<index_entry> entries;
+  it.reset(db_->NewIterator(ro, num_cf_));
   for (it->Seek(num_key(name, rec.next_num)); it->Valid() && it->key().starts_with(nprefix);
        it->Next()) {
     if (it->key().size() != nprefix.size() + 8 || it->value().size() < 16) {
@@ -172,7 +174,7 @@ status rocks_backend::rebuild(collection_state& c) {
   const std::string p = prefix('t', name);
   rocksdb::ReadOptions ro;
   ro.fill_cache = false;
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, time_cf_));
   std::vector<index_entry> entries;
   uint64_t count = 0;
   for (it->Seek(p); it->Valid() && it->key().starts_with(p); it->Next()) {
@@ -201,13 +203,16 @@ status rocks_backend::rebuild(collection_state& c) {
   const std::string np = prefix('n', name);
   std::string last_num = np;
   last_num.push_back('\xff');
+  it.reset(db_->NewIterator(ro, num_cf_));
   it->SeekForPrev(last_num);
   if (it->Valid() && it->key().starts_with(np) && it->key().size() == np.size() + 8) {
     c.next_num = std::max(c.next_num, read_be(it->key().ToStringView().substr(np.size())) + 1);
   }
   const std::string rp = prefix('r', name);
+  if (!it->status().ok()) return db_error("scan", it->status());
   std::string last_removal = rp;
   last_removal.push_back('\xff');
+  it.reset(db_->NewIterator(ro));
   it->SeekForPrev(last_removal);
   if (it->Valid() && it->key().starts_with(rp) && it->key().size() == rp.size() + 8) {
     c.next_removal = read_be(it->key().ToStringView().substr(rp.size())) + 1;

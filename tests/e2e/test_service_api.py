@@ -177,3 +177,24 @@ def test_text_documents_use_the_collection_fingerprint_settings(client):
     assert client.request("PUT", "/v1/wide", {"shingle_width": 8})[0] == 200
     body = client.post("/v1/wide/check-insert", {"id": "t1", "text": text})[1]
     assert body["status"] == "new" and body["fingerprint"] != fp
+
+
+def test_many_open_keep_alive_clients_are_all_served(server):
+    """Each open keep-alive connection holds one of the server's worker threads until it closes
+    or idles for 5 s, so the default pool must exceed the clients a fleet keeps connected: 40
+    connected at once all get their answers (with the former default of 8 workers, the ninth
+    waited for an idle timeout)."""
+    clients = [server.client() for _ in range(40)]
+    try:
+        for c in clients:
+            c.conn.timeout = 3  # far above an answer's time, below the 5 s idle timeout
+        status, body = clients[0].request("PUT", "/v1/fleet", {"k": 3, "window": "0"})
+        assert status == 200, body
+        for rnd in range(2):
+            for i, c in enumerate(clients):
+                status, body = c.post("/v1/fleet/check-insert",
+                                      doc(f"{rnd}-{i}", BASE ^ (i << 20) ^ (rnd << 40)))
+                assert status == 200, body
+    finally:
+        for c in clients:
+            c.close()
