@@ -6,9 +6,16 @@
 
 #include <simdup/dedup_job.hpp>
 
+#include <pthread.h>
+#include <signal.h>
+
+#include <atomic>
+#include <cerrno>
 #include <cstdio>
+#include <ctime>
 #include <memory>
 #include <sstream>
+#include <thread>
 
 namespace simdup::cli {
 namespace {
@@ -41,6 +48,55 @@ struct dedup_command {
   unsigned threads = 0;
   bool quiet = false;
   std::size_t report_clusters = 10;
+};
+
+// SIGINT and SIGTERM during a run: the signals are blocked in every thread of the job (worker
+// threads inherit the mask) and one watcher thread takes them with sigtimedwait, so no code
+// runs in signal context at all. The watcher sets the job's stop flag; the job stops at its
+// next check, removes its staging directory and fails, and the command exits 128 + signal.
+class signal_watch {
+ public:
+  signal_watch() {
+    sigemptyset(&set_);
+    sigaddset(&set_, SIGINT);
+    sigaddset(&set_, SIGTERM);
+    blocked_ = pthread_sigmask(SIG_BLOCK, &set_, &old_) == 0;
+    if (blocked_) thread_ = std::thread([this] { watch(); });
+  }
+  ~signal_watch() {
+    done_.store(true);
+    if (thread_.joinable()) thread_.join();
+    // A signal that came after the last check is still pending: it ends the process with its
+    // default action once unblocked, after the result has been committed.
+    if (blocked_) pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+  signal_watch(const signal_watch&) = delete;
+  signal_watch& operator=(const signal_watch&) = delete;
+
+  const std::atomic<bool>* stop() const { return &stop_; }
+  /// The signal received, 0 if none.
+  int signal() const { return signal_.load(); }
+
+ private:
+  void watch() {
+    const timespec tick{0, 100'000'000};
+    while (!done_.load()) {
+      const int sig = sigtimedwait(&set_, nullptr, &tick);
+      // Later signals (a second Ctrl-C) are taken too: the job is already stopping.
+      if (sig > 0 && signal_.load() == 0) {
+        signal_.store(sig);
+        stop_.store(true);
+      }
+    }
+  }
+
+  sigset_t set_{};
+  sigset_t old_{};
+  bool blocked_ = false;
+  std::atomic<bool> done_{false};
+  std::atomic<bool> stop_{false};
+  std::atomic<int> signal_{0};
+  std::thread thread_;
 };
 
 result<dedup_options> resolve_dedup(const dedup_command& cmd) {
@@ -102,10 +158,20 @@ int run_dedup(const dedup_command& cmd) {
   job.zstd_output = cmd.zstd;
   job.skip_bad_records = cmd.on_error == "skip";
   job.progress = cmd.quiet ? progress_style::none : progress_style::automatic;
+  if (cmd.quiet) job.max_error_messages = 0;  // quiet: the counts stay in summary.json
   job.threads = cmd.threads;
   job.report_clusters = cmd.report_clusters;
   job.keep_spec = cmd.keep;
+  signal_watch signals;
+  job.stop = signals.stop();
   auto summary = run_dedup_job(job, stderr);
+  if (const int sig = signals.signal(); sig != 0 && !summary) {
+    std::fprintf(stderr,
+                 "simdup dedup: interrupted by %s; %s was left as it was and the partial "
+                 "result removed\n",
+                 sig == SIGINT ? "SIGINT" : "SIGTERM", cmd.out.c_str());
+    return 128 + sig;
+  }
   if (!summary) {
     print_error("dedup", summary.error().message);
     return summary.error().code == errc::invalid_argument ? exit_usage : exit_failure;
@@ -138,13 +204,16 @@ void setup(CLI::App& app, int& rc) {
                   "batch for files)")
       ->check(CLI::IsMember({"stream", "batch"}))
       ->group(g);
-  sub->add_option("-k,--k", cmd->k, "Near duplicates: Hamming distance <= k")
+  sub->add_option("-k,--k", cmd->k,
+                  "Near duplicates: documents whose fingerprints differ in at most k of 64 bits "
+                  "(inclusive, 0-32)")
       ->check(CLI::Range(0, 32))
       ->capture_default_str()
       ->group(g);
   sub->add_option("--layers", cmd->layers,
-                  "Comma-separated layers, cheapest first: url (normalised URL), title, exact "
-                  "(normalised text hash), near (SimHash)")
+                  "Comma-separated layers, applied cheapest first: url (same normalised URL), "
+                  "title (same normalised title; opt-in), exact (same normalised text), near "
+                  "(SimHash within k)")
       ->capture_default_str()
       ->group(g);
   sub->add_option("--keep", cmd->keep,
@@ -153,8 +222,9 @@ void setup(CLI::App& app, int& rc) {
       ->capture_default_str()
       ->group(g);
   sub->add_option("--clusters", cmd->clusters,
-                  "components: connected components (chains A~B~C join); star: link each "
-                  "duplicate directly to its representative")
+                  "Batch clusters: star links each duplicate directly to its representative "
+                  "(chains A~B~C do not join A and C); components joins every chain "
+                  "(connected components)")
       ->check(CLI::IsMember({"components", "star"}))
       ->capture_default_str()
       ->group(g);
@@ -186,16 +256,21 @@ void setup(CLI::App& app, int& rc) {
       ->group(g);
   add_fingerprint_options(*sub, cmd->fp);
   const char* r = "Errors and progress";
-  sub->add_option("--on-error", cmd->on_error,
-                  "Bad records: fail (stop, exit 1, DIR untouched) or skip (count them in the "
-                  "summary, exit 3)")
+  sub->add_option(
+         "--on-error", cmd->on_error,
+         "Bad records and unreadable inputs (missing file, directory, truncated .gz/.zst): "
+         "fail (stop, exit 1, DIR untouched) or skip (report them, count them by reason "
+         "in summary.json, go on; exit 3)")
       ->check(CLI::IsMember({"fail", "skip"}))
       ->capture_default_str()
       ->group(r);
   sub->add_option("--threads", cmd->threads, "Worker threads (0: all cores)")
       ->capture_default_str()
       ->group(r);
-  sub->add_flag("-q,--quiet", cmd->quiet, "No progress and no summary (errors only)")->group(r);
+  sub->add_flag("-q,--quiet", cmd->quiet,
+                "No progress, no per-record skipped messages and no stdout summary (errors "
+                "only); summary.json still counts everything")
+      ->group(r);
   sub->callback([cmd, &rc] { rc = run_dedup(*cmd); });
 }
 

@@ -59,7 +59,7 @@ bool produce(read_state& st, document_batch& batch) {
     }
     if (rs == read_status::bad_record && st.skip_bad) {
       ++st.skipped;
-      ++st.reasons[errc_name(err.code)];
+      ++st.reasons[std::string(st.in->last_skip_reason())];
       if (st.warnings.size() < kMaxWarnings) st.warnings.push_back(err.message);
       continue;
     }
@@ -117,6 +117,8 @@ int run_document_job(const std::string& command, const input_options& input, con
     print_error(command, ropts.error().message);
     return exit_usage;
   }
+  // With skip, a missing, truncated or unreadable input is skipped like a bad record.
+  ropts->skip_failed_inputs = run.on_error == "skip";
   auto rd = reader::open(input.inputs, *ropts);
   if (!rd) {
     print_error(command, rd.error().message);

@@ -6,6 +6,7 @@
 #include <simdup/dedup_report.hpp>
 #include <simdup/reader.hpp>
 
+#include <atomic>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -29,9 +30,15 @@ struct dedup_job_options {
   std::string out_dir;
   /// Write kept records as kept.<ext>.zst.
   bool zstd_output = false;
-  /// --on-error skip: bad records are counted and reported; otherwise the first one fails the
-  /// job (nothing is written).
+  /// --on-error skip: bad records and inputs that cannot be read to their end (missing file,
+  /// directory, truncated .gz/.zst: reader_options::skip_failed_inputs) are counted by reason
+  /// and reported, and the run goes on; otherwise the first one fails the job (DIR untouched).
   bool skip_bad_records = false;
+  /// Optional stop request (the CLI sets it on SIGINT/SIGTERM). Checked between records, while
+  /// waiting on stdin, between phases and before the commit: once it holds true the job stops,
+  /// removes its staging directory and fails with "interrupted"; DIR is left as it was. Not
+  /// checked inside the batch clustering phase.
+  const std::atomic<bool>* stop = nullptr;
   /// Bad-record messages printed before the rest are only counted. Default 20.
   std::size_t max_error_messages = 20;
   progress_style progress = progress_style::automatic;
@@ -47,7 +54,8 @@ struct dedup_job_options {
 
 /// Runs the job. Messages (bad records, progress) go to `log`. Errors: a bad record without
 /// skip_bad_records (invalid_input naming SOURCE:LINE), an unreadable input, an output that
-/// cannot be written; in every error case DIR is left as it was.
+/// cannot be written, a stop request; in every error case DIR is left as it was and the
+/// staging directory is removed.
 result<dedup_summary> run_dedup_job(const dedup_job_options& options, std::FILE* log);
 
 }  // namespace simdup

@@ -5,6 +5,7 @@
 #include <simdup/document.hpp>
 #include <simdup/error.hpp>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -32,6 +33,16 @@ struct reader_options {
   field_names fields;
   /// Records longer than this many bytes are bad records (errc::too_large). Default 1 GiB.
   std::size_t max_record_bytes = std::size_t{1} << 30;
+  /// When true, an input that cannot be read to its end (missing, a directory, a pattern
+  /// without matches, a truncated or corrupt .gz/.zst, an I/O error) is one bad_record naming
+  /// it (and, for a truncation, the line where it was hit) and reading goes on with the next
+  /// input; the records before a truncation are returned normally. When false (default) it
+  /// is read_status::failed. --on-error skip sets it.
+  bool skip_failed_inputs = false;
+  /// Optional. Once it holds true, a read waiting on a pipe or terminal (stdin) gives up within
+  /// 0.1 s and next() returns failed ("... interrupted"); never skipped. Regular files are not
+  /// polled: the caller checks the flag between records.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 /// Outcome of reader::next().
@@ -55,15 +66,18 @@ struct reader_stats {
 
 /// Expands shell-like globs (`*`, `?`, `[...]`, sorted matches). A path that exists is taken
 /// literally; "-" is stdin. A pattern without matches, or a missing file, is errc::not_found
-/// naming it. An empty list yields {"-"}.
-result<std::vector<std::string>> expand_inputs(std::span<const std::string> inputs);
+/// naming it, unless `keep_missing`: then it stays in the list as given (a reader with
+/// skip_failed_inputs reports it when its turn comes). An empty list yields {"-"}.
+result<std::vector<std::string>> expand_inputs(std::span<const std::string> inputs,
+                                               bool keep_missing = false);
 
 /// Reads the records of several inputs, one input after the other, in order. Not thread-safe:
 /// use one reader per thread (the pipeline reads on one thread and fans out).
 class reader {
  public:
   /// Expands globs (expand_inputs) and checks that every input exists; inputs are opened lazily
-  /// in order. Fails with errc::not_found naming a missing input.
+  /// in order. Fails with errc::not_found naming a missing input (unless
+  /// options.skip_failed_inputs: then next() reports it in its turn).
   static result<reader> open(std::span<const std::string> inputs, const reader_options& options);
   /// Reads records from a buffer (tests, HTTP bodies, Python); `name` is used as the source.
   /// Compressed buffers are decompressed.
@@ -76,6 +90,12 @@ class reader {
   /// The first line of the current CSV input (its header row), empty for other formats. Lets
   /// a writer reproduce kept records in the input's own format.
   std::string_view header() const noexcept;
+
+  /// A short stable name for the last bad_record, for skip counts: errc_name of a record
+  /// error ("invalid_input", "too_large", ...), or for an input that failed (with
+  /// skip_failed_inputs) "missing_file", "not_a_file", "truncated_input", "corrupt_input",
+  /// "unreadable_input".
+  std::string_view last_skip_reason() const noexcept;
 
   const reader_stats& stats() const noexcept;
   /// The expanded input list.

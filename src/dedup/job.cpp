@@ -9,13 +9,17 @@
 #include "dedup/output_dir.hpp"
 #include "dedup/progress.hpp"
 
+#include <poll.h>
 #include <sys/resource.h>
 #include <tbb/global_control.h>
 #include <tbb/parallel_pipeline.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <mutex>
@@ -37,11 +41,17 @@ double seconds_since(clock_type::time_point start) {
   return std::chrono::duration<double>(clock_type::now() - start).count();
 }
 
+// A bad record or failed input met while reading, with its skipped-reason name.
+struct bad_entry {
+  error_info error;
+  std::string reason;
+};
+
 struct chunk {
   std::vector<document> docs;
   std::vector<doc_signature> sigs;
   std::size_t count = 0;
-  std::vector<error_info> bad;  // bad records (skip mode), in order before/among docs
+  std::vector<bad_entry> bad;  // bad records (skip mode), in order before/among docs
   std::string csv_header;
   bool fatal = false;        // the reader failed (unreadable or truncated input): always an error
   uint64_t bytes = 0;        // decompressed bytes read so far
@@ -79,18 +89,33 @@ void restore_stdin_name(document& doc, const std::string& spool) {
   doc.source = "stdin";
 }
 
-status spool_stdin(const fs::path& path) {
+bool stop_requested(const std::atomic<bool>* stop) {
+  return stop != nullptr && stop->load(std::memory_order_relaxed);
+}
+
+error_info interrupted_error() {
+  return make_error(errc::io_error, "interrupted: stopped before the end");
+}
+
+// Copies stdin to `path`. Polls, so that a stop request is seen while stdin is an idle pipe.
+status spool_stdin(const fs::path& path, const std::atomic<bool>* stop) {
   auto sink = detail::file_sink::open(path, false);
   if (!sink) return std::move(sink).error();
   std::string buffer(1 << 20, '\0');
   for (;;) {
-    const std::size_t n = std::fread(buffer.data(), 1, buffer.size(), stdin);
-    if (n > 0) {
-      if (auto st = sink->write(std::string_view(buffer).substr(0, n)); !st) return st;
+    if (stop_requested(stop)) return interrupted_error();
+    pollfd p{STDIN_FILENO, POLLIN, 0};
+    const int ready = ::poll(&p, 1, 100);
+    if (ready == 0 || (ready < 0 && errno == EINTR)) continue;
+    const ssize_t n = ::read(STDIN_FILENO, buffer.data(), buffer.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return make_error(errc::io_error, std::string("cannot read stdin: ") + std::strerror(errno));
     }
-    if (n < buffer.size()) {
-      if (std::ferror(stdin)) return make_error(errc::io_error, "cannot read stdin");
-      break;
+    if (n == 0) break;
+    if (auto st = sink->write(std::string_view(buffer).substr(0, static_cast<std::size_t>(n)));
+        !st) {
+      return st;
     }
   }
   return sink->close();
@@ -127,7 +152,7 @@ class job {
  private:
   status pass_one(const document_signer& signer);
   status consume(chunk& c);
-  status handle_bad(const error_info& e);
+  status handle_bad(const bad_entry& e);
   status decide_stream(document& doc, const dedup_decision& d, uint32_t ordinal,
                        std::string_view csv);
   status pass_two(const std::vector<dedup_decision>& decisions, sample_collector& samples);
@@ -141,6 +166,7 @@ class job {
   std::FILE* log_;
   dedup_summary summary_;
   std::vector<std::string> inputs_;
+  reader_options reader_options_;  // o_.reader plus the skip and stop settings
   std::string spool_;
   std::optional<detail::output_dir> out_;
   std::optional<kept_writer> kept_;
@@ -156,15 +182,15 @@ class job {
   uint64_t errors_printed_ = 0;
 };
 
-status job::handle_bad(const error_info& e) {
+status job::handle_bad(const bad_entry& e) {
   if (!o_.skip_bad_records) {
-    return make_error(e.code, e.message + " (use --on-error skip to skip bad records)");
+    return make_error(e.error.code, e.error.message + " (use --on-error skip to skip bad records)");
   }
   ++summary_.skipped;
   ++summary_.read;
-  ++summary_.skipped_reasons[errc_name(e.code)];
+  ++summary_.skipped_reasons[e.reason];
   if (log_ && errors_printed_++ < o_.max_error_messages) {
-    std::fprintf(log_, "simdup dedup: skipped: %s\n", e.message.c_str());
+    std::fprintf(log_, "simdup dedup: skipped: %s\n", e.error.message.c_str());
   }
   return {};
 }
@@ -188,7 +214,7 @@ status job::decide_stream(document& doc, const dedup_decision& d, uint32_t ordin
 }
 
 status job::consume(chunk& c) {
-  for (const error_info& e : c.bad) {
+  for (const bad_entry& e : c.bad) {
     if (auto st = handle_bad(e); !st) return st;
   }
   if (stream_) {
@@ -228,7 +254,7 @@ status job::consume(chunk& c) {
 }
 
 status job::pass_one(const document_signer& signer) {
-  auto opened = reader::open(inputs_, o_.reader);
+  auto opened = reader::open(inputs_, reader_options_);
   if (!opened) return std::move(opened).error();
   reader& in = *opened;
   chunk_pool pool;
@@ -250,6 +276,12 @@ status job::pass_one(const document_signer& signer) {
     std::size_t bytes = 0;
     error_info err;
     while (c->count < kChunkDocs && bytes < kChunkBytes) {
+      if (stop_requested(o_.stop)) {
+        c->fatal = true;
+        c->bad.push_back({interrupted_error(), "interrupted"});
+        input_done = true;
+        break;
+      }
       if (c->docs.size() == c->count) {
         c->docs.emplace_back();
         c->sigs.emplace_back();
@@ -263,12 +295,16 @@ status job::pass_one(const document_signer& signer) {
         }
         ++c->count;
       } else if (rs == read_status::bad_record) {
-        c->bad.push_back(err);
+        c->bad.push_back({err, std::string(in.last_skip_reason())});
         if (!o_.skip_bad_records) break;
       } else {
-        // end, or failed: an unreadable or truncated input fails the job even with skip.
+        // end, or failed: an unreadable or truncated input with --on-error fail, or an
+        // interrupted read (with skip, failed inputs come as bad records).
         c->fatal = rs == read_status::failed;
-        if (c->fatal) c->bad.push_back(err);
+        if (c->fatal) {
+          if (!stop_requested(o_.stop)) err.message += " (--on-error skip skips it and goes on)";
+          c->bad.push_back({err, "failed"});
+        }
         input_done = true;
         break;
       }
@@ -284,7 +320,7 @@ status job::pass_one(const document_signer& signer) {
   };
   const auto decide_chunk = [&](chunk* c) {
     // After the first error the remaining chunks are only recycled.
-    if (outcome) outcome = c->fatal ? status(c->bad.back()) : consume(*c);
+    if (outcome) outcome = c->fatal ? status(c->bad.back().error) : consume(*c);
     pool.put(c);
   };
   tbb::parallel_pipeline(
@@ -361,7 +397,7 @@ std::vector<sample_collector::cluster> job::stream_sample_clusters() {
 }
 
 status job::pass_two(const std::vector<dedup_decision>& decisions, sample_collector& samples) {
-  auto opened = reader::open(inputs_, o_.reader);
+  auto opened = reader::open(inputs_, reader_options_);
   if (!opened) return std::move(opened).error();
   reader& in = *opened;
   document doc;
@@ -372,6 +408,7 @@ status job::pass_two(const std::vector<dedup_decision>& decisions, sample_collec
     if (rs == read_status::end) break;
     if (rs == read_status::bad_record) continue;  // counted in pass 1
     if (rs == read_status::failed) return err;
+    if (stop_requested(o_.stop)) return interrupted_error();
     if (ordinal >= decisions.size()) {
       return make_error(errc::io_error, "input changed during the run: more records in pass 2");
     }
@@ -400,7 +437,7 @@ status job::pass_two(const std::vector<dedup_decision>& decisions, sample_collec
 status job::reread_samples(sample_collector& samples) {
   const auto last = samples.last();
   if (!last) return {};
-  auto opened = reader::open(inputs_, o_.reader);
+  auto opened = reader::open(inputs_, reader_options_);
   if (!opened) return std::move(opened).error();
   document doc;
   error_info err;
@@ -408,6 +445,7 @@ status job::reread_samples(sample_collector& samples) {
   for (;;) {
     const read_status rs = opened->next(doc, err);
     if (rs == read_status::end || rs == read_status::failed) break;
+    if (stop_requested(o_.stop)) return interrupted_error();
     if (rs == read_status::bad_record) continue;
     restore_stdin_name(doc, spool_);
     samples.take(ordinal, doc);
@@ -440,17 +478,30 @@ result<dedup_summary> job::run() {
   auto out = detail::output_dir::create(o_.out_dir);
   if (!out) return std::move(out).error();
   out_.emplace(std::move(out).value());
+  for (const fs::path& stale : out_->stale_removed()) {
+    if (log_ && o_.progress != progress_style::none) {
+      std::fprintf(log_,
+                   "simdup dedup: removed %s, the staging directory of a run that was killed\n",
+                   stale.c_str());
+    }
+  }
   const fs::path dir = out_->temp_path();
 
   std::vector<std::string> given = o_.inputs.empty() ? std::vector<std::string>{"-"} : o_.inputs;
-  auto expanded = expand_inputs(given);
-  if (!expanded) return std::move(expanded).error();
+  auto expanded = expand_inputs(given, o_.skip_bad_records);
+  if (!expanded) {
+    return make_error(expanded.error().code,
+                      expanded.error().message + " (--on-error skip skips missing inputs)");
+  }
   inputs_ = std::move(expanded).value();
+  reader_options_ = o_.reader;
+  reader_options_.skip_failed_inputs = o_.skip_bad_records;
+  reader_options_.cancel = o_.stop;
   const bool has_stdin = std::find(inputs_.begin(), inputs_.end(), "-") != inputs_.end();
   if (has_stdin && o_.dedup.mode == dedup_mode::batch) {
     // Batch mode reads its input twice; stdin is kept in the temporary directory meanwhile.
     spool_ = (dir / "stdin.spool").string();
-    if (auto st = spool_stdin(spool_); !st) return std::move(st).error();
+    if (auto st = spool_stdin(spool_, o_.stop); !st) return std::move(st).error();
     std::replace(inputs_.begin(), inputs_.end(), std::string("-"), spool_);
   }
 
@@ -496,6 +547,7 @@ result<dedup_summary> job::run() {
       progress_->update(phase, summary_.read, summary_.bytes, 0);
     });
     if (!decided) return std::move(decided).error();
+    if (stop_requested(o_.stop)) return interrupted_error();
     const std::vector<dedup_decision>& decisions = *decided;
     summary_.candidate_pairs = batch_->candidate_pairs();
     summary_.rejected_pairs = batch_->rejected_pairs();
@@ -562,6 +614,8 @@ result<dedup_summary> job::run() {
     if (auto st = f->write(text); !st) return std::move(st).error();
     if (auto st = f->close(); !st) return std::move(st).error();
   }
+  // The last point of no return: a stop request before it leaves DIR as it was.
+  if (stop_requested(o_.stop)) return interrupted_error();
   if (auto st = out_->commit(); !st) return std::move(st).error();
   return summary_;
 }

@@ -1,6 +1,11 @@
 #include "dedup/output_dir.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <random>
 #include <system_error>
@@ -24,6 +29,40 @@ error_info io_error(const std::string& what, const fs::path& path, const std::er
   return make_error(errc::io_error, what + " " + path.string() + ": " + ec.message());
 }
 
+error_info errno_error(const std::string& what, const fs::path& path) {
+  return io_error(what, path, std::error_code(errno, std::generic_category()));
+}
+
+/// Opens `dir` and takes its lock without waiting; -1 when it is held (or cannot be opened).
+int lock_directory(const fs::path& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return -1;
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+/// Removes TARGET.tmp-* directories nobody holds a lock on: their run was killed (a lock dies
+/// with its process). Live runs for the same TARGET keep theirs.
+std::vector<fs::path> remove_stale(const fs::path& parent, const fs::path& target) {
+  std::vector<fs::path> removed;
+  const std::string prefix = target.filename().string() + ".tmp-";
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(parent, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (!name.starts_with(prefix) || !entry.is_directory(ec) || entry.is_symlink(ec)) continue;
+    const int fd = lock_directory(entry.path());
+    if (fd < 0) continue;
+    std::error_code rm;
+    fs::remove_all(entry.path(), rm);
+    ::close(fd);
+    if (!rm) removed.push_back(entry.path());
+  }
+  return removed;
+}
+
 }  // namespace
 
 result<output_dir> output_dir::create(const fs::path& final_path) {
@@ -45,11 +84,33 @@ result<output_dir> output_dir::create(const fs::path& final_path) {
   if (parent.empty()) parent = ".";
   fs::create_directories(parent, ec);
   if (ec) return io_error("cannot create", parent, ec);
+  std::vector<fs::path> stale = remove_stale(parent, target);
   for (int attempt = 0; attempt < 16; ++attempt) {
+    // Made and locked under a name the stale scan ignores, then renamed: a .tmp- directory is
+    // locked for as long as its run lives, so a concurrent run never takes it for stale.
+    const std::string suffix = random_suffix();
+    fs::path init = target;
+    init += ".init-" + suffix;
     fs::path temp = target;
-    temp += ".tmp-" + random_suffix();
-    if (fs::create_directory(temp, ec)) return output_dir(target, temp);
-    if (ec) return io_error("cannot create", temp, ec);
+    temp += ".tmp-" + suffix;
+    if (!fs::create_directory(init, ec)) {
+      if (ec) return io_error("cannot create", init, ec);
+      continue;
+    }
+    const int fd = lock_directory(init);
+    if (fd < 0) {
+      error_info err = errno_error("cannot lock", init);
+      fs::remove(init, ec);
+      return err;
+    }
+    if (::renameat2(AT_FDCWD, init.c_str(), AT_FDCWD, temp.c_str(), RENAME_NOREPLACE) != 0) {
+      ::close(fd);
+      fs::remove(init, ec);
+      continue;
+    }
+    output_dir out(target, temp, fd);
+    out.stale_ = std::move(stale);
+    return out;
   }
   return make_error(errc::io_error,
                     "cannot create a temporary directory next to " + target.string());
@@ -76,14 +137,21 @@ status output_dir::commit() {
 }
 
 output_dir::output_dir(output_dir&& other) noexcept
-    : final_(std::move(other.final_)), temp_(std::move(other.temp_)), done_(other.done_) {
+    : final_(std::move(other.final_)),
+      temp_(std::move(other.temp_)),
+      lock_fd_(other.lock_fd_),
+      done_(other.done_),
+      stale_(std::move(other.stale_)) {
   other.done_ = true;
+  other.lock_fd_ = -1;
 }
 
 output_dir::~output_dir() {
-  if (done_ || temp_.empty()) return;
-  std::error_code ec;
-  fs::remove_all(temp_, ec);
+  if (!done_ && !temp_.empty()) {
+    std::error_code ec;
+    fs::remove_all(temp_, ec);
+  }
+  if (lock_fd_ >= 0) ::close(lock_fd_);
 }
 
 result<file_sink> file_sink::open(const fs::path& path, bool zstd, int level) {

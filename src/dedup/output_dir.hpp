@@ -1,6 +1,8 @@
 // The output directory of a dedup run, written atomically: everything goes to a fresh
 // DIR.tmp-XXXXXX next to DIR, which replaces DIR only when the run succeeded. A failed run
-// removes its temporary directory, so no half-written result ever looks complete.
+// removes its temporary directory, so no half-written result ever looks complete. The run
+// holds an flock on its staging directory; one killed with SIGKILL cannot clean up, and the
+// next run for the same DIR removes staging directories whose lock nobody holds any more.
 #pragma once
 
 #include <simdup/error.hpp>
@@ -12,6 +14,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace simdup::detail {
 
@@ -19,8 +22,12 @@ class output_dir {
  public:
   /// Creates the temporary directory. errc::invalid_argument when `final_path` exists and is
   /// not a directory, or is a non-empty directory without a summary.json (we only replace our
-  /// own earlier results, never an unrelated directory).
+  /// own earlier results, never an unrelated directory). Removes stale DIR.tmp-* directories
+  /// of runs that died (their lock is free); see stale_removed().
   static result<output_dir> create(const std::filesystem::path& final_path);
+
+  /// Stale staging directories create() removed.
+  const std::vector<std::filesystem::path>& stale_removed() const noexcept { return stale_; }
 
   /// Where files are written until commit().
   const std::filesystem::path& temp_path() const noexcept { return temp_; }
@@ -33,11 +40,13 @@ class output_dir {
   ~output_dir();
 
  private:
-  output_dir(std::filesystem::path final_path, std::filesystem::path temp)
-      : final_(std::move(final_path)), temp_(std::move(temp)) {}
+  output_dir(std::filesystem::path final_path, std::filesystem::path temp, int lock_fd)
+      : final_(std::move(final_path)), temp_(std::move(temp)), lock_fd_(lock_fd) {}
   std::filesystem::path final_;
   std::filesystem::path temp_;
+  int lock_fd_ = -1;  ///< the staging directory, opened and flock()ed while the run lives
   bool done_ = false;
+  std::vector<std::filesystem::path> stale_;
 };
 
 /// A buffered output file, optionally zstd-compressed. Errors (disk full) surface at write,

@@ -4,7 +4,10 @@
 #include <zstd.h>
 
 #include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 #include <utility>
@@ -14,12 +17,18 @@ namespace simdup::detail {
 namespace {
 
 constexpr std::size_t kInputChunk = std::size_t{1} << 17;  // compressed bytes per read
+constexpr int kCancelPollMs = 100;  // how soon a blocked pipe read notices a cancellation
 
 /// A file descriptor (a file or stdin). Bytes already peeked at are served first.
 class fd_source final : public byte_source {
  public:
-  fd_source(int fd, bool owned, std::string name, uint64_t* counter)
-      : fd_(fd), owned_(owned), name_(std::move(name)), counter_(counter) {}
+  fd_source(int fd, bool owned, std::string name, uint64_t* counter,
+            const std::atomic<bool>* cancel)
+      : fd_(fd), owned_(owned), name_(std::move(name)), counter_(counter) {
+    // Only pipes and terminals can block indefinitely; regular files need no polling.
+    struct stat st {};
+    if (cancel != nullptr && ::fstat(fd_, &st) == 0 && !S_ISREG(st.st_mode)) cancel_ = cancel;
+  }
   ~fd_source() override {
     if (owned_) ::close(fd_);
   }
@@ -51,6 +60,14 @@ class fd_source final : public byte_source {
  private:
   result<std::size_t> read_fd(char* buffer, std::size_t size) {
     for (;;) {
+      if (cancel_ != nullptr) {
+        if (cancel_->load(std::memory_order_relaxed)) {
+          return make_error(errc::io_error, "reading " + name_ + " interrupted");
+        }
+        pollfd p{fd_, POLLIN, 0};
+        const int ready = ::poll(&p, 1, kCancelPollMs);
+        if (ready == 0 || (ready < 0 && errno == EINTR)) continue;
+      }
       const ssize_t n = ::read(fd_, buffer, size);
       if (n >= 0) {
         if (counter_) *counter_ += static_cast<uint64_t>(n);
@@ -65,6 +82,7 @@ class fd_source final : public byte_source {
   bool owned_;
   std::string name_;
   uint64_t* counter_;
+  const std::atomic<bool>* cancel_ = nullptr;
   std::string pending_;
   std::size_t pos_ = 0;
 };
@@ -143,6 +161,8 @@ class gzip_source final : public byte_source {
                                                   (z_.msg ? z_.msg : "inflate failed"));
       }
       if (drained && z_.next_out == before) {
+        // Hand out what this call did decompress; the next call reports the truncation.
+        if (z_.next_out != reinterpret_cast<Bytef*>(buffer)) break;
         return make_error(errc::io_error, "truncated gzip stream in " + name_ +
                                               " (the file ends inside a compressed member)");
       }
@@ -192,6 +212,7 @@ class zstd_source final : public byte_source {
       }
       frame_done_ = rc == 0;
       if (drained && out.pos == before && !frame_done_) {
+        if (out.pos != 0) break;  // as for gzip: the bytes first, the error on the next call
         return make_error(errc::io_error,
                           "truncated zstd stream in " + name_ + " (the file ends inside a frame)");
       }
@@ -243,17 +264,23 @@ result<std::unique_ptr<byte_source>> wrap(std::unique_ptr<byte_source> src, comp
 }  // namespace
 
 result<std::unique_ptr<byte_source>> open_source(const std::string& path, const std::string& name,
-                                                 uint64_t* raw_bytes) {
+                                                 uint64_t* raw_bytes,
+                                                 const std::atomic<bool>* cancel) {
   std::unique_ptr<fd_source> src;
   if (path == "-") {
-    src = std::make_unique<fd_source>(STDIN_FILENO, false, name, raw_bytes);
+    src = std::make_unique<fd_source>(STDIN_FILENO, false, name, raw_bytes, cancel);
   } else {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
       const errc code = errno == ENOENT ? errc::not_found : errc::io_error;
       return make_error(code, "cannot open " + path + ": " + std::strerror(errno));
     }
-    src = std::make_unique<fd_source>(fd, true, name, raw_bytes);
+    struct stat st {};
+    if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+      ::close(fd);
+      return make_error(errc::invalid_input, "cannot read " + path + ": it is a directory");
+    }
+    src = std::make_unique<fd_source>(fd, true, name, raw_bytes, cancel);
   }
   auto head = src->peek(4);
   if (!head) return std::move(head).error();
@@ -265,6 +292,23 @@ result<std::unique_ptr<byte_source>> open_memory_source(std::string data, const 
                                                         uint64_t* raw_bytes) {
   const compression kind = sniff(std::string_view(data).substr(0, 4));
   return wrap(std::make_unique<memory_source>(std::move(data), raw_bytes), kind, name);
+}
+
+const char* input_failure_reason(const error_info& error) noexcept {
+  switch (error.code) {
+    case errc::not_found:
+      return "missing_file";
+    case errc::invalid_input:
+      return "not_a_file";
+    case errc::corrupt_data:
+      return "corrupt_input";
+    default:
+      break;
+  }
+  // The decompressors' own messages (above) are the only ones that start this way.
+  if (error.message.starts_with("truncated ")) return "truncated_input";
+  if (error.message.ends_with(" interrupted")) return "interrupted";
+  return "unreadable_input";
 }
 
 }  // namespace simdup::detail

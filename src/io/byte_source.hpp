@@ -3,6 +3,7 @@
 
 #include <simdup/error.hpp>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -20,12 +21,22 @@ class byte_source {
 
 /// Opens `path` ("-" = stdin) and, when its first bytes are the gzip (1f 8b) or zstd
 /// (28 b5 2f fd) magic, wraps it in the matching decompressor. `name` is used in messages;
-/// `raw_bytes` (optional) counts the bytes read before decompression.
+/// `raw_bytes` (optional) counts the bytes read before decompression. A directory is
+/// errc::invalid_input, a missing file errc::not_found. When `cancel` (optional) becomes true,
+/// a read of a pipe or terminal returns errc::io_error "... interrupted" within 0.1 s instead of
+/// waiting for data.
 result<std::unique_ptr<byte_source>> open_source(const std::string& path, const std::string& name,
-                                                 uint64_t* raw_bytes);
+                                                 uint64_t* raw_bytes,
+                                                 const std::atomic<bool>* cancel = nullptr);
 
 /// Same for a buffer held in memory.
 result<std::unique_ptr<byte_source>> open_memory_source(std::string data, const std::string& name,
                                                         uint64_t* raw_bytes);
+
+/// A short stable name for why an input could not be read to its end (the summaries' skipped
+/// reasons): "missing_file", "not_a_file" (a directory), "truncated_input" (a .gz/.zst that
+/// ends inside a member/frame), "corrupt_input", "interrupted", "unreadable_input" (other I/O
+/// errors).
+const char* input_failure_reason(const error_info& error) noexcept;
 
 }  // namespace simdup::detail

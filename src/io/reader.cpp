@@ -81,7 +81,8 @@ input_format format_from_extension(std::string_view path) noexcept {
   return input_format::auto_detect;
 }
 
-result<std::vector<std::string>> expand_inputs(std::span<const std::string> inputs) {
+result<std::vector<std::string>> expand_inputs(std::span<const std::string> inputs,
+                                               bool keep_missing) {
   std::vector<std::string> out;
   if (inputs.empty()) {
     out.emplace_back("-");
@@ -94,12 +95,20 @@ result<std::vector<std::string>> expand_inputs(std::span<const std::string> inpu
       continue;
     }
     if (in.find_first_of("*?[") == std::string::npos) {
+      if (keep_missing) {
+        out.push_back(in);
+        continue;
+      }
       return make_error(errc::not_found, "input not found: " + in);
     }
     glob_t g{};
     const int rc = ::glob(in.c_str(), 0, nullptr, &g);
     if (rc != 0) {
       ::globfree(&g);
+      if (keep_missing) {
+        out.push_back(in);
+        continue;
+      }
       return make_error(errc::not_found, "no input matches the pattern " + in);
     }
     for (std::size_t i = 0; i < g.gl_pathc; ++i) out.emplace_back(g.gl_pathv[i]);
@@ -175,6 +184,7 @@ struct reader::impl {
   uint64_t finished_bytes = 0;  ///< decompressed bytes of inputs already closed
   bool failed = false;
   error_info failure;
+  std::string skip_reason;  ///< of the last bad_record
 
   /// Opens inputs[next_input]; false (with `error`) when that fails.
   bool open_next(error_info& error) {
@@ -182,7 +192,7 @@ struct reader::impl {
     const std::string name = path == "-" ? "stdin" : path;
     auto src = from_memory
                    ? detail::open_memory_source(std::move(memory), name, &stats.compressed_bytes)
-                   : detail::open_source(path, name, &stats.compressed_bytes);
+                   : detail::open_source(path, name, &stats.compressed_bytes, options.cancel);
     if (!src) {
       error = std::move(src).error();
       return false;
@@ -246,7 +256,7 @@ struct reader::impl {
     for (;;) {
       if (!parser) {
         if (next_input >= inputs.size()) return read_status::end;
-        if (!open_next(error)) return fail(error);
+        if (!open_next(error)) return input_failed(doc, error);
       }
       const read_status st = parser->next(doc, error);
       stats.bytes = finished_bytes + in->position();
@@ -256,14 +266,41 @@ struct reader::impl {
           return st;
         case read_status::bad_record:
           ++stats.bad_records;
+          skip_reason = errc_name(error.code);
           return st;
         case read_status::failed:
-          return fail(error);
+          return input_failed(doc, error);
         case read_status::end:
           close_current();
           break;
       }
     }
+  }
+
+  /// The current input (inputs[next_input - 1]) failed: a bad record naming it when
+  /// skip_failed_inputs (then on to the next input), else fatal.
+  read_status input_failed(document& doc, error_info& error) {
+    const std::string& path = inputs[next_input - 1];
+    skip_reason = detail::input_failure_reason(error);  // before the message gets its prefix
+    doc.source = path == "-" ? "stdin" : path;
+    doc.line = 0;
+    doc.offset = 0;
+    if (in) {
+      // The line after the last complete one is where the input broke off.
+      doc.line = in->line_number() + 1;
+      doc.offset = in->position();
+      error.message = doc.source + ":" + std::to_string(doc.line) + ": " + error.message +
+                      " (decompressed byte offset " + std::to_string(doc.offset) + "; the " +
+                      std::to_string(doc.line - 1) + " lines before it were read)";
+    }
+    const bool interrupted = options.cancel && options.cancel->load(std::memory_order_relaxed);
+    if (!options.skip_failed_inputs || interrupted) return fail(error);
+    doc.id.clear();
+    doc.raw.clear();
+    doc.text.clear();
+    ++stats.bad_records;
+    close_current();
+    return read_status::bad_record;
   }
 
   read_status fail(const error_info& error) {
@@ -279,7 +316,7 @@ reader& reader::operator=(reader&&) noexcept = default;
 reader::~reader() = default;
 
 result<reader> reader::open(std::span<const std::string> inputs, const reader_options& options) {
-  auto expanded = expand_inputs(inputs);
+  auto expanded = expand_inputs(inputs, options.skip_failed_inputs);
   if (!expanded) return std::move(expanded).error();
   auto p = std::make_unique<impl>();
   p->options = options;
@@ -302,6 +339,10 @@ read_status reader::next(document& doc, error_info& error) {
 
 std::string_view reader::header() const noexcept {
   return impl_->parser ? impl_->parser->header() : std::string_view{};
+}
+
+std::string_view reader::last_skip_reason() const noexcept {
+  return impl_->skip_reason;
 }
 
 const reader_stats& reader::stats() const noexcept {

@@ -42,8 +42,8 @@ def test_batch_accounts_for_every_record_and_keeps_bytes(tmp_path, corpus_file):
     lines.insert(10, '{"id": "broken", "text": ')
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     out = tmp_path / "out"
-    proc = run(["dedup", path, "--out", out, "--on-error", "skip", "--quiet"], check=3)
-    assert b"in.jsonl:11" in proc.stderr
+    proc = run(["dedup", path, "--out", out, "--on-error", "skip"], check=3)
+    assert b"in.jsonl:11" in proc.stderr  # --quiet would drop the per-record message
     kept, dups, summary = read_out(out)
     assert sorted(os.listdir(out)) == ["duplicates.jsonl", "kept.jsonl", "report.html",
                                        "summary.json"]
