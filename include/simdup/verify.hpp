@@ -1,13 +1,15 @@
 // Verification of candidate pairs by the Jaccard similarity of character-shingle sets, kept as
 // compact sorted arrays of 32-bit shingle hashes instead of the documents' text. The arrays of a
-// whole corpus do not fit in memory (about 2 KB per English news article), so shingle_store
-// spills them, delta and varint coded, to a temporary file and keeps 8 bytes per document.
+// whole corpus do not fit in memory (about 6 KB per English news article), so shingle_store
+// spills them, about 3.1 bytes per hash, to a temporary file and keeps 8 bytes per document.
 #pragma once
 
 #include <simdup/error.hpp>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -52,11 +54,22 @@ double sketch_jaccard(std::span<const uint32_t> a, std::span<const uint32_t> b,
 double jaccard_at_least(std::span<const uint32_t> a, std::span<const uint32_t> b,
                         double threshold) noexcept;
 
+/// What jaccard_at_least returns for sets of sizes na and nb when the sizes alone rule the
+/// threshold out (the smaller set is too small even if all of it were shared): the Jaccard if
+/// it were, below threshold. nullopt when the arrays must be compared.
+std::optional<double> jaccard_size_bound(std::size_t na, std::size_t nb, double threshold) noexcept;
+
+/// The same for sets of sizes na and nb known to share at most `most_shared` hashes (e.g. the
+/// sum over hash ranges of the smaller count): the Jaccard if they shared that many, when it is
+/// below threshold; nullopt when the threshold may still be reached.
+std::optional<double> jaccard_shared_bound(std::size_t most_shared, std::size_t na, std::size_t nb,
+                                           double threshold) noexcept;
+
 /// Shingle arrays of many documents, addressed by document ordinal, in a temporary file: put()
-/// appends each array (deltas of the sorted hashes as varints, about 3 bytes per hash) to a
-/// write buffer that goes to the file sequentially; memory holds one 8-byte offset per ordinal
-/// and the buffer. The file is unlinked as soon as it is created, so it disappears when the
-/// store is destroyed or the process ends, even by a crash.
+/// appends each array (3 bytes of each hash and a bitmap of its top 8 bits: 3.125 bytes per
+/// hash plus 32 per array) to a write buffer that goes to the file sequentially; memory holds
+/// one 8-byte offset per ordinal and the buffer. The file is unlinked as soon as it is created, so
+/// it disappears when the store is destroyed or the process ends, even by a crash.
 class shingle_store {
  public:
   /// Creates the file in `dir` (empty: the system's temporary directory). `buffer_bytes`:
@@ -76,6 +89,12 @@ class shingle_store {
   /// the buffer are read from there. Safe to call from many threads at once while no put() or
   /// flush() runs. errc::io_error when the file cannot be read back.
   status get(uint32_t ordinal, std::vector<uint32_t>& out) const;
+  /// The number of hashes stored for `ordinal` (0 when none), from memory: no read. Lets a
+  /// caller rule out a pair by the sizes alone.
+  std::size_t count(uint32_t ordinal) const noexcept;
+  /// How many hashes of `ordinal` have each value of the top 8 bits, read from the file without
+  /// the rest of the array (about 1 byte in 25). Errors as for get().
+  status top_byte_counts(uint32_t ordinal, std::array<uint32_t, 256>& counts) const;
   /// Ordinals stored or skipped so far.
   uint32_t size() const noexcept { return static_cast<uint32_t>(offsets_.size() - 1); }
   /// Bytes held in memory: the offsets and the write buffer.
@@ -92,6 +111,10 @@ class shingle_store {
  private:
   shingle_store(int fd, std::string dir, std::size_t buffer_bytes);
   status write_buffer();
+  // The bytes [begin, end) of the file or the buffer: a pointer into the buffer, or into
+  // `scratch` after reading them from the file.
+  status read_bytes(uint64_t begin, uint64_t end, std::vector<uint8_t>& scratch,
+                    const uint8_t*& data) const;
 
   int fd_ = -1;
   std::string dir_;

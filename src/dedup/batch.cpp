@@ -20,6 +20,19 @@ namespace {
 // document (read once per batch), small enough to bound memory (about 32 bytes per pair).
 constexpr std::size_t kVerifyBatch = std::size_t{1} << 18;
 
+// A verified pair (ordinals, a < b) and its Jaccard, kept for the duplicates' report: with star
+// clusters every near duplicate was verified against its representative, so its Jaccard is
+// known without reading the arrays again.
+struct verified_pair {
+  uint32_t a;
+  uint32_t b;
+  float jaccard;
+};
+
+bool pair_before(const verified_pair& x, const verified_pair& y) {
+  return x.a != y.a ? x.a < y.a : x.b < y.b;
+}
+
 }  // namespace
 
 struct batch_deduplicator::impl {
@@ -163,6 +176,7 @@ result<std::vector<dedup_decision>> batch_deduplicator::finish(
     near_ordinals.push_back(i);
     near_fingerprints.push_back(s.fingerprints[i]);
   }
+  std::vector<verified_pair> accepted;
   std::vector<uint32_t> near_rep(near_ordinals.size());
   std::iota(near_rep.begin(), near_rep.end(), 0u);
   if (s.options.near_layer && near_ordinals.size() > 1) {
@@ -188,6 +202,8 @@ result<std::vector<dedup_decision>> batch_deduplicator::finish(
       for (std::size_t i = 0; i < buffered.size(); ++i) {
         if (similarity[i] >= s.options.verify->threshold) {
           verified.push_back(buffered[i]);
+          const auto [a, b] = std::minmax(ordinals[i].first, ordinals[i].second);
+          accepted.push_back({a, b, static_cast<float>(similarity[i])});
         } else {
           ++s.rejected;
         }
@@ -214,6 +230,7 @@ result<std::vector<dedup_decision>> batch_deduplicator::finish(
     if (!verify_error) return std::move(verify_error).error();
     phase("clusters");
     near_rep = clusters.finish();
+    std::sort(accepted.begin(), accepted.end(), pair_before);
   }
 
   std::vector<dedup_decision> decisions(n);
@@ -230,11 +247,21 @@ result<std::vector<dedup_decision>> batch_deduplicator::finish(
     if (s.has_fingerprint[i] && s.has_fingerprint[rep]) {
       d.distance = static_cast<int8_t>(hamming_distance(s.fingerprints[i], s.fingerprints[rep]));
     }
-    if (s.shingles && d.layer == dedup_layer::near) to_measure.emplace_back(rep, i);
+    if (s.shingles && d.layer == dedup_layer::near) {
+      const auto [a, b] = std::minmax(rep, i);
+      const verified_pair key{a, b, 0.0f};
+      const auto it = std::lower_bound(accepted.begin(), accepted.end(), key, pair_before);
+      if (it != accepted.end() && it->a == a && it->b == b) {
+        d.jaccard = it->jaccard;
+      } else {
+        to_measure.emplace_back(rep, i);
+      }
+    }
   }
+  std::vector<verified_pair>().swap(accepted);
   if (!to_measure.empty()) {
-    // The Jaccard with the representative, for the report (with components, a chained member's
-    // may be below the threshold); read grouped by representative.
+    // The Jaccard with a representative it was not verified against (components chain
+    // members), for the report: it may be below the threshold. Read grouped by representative.
     phase("jaccard to representatives");
     std::vector<double> similarity;
     if (auto st = s.jaccards(to_measure, 0.0, similarity); !st) return std::move(st).error();

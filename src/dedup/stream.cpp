@@ -143,8 +143,13 @@ result<dedup_decision> stream_deduplicator::impl::decide(
     for (const index_match& m : candidates) {
       const auto candidate = static_cast<uint32_t>(m.id);
       if (shingles) {
-        if (auto st = shingles->get(candidate, kept_shingles); !st) return std::move(st).error();
         const std::size_t cap = options.verify->max_hashes;
+        // Sizes too far apart rule the pair out without reading the kept array.
+        if (cap == 0 && jaccard_size_bound(sig.shingles.size(), shingles->count(candidate),
+                                           options.verify->threshold)) {
+          continue;
+        }
+        if (auto st = shingles->get(candidate, kept_shingles); !st) return std::move(st).error();
         const double j =
             cap != 0 ? sketch_jaccard(sig.shingles, kept_shingles, cap)
                      : jaccard_at_least(sig.shingles, kept_shingles, options.verify->threshold);

@@ -1,18 +1,21 @@
+// --verify: shingle hash sets of normalised text (shingle_hashes) and their Jaccard similarity
+// (exact, bounded by sizes, or bottom-k). The spill file of the sets is shingle_store.cpp.
 #include <simdup/verify.hpp>
 
 #include <algorithm>
 #include <bit>
-#include <cerrno>
 #include <charconv>
 #include <cstring>
-#include <filesystem>
 #include <limits>
 #include <string>
-#include <system_error>
 #include <utility>
 
-#include <fcntl.h>
-#include <unistd.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
 
 namespace simdup {
 namespace {
@@ -37,15 +40,102 @@ uint64_t mix(uint64_t h) {
   return h;
 }
 
-// Sorting dominated --verify. The histogram of the hashes' top bits is taken while they are
-// generated (about one bucket per shingle, as the bucket count follows the text length); then
-// one pass puts each hash into its bucket with an insertion sort among the bucket's few earlier
-// hashes, and one pass drops repeats: two passes instead of the six of an LSD radix sort.
+// Sorting dominated --verify. Most repeats are dropped first (drop_most_repeats), then the
+// histogram of the hashes' top bits is taken (about one bucket per shingle, as the bucket count
+// follows the text length); one pass puts each hash into its bucket with an insertion sort
+// among the bucket's few earlier hashes, and one pass drops the remaining repeats: three
+// passes instead of the six of an LSD radix sort.
 struct sort_scratch {
   std::vector<uint32_t> raw;
   std::vector<uint32_t> count;
   std::vector<uint32_t> ring;
+  std::vector<uint32_t> seen;
+  std::vector<uint32_t> cps;
 };
+
+// Drops most repeated hashes before the sort (English repeats half its 5-grams): a direct-mapped
+// table of the last hash seen per slot, without branches. A repeat whose slot was taken by
+// another hash in between stays, for the unique pass after the sort. Returns the new count.
+std::size_t drop_most_repeats(uint32_t* raw, std::size_t n, std::vector<uint32_t>& table) {
+  const int bits = std::clamp(static_cast<int>(std::bit_width(n)), 4, 20);
+  const uint32_t mask = (uint32_t{1} << bits) - 1;
+  table.resize(std::size_t{mask} + 1);
+  // Slot k starts with a value that belongs to another slot, so it matches no hash.
+  for (uint32_t k = 0; k <= mask; ++k) table[k] = k ^ 1u;
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const uint32_t v = raw[i];
+    uint32_t& slot = table[v & mask];
+    const bool repeat = slot == v;
+    slot = v;
+    raw[kept] = v;
+    kept += repeat ? 0 : 1;
+  }
+  return kept;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define SIMDUP_VERIFY_AVX512 1
+// The window hashes of an array of code points with AVX-512 (8 windows at a time; the build's
+// baseline has no 64-bit vector multiply): out[j] = mix(sum of cps[j + i] * weights[i]) >> 32
+// for `count` windows of `width` code points, the same values as the scalar rolling hash.
+__attribute__((target("avx512f,avx512dq"))) void window_hashes_avx512(const uint32_t* cps,
+                                                                      std::size_t count,
+                                                                      const uint64_t* weights,
+                                                                      std::size_t width,
+                                                                      uint32_t* out) {
+  // The zero-masking forms with every lane selected: the plain ones start from an undefined
+  // vector, which GCC 12 reports as maybe uninitialised.
+  const __mmask8 all = 0xFF;
+  const __m512i mul1 = _mm512_set1_epi64(static_cast<long long>(0xFF51AFD7ED558CCDull));
+  const __m512i mul2 = _mm512_set1_epi64(static_cast<long long>(0xC4CEB9FE1A85EC53ull));
+  std::size_t j = 0;
+  for (; j + 8 <= count; j += 8) {
+    __m512i h = _mm512_setzero_si512();
+    for (std::size_t i = 0; i < width; ++i) {
+      const __m512i c = _mm512_maskz_cvtepu32_epi64(
+          all, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(cps + j + i)));
+      h = _mm512_add_epi64(
+          h, _mm512_mullo_epi64(c, _mm512_set1_epi64(static_cast<long long>(weights[i]))));
+    }
+    // mix(), lane by lane.
+    h = _mm512_xor_si512(h, _mm512_maskz_srli_epi64(all, h, 33));
+    h = _mm512_mullo_epi64(h, mul1);
+    h = _mm512_xor_si512(h, _mm512_maskz_srli_epi64(all, h, 33));
+    h = _mm512_mullo_epi64(h, mul2);
+    h = _mm512_xor_si512(h, _mm512_maskz_srli_epi64(all, h, 33));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + j),
+                        _mm512_maskz_cvtepi64_epi32(all, _mm512_maskz_srli_epi64(all, h, 32)));
+  }
+  for (; j < count; ++j) {
+    uint64_t h = 0;
+    for (std::size_t i = 0; i < width; ++i) h += cps[j + i] * weights[i];
+    out[j] = static_cast<uint32_t>(mix(h) >> 32);
+  }
+}
+
+bool has_avx512dq() {
+  static const bool yes = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+  return yes;
+}
+#endif
+
+// The code points of `text` into cps (one slot per byte is enough); returns their number.
+std::size_t code_points(std::string_view text, uint32_t* cps) {
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  const auto* end = p + text.size();
+  std::size_t m = 0;
+  while (p < end) {
+    const uint32_t byte = *p;
+    if (byte < 0x80) {
+      ++p;
+      cps[m++] = byte;
+    } else {
+      cps[m++] = decode(p, end);
+    }
+  }
+  return m;
+}
 
 sort_scratch& scratch() {
   thread_local sort_scratch s;
@@ -100,6 +190,22 @@ void shingle_hashes(std::string_view text, std::size_t width, std::size_t max_ha
   std::size_t seen = 0;
   const auto* p = reinterpret_cast<const unsigned char*>(text.data());
   const auto* end = p + text.size();
+#ifdef SIMDUP_VERIFY_AVX512
+  if (has_avx512dq() && text.size() >= width) {
+    // All windows at once instead of the rolling chain: weights[i] = base^(width - 1 - i).
+    if (s.cps.size() < text.size()) s.cps.resize(text.size());
+    const std::size_t m = code_points(text, s.cps.data());
+    if (m >= width) {
+      thread_local std::vector<uint64_t> weights;
+      weights.assign(width, 1);
+      for (std::size_t i = width - 1; i-- > 0;) weights[i] = weights[i + 1] * base;
+      n = m - width + 1;
+      window_hashes_avx512(s.cps.data(), n, weights.data(), width, raw);
+      p = end;  // done: the scalar loop below does not run
+      seen = m;
+    }
+  }
+#endif
   while (p < end) {
     uint32_t cp = *p;
     if (cp < 0x80) {
@@ -111,17 +217,11 @@ void shingle_hashes(std::string_view text, std::size_t width, std::size_t max_ha
     h = h * base + cp;
     ring[seen & ring_mask] = cp;
     ++seen;
-    if (seen >= width) {
-      const auto v = static_cast<uint32_t>(mix(h) >> 32);
-      raw[n++] = v;
-      ++count[v >> shift];
-    }
+    if (seen >= width) raw[n++] = static_cast<uint32_t>(mix(h) >> 32);
   }
-  if (seen < width) {
-    const auto v = static_cast<uint32_t>(mix(h) >> 32);
-    raw[n++] = v;
-    ++count[v >> shift];
-  }
+  if (seen < width) raw[n++] = static_cast<uint32_t>(mix(h) >> 32);
+  n = drop_most_repeats(raw, n, s.seen);
+  for (std::size_t i = 0; i < n; ++i) ++count[raw[i] >> shift];
   uint32_t sum = 0;
   for (uint32_t& c : s.count) sum += std::exchange(c, sum);
   // Scatter by bucket and insertion-sort inside the bucket at once: slots not yet filled hold
@@ -180,22 +280,67 @@ double sketch_jaccard(std::span<const uint32_t> a, std::span<const uint32_t> b,
   return total == 0 ? 0.0 : static_cast<double>(both) / static_cast<double>(total);
 }
 
+namespace {
+
+// J = both / (total - both) >= t  <=>  both >= t * total / (1 + t); the margin keeps a pair
+// exactly at the threshold (4 of 5 at 0.8) from being cut by rounding.
+double needed_shared(std::size_t total, double threshold) {
+  return threshold * static_cast<double>(total) / (1.0 + threshold) - 1e-6;
+}
+
+}  // namespace
+
+std::optional<double> jaccard_shared_bound(std::size_t most_shared, std::size_t na, std::size_t nb,
+                                           double threshold) noexcept {
+  const std::size_t total = na + nb;
+  most_shared = std::min({most_shared, na, nb});
+  if (total == 0 || static_cast<double>(most_shared) >= needed_shared(total, threshold)) {
+    return std::nullopt;
+  }
+  return static_cast<double>(most_shared) / static_cast<double>(total - most_shared);
+}
+
+std::optional<double> jaccard_size_bound(std::size_t na, std::size_t nb,
+                                         double threshold) noexcept {
+  return jaccard_shared_bound(std::min(na, nb), na, nb, threshold);
+}
+
 double jaccard_at_least(std::span<const uint32_t> a, std::span<const uint32_t> b,
                         double threshold) noexcept {
   const std::size_t total = a.size() + b.size();
   if (total == 0) return 0.0;
-  // J = both / (total - both) >= t  <=>  both >= t * total / (1 + t); the margin keeps a pair
-  // exactly at the threshold (4 of 5 at 0.8) from being cut by rounding.
-  const double need = threshold * static_cast<double>(total) / (1.0 + threshold) - 1e-6;
+  if (const auto ruled_out = jaccard_size_bound(a.size(), b.size(), threshold)) return *ruled_out;
+  const double need = needed_shared(total, threshold);
   const auto bound = [&](std::size_t most_shared) {  // J if most_shared were all shared
     return static_cast<double>(most_shared) / static_cast<double>(total - most_shared);
   };
-  if (static_cast<double>(std::min(a.size(), b.size())) < need) {
-    return bound(std::min(a.size(), b.size()));
-  }
-  // Branch-free merge (the order of two random hashes is a coin flip for a branch predictor),
-  // checked every 256 steps against the most that could still be shared.
   std::size_t i = 0, j = 0, both = 0;
+#if defined(__SSE2__)
+  // Blocks of 4 hashes against 4: all 16 pairs compared at once (the second block rotated three
+  // times), then the block with the smaller last hash is done (both when equal). A common hash
+  // lies in exactly one pair of blocks and that pair is visited, so it is counted once; a
+  // finished block can share nothing with what follows the other array's current block.
+  // Checked every 64 rounds against the most that could still be shared.
+  for (std::size_t round = 1; i + 4 <= a.size() && j + 4 <= b.size(); ++round) {
+    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a.data() + i));
+    const __m128i y = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.data() + j));
+    __m128i equal = _mm_cmpeq_epi32(x, y);
+    equal = _mm_or_si128(equal, _mm_cmpeq_epi32(x, _mm_shuffle_epi32(y, _MM_SHUFFLE(0, 3, 2, 1))));
+    equal = _mm_or_si128(equal, _mm_cmpeq_epi32(x, _mm_shuffle_epi32(y, _MM_SHUFFLE(1, 0, 3, 2))));
+    equal = _mm_or_si128(equal, _mm_cmpeq_epi32(x, _mm_shuffle_epi32(y, _MM_SHUFFLE(2, 1, 0, 3))));
+    both += static_cast<std::size_t>(
+        std::popcount(static_cast<unsigned>(_mm_movemask_ps(_mm_castsi128_ps(equal)))));
+    const uint32_t last_a = a[i + 3], last_b = b[j + 3];
+    i += last_a <= last_b ? 4 : 0;
+    j += last_b <= last_a ? 4 : 0;
+    if (round % 64 == 0) {
+      const std::size_t most = both + std::min(a.size() - i, b.size() - j);
+      if (static_cast<double>(most) < need) return bound(most);
+    }
+  }
+#endif
+  // The rest (all of it without SSE2): a branch-free merge (the order of two random hashes is a
+  // coin flip for a branch predictor), checked every 256 steps.
   while (i < a.size() && j < b.size()) {
     const std::size_t steps = std::min({a.size() - i, b.size() - j, std::size_t{256}});
     for (std::size_t s = 0; s < steps && i < a.size() && j < b.size(); ++s) {
@@ -210,187 +355,4 @@ double jaccard_at_least(std::span<const uint32_t> a, std::span<const uint32_t> b
   return bound(both);
 }
 
-namespace {
-
-std::string system_reason(int err) {
-  return std::generic_category().message(err);
-}
-
-// Decodes the varint-coded deltas of one array. Deltas take 3 or 4 bytes about as often as not,
-// so a byte loop mispredicts its exit; while 8 bytes can be loaded, each varint is decoded
-// without branches: its length from the first byte without the continuation bit, its value
-// by gathering the 7-bit groups with shifts and masking to that length.
-bool decode_array(const uint8_t* p, const uint8_t* end, std::vector<uint32_t>& out) {
-  out.resize(static_cast<std::size_t>(end - p));  // at most one value per byte
-  uint32_t* w = out.data();
-  uint32_t value = 0;
-  while (end - p >= 8) {
-    uint64_t word;
-    std::memcpy(&word, p, 8);
-    if constexpr (std::endian::native == std::endian::big) word = __builtin_bswap64(word);
-    const uint64_t stops = ~word & 0x8080808080808080ull;
-    const int length = (std::countr_zero(stops) >> 3) + 1;  // stops == 0: 9, caught below
-    if (length > 5) return false;
-    uint64_t delta = (word & 0x7F) | ((word >> 1) & 0x3F80) | ((word >> 2) & 0x1FC000) |
-                     ((word >> 3) & 0xFE00000) | ((word >> 4) & 0x7F0000000ull);
-    delta &= (uint64_t{1} << (7 * length)) - 1;
-    value += static_cast<uint32_t>(delta);
-    *w++ = value;
-    p += length;
-  }
-  while (p < end) {
-    uint32_t delta = 0;
-    for (int shift = 0;; shift += 7) {
-      if (p == end || shift > 28) return false;
-      const uint8_t byte = *p++;
-      delta |= static_cast<uint32_t>(byte & 0x7F) << shift;
-      if (byte < 0x80) break;
-    }
-    value += delta;
-    *w++ = value;
-  }
-  out.resize(static_cast<std::size_t>(w - out.data()));
-  return true;
-}
-
-}  // namespace
-
-result<shingle_store> shingle_store::create(const std::string& dir, std::size_t buffer_bytes) {
-  std::string where = dir;
-  if (where.empty()) {
-    std::error_code ec;
-    where = std::filesystem::temp_directory_path(ec).string();
-    if (ec) where = "/tmp";
-  }
-  std::string name = where + "/simdup-shingles-XXXXXX";
-  const int fd = ::mkstemp(name.data());
-  if (fd < 0) {
-    return make_error(errc::io_error, "cannot create the temporary file of --verify in " + where +
-                                          ": " + system_reason(errno) + " (set --tmp-dir)");
-  }
-  // Unlinked at once: the data lives until the descriptor is closed, and nothing is left
-  // behind whatever way the run ends.
-  ::unlink(name.c_str());
-  return shingle_store(fd, std::move(where), std::max<std::size_t>(buffer_bytes, 1));
-}
-
-shingle_store::shingle_store(int fd, std::string dir, std::size_t buffer_bytes)
-    : fd_(fd), dir_(std::move(dir)), buffer_bytes_(buffer_bytes) {
-  buffer_.reserve(buffer_bytes_);
-}
-
-shingle_store::shingle_store(shingle_store&& other) noexcept
-    : fd_(std::exchange(other.fd_, -1)),
-      dir_(std::move(other.dir_)),
-      buffer_bytes_(other.buffer_bytes_),
-      offsets_(std::move(other.offsets_)),
-      buffer_(std::move(other.buffer_)),
-      flushed_(other.flushed_),
-      failure_(std::move(other.failure_)) {
-  other.offsets_.assign(1, 0);
-}
-
-shingle_store& shingle_store::operator=(shingle_store&& other) noexcept {
-  if (this != &other) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = std::exchange(other.fd_, -1);
-    dir_ = std::move(other.dir_);
-    buffer_bytes_ = other.buffer_bytes_;
-    offsets_ = std::move(other.offsets_);
-    other.offsets_.assign(1, 0);
-    buffer_ = std::move(other.buffer_);
-    flushed_ = other.flushed_;
-    failure_ = std::move(other.failure_);
-  }
-  return *this;
-}
-
-shingle_store::~shingle_store() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
-status shingle_store::put(uint32_t ordinal, std::span<const uint32_t> hashes) {
-  if (!failure_.empty()) return make_error(errc::io_error, failure_);
-  while (offsets_.size() < static_cast<std::size_t>(ordinal) + 1)
-    offsets_.push_back(offsets_.back());
-  // Deltas of sorted hashes: English arrays of ~2,000 hashes have gaps of ~2^21, 3 bytes each.
-  const std::size_t old = buffer_.size();
-  buffer_.resize(old + hashes.size() * 5);
-  uint8_t* w = buffer_.data() + old;
-  uint32_t previous = 0;
-  for (const uint32_t h : hashes) {
-    uint32_t delta = h - previous;
-    previous = h;
-    while (delta >= 0x80) {
-      *w++ = static_cast<uint8_t>(delta | 0x80);
-      delta >>= 7;
-    }
-    *w++ = static_cast<uint8_t>(delta);
-  }
-  const auto written = static_cast<std::size_t>(w - buffer_.data());
-  buffer_.resize(written);
-  offsets_.push_back(offsets_.back() + (written - old));
-  if (buffer_.size() >= buffer_bytes_) return write_buffer();
-  return {};
-}
-
-status shingle_store::write_buffer() {
-  const uint8_t* p = buffer_.data();
-  std::size_t left = buffer_.size();
-  while (left > 0) {
-    const ssize_t n = ::write(fd_, p, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      // write() returns 0 only for a zero-byte request; treat it as no space left.
-      failure_ = "cannot write the temporary file of --verify in " + dir_ + ": " +
-                 system_reason(n < 0 ? errno : ENOSPC) + " (free space or set --tmp-dir)";
-      return make_error(errc::io_error, failure_);
-    }
-    p += n;
-    left -= static_cast<std::size_t>(n);
-  }
-  flushed_ += buffer_.size();
-  buffer_.clear();
-  return {};
-}
-
-status shingle_store::flush() {
-  if (!failure_.empty()) return make_error(errc::io_error, failure_);
-  return buffer_.empty() ? status{} : write_buffer();
-}
-
-status shingle_store::get(uint32_t ordinal, std::vector<uint32_t>& out) const {
-  if (static_cast<std::size_t>(ordinal) + 1 >= offsets_.size()) {
-    out.clear();
-    return {};
-  }
-  const uint64_t begin = offsets_[ordinal];
-  const uint64_t end = offsets_[ordinal + 1];
-  const uint8_t* data = nullptr;
-  thread_local std::vector<uint8_t> bytes;
-  if (begin >= flushed_) {
-    data = buffer_.data() + (begin - flushed_);
-  } else {
-    bytes.resize(end - begin);
-    // Arrays are written whole or not at all, so begin < flushed_ means end <= flushed_.
-    std::size_t done = 0;
-    while (done < bytes.size()) {
-      const ssize_t n =
-          ::pread(fd_, bytes.data() + done, bytes.size() - done, static_cast<off_t>(begin + done));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        return make_error(errc::io_error, "cannot read back the temporary file of --verify in " +
-                                              dir_ + ": " +
-                                              (n < 0 ? system_reason(errno) : "file truncated"));
-      }
-      done += static_cast<std::size_t>(n);
-    }
-    data = bytes.data();
-  }
-  if (!decode_array(data, data + (end - begin), out)) {
-    return make_error(errc::corrupt_data, "the temporary file of --verify in " + dir_ +
-                                              " is corrupt (a varint runs past its array)");
-  }
-  return {};
-}
 }  // namespace simdup

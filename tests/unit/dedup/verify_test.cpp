@@ -5,10 +5,13 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <filesystem>
+#include <fstream>
 #include <random>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -48,6 +51,35 @@ TEST(ShingleHashes, CountsDistinctCodePointShingles) {
   const auto s = shingles("the quick brown fox jumps", 5);
   EXPECT_TRUE(std::is_sorted(s.begin(), s.end()));
   EXPECT_EQ(std::adjacent_find(s.begin(), s.end()), s.end());
+}
+
+// tests/data/golden/shingle_hashes.tsv, computed from the definition by
+// gen_shingle_hashes.py: texts of many lengths and widths, so that every path (the vector one
+// where the CPU has it, its tail, the scalar one, texts shorter than the width) is checked.
+TEST(ShingleHashes, MatchTheGoldenVectors) {
+  std::ifstream in(std::string(SIMDUP_TEST_DATA_DIR) + "/golden/shingle_hashes.tsv");
+  ASSERT_TRUE(in) << "missing tests/data/golden/shingle_hashes.tsv";
+  std::string line;
+  std::size_t cases = 0;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string width, hex, list;
+    std::getline(fields, width, '\t');
+    std::getline(fields, hex, '\t');
+    std::getline(fields, list, '\t');
+    std::string text;
+    for (std::size_t i = 0; i + 1 < hex.size(); i += 2) {
+      text += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
+    }
+    std::vector<uint32_t> expected;
+    std::istringstream values(list);
+    for (std::string v; std::getline(values, v, ',');) {
+      expected.push_back(static_cast<uint32_t>(std::stoul(v, nullptr, 16)));
+    }
+    EXPECT_EQ(shingles(text, std::stoul(width)), expected) << line.substr(0, 60);
+    ++cases;
+  }
+  EXPECT_GE(cases, 50u);
 }
 
 TEST(ShingleHashes, CapKeepsTheSmallestHashes) {
@@ -120,6 +152,34 @@ TEST(JaccardAtLeast, ExactAtOrAboveTheThresholdAndBelowItOtherwise) {
   EXPECT_DOUBLE_EQ(jaccard_at_least({}, {}, 0.8), 0.0);
 }
 
+TEST(JaccardSizeBound, RulesOutExactlyThePairsTooUnequalInSize) {
+  // 4 of 5 can still reach 0.8 (all 4 shared); 3 of 5 cannot: at most 3 / 5.
+  EXPECT_FALSE(jaccard_size_bound(4, 5, 0.8));
+  ASSERT_TRUE(jaccard_size_bound(3, 5, 0.8));
+  EXPECT_DOUBLE_EQ(*jaccard_size_bound(3, 5, 0.8), 0.6);
+  EXPECT_DOUBLE_EQ(*jaccard_size_bound(5, 3, 0.8), 0.6);
+  EXPECT_DOUBLE_EQ(*jaccard_size_bound(0, 7, 0.5), 0.0);
+  EXPECT_FALSE(jaccard_size_bound(0, 0, 0.8));
+  EXPECT_FALSE(jaccard_size_bound(1, 1000, 0.0));  // threshold 0: never ruled out
+  // Whenever it rules a pair out, jaccard_at_least gives that value, below the threshold.
+  std::vector<uint32_t> a, b;
+  for (std::size_t na = 0; na <= 60; na += 3) {
+    for (std::size_t nb = 0; nb <= 60; nb += 4) {
+      a.resize(na);
+      b.resize(nb);
+      for (std::size_t i = 0; i < na; ++i) a[i] = static_cast<uint32_t>(2 * i);
+      for (std::size_t i = 0; i < nb; ++i) b[i] = static_cast<uint32_t>(3 * i);
+      for (double t : {0.3, 0.8, 1.0}) {
+        if (const auto ruled_out = jaccard_size_bound(na, nb, t)) {
+          EXPECT_DOUBLE_EQ(jaccard_at_least(a, b, t), *ruled_out) << na << " " << nb << " " << t;
+          EXPECT_LT(*ruled_out, t);
+          EXPECT_LT(sketch_jaccard(a, b, 0), t);
+        }
+      }
+    }
+  }
+}
+
 TEST(ShingleHashes, SetIsTheUnionOfOverlappingPieces) {
   // The shingles of a text are those of two pieces that overlap by width - 1 code points. Texts
   // of many lengths exercise the bucket sort at different bucket counts and the multi-byte path.
@@ -170,7 +230,15 @@ TEST(ShingleStore, RoundTripsArraysThroughTheFileAndTheBuffer) {
     std::set<uint32_t> set;
     const std::size_t n = i == 7 ? 2000 : rng() % 50;
     while (set.size() < n) set.insert(static_cast<uint32_t>(rng()));
-    if (i == 11) set.insert({0u, UINT32_MAX});  // extreme values survive the delta coding
+    if (i == 11) set.insert({0u, UINT32_MAX});  // extreme values survive the coding
+    // Crowded buckets of the top-8-bit bitmap: 3,000 hashes under 2^24, all in the first
+    // bucket; and the last bucket.
+    if (i == 14) {
+      for (uint32_t v = 0; v < 3000; ++v) set.insert(v * 5000);
+    }
+    if (i == 17) {
+      for (uint32_t v = 0; v < 500; ++v) set.insert(UINT32_MAX - v * 7);
+    }
     arrays[i].assign(set.begin(), set.end());
     hashes += arrays[i].size();
     ASSERT_TRUE(store->put(i, arrays[i]));
@@ -180,28 +248,83 @@ TEST(ShingleStore, RoundTripsArraysThroughTheFileAndTheBuffer) {
   for (uint32_t i = 0; i < arrays.size(); ++i) {
     ASSERT_TRUE(store->get(i, got));
     EXPECT_EQ(got, arrays[i]) << i;
+    EXPECT_EQ(store->count(i), arrays[i].size()) << i;
   }
   ASSERT_TRUE(store->get(1000, got));
   EXPECT_TRUE(got.empty());
+  EXPECT_EQ(store->count(1000), 0u);
   ASSERT_TRUE(store->flush());
   ASSERT_TRUE(store->get(7, got));
   EXPECT_EQ(got, arrays[7]);
   // Memory is the offsets and the buffer (at most the buffer size plus one encoded array).
-  EXPECT_LT(store->memory_bytes(), 100 + 5 * 2000 + 41 * 8 + 100u);
-  EXPECT_GT(hashes, 2000u);
+  EXPECT_LT(store->memory_bytes(), 100 + 4 * 3000 + 41 * 8 + 100u);
+  EXPECT_GT(hashes, 5000u);
+}
+
+TEST(ShingleStore, CountsHashesByTopByteWithoutDecoding) {
+  temp_dir dir;
+  auto store = shingle_store::create(dir.path.string(), 256);
+  ASSERT_TRUE(store);
+  std::mt19937 rng(23);
+  std::vector<std::vector<uint32_t>> arrays;
+  for (std::size_t n : {1u, 7u, 300u, 2500u, 40u}) {
+    std::set<uint32_t> set;
+    while (set.size() < n) set.insert(static_cast<uint32_t>(rng()) >> (n == 40 ? 4 : 0));
+    if (n == 7) set.insert(UINT32_MAX);
+    arrays.emplace_back(set.begin(), set.end());
+  }
+  for (uint32_t i = 0; i < arrays.size(); ++i) ASSERT_TRUE(store->put(i, arrays[i]));
+  std::array<uint32_t, 256> counts{};
+  for (uint32_t i = 0; i < arrays.size(); ++i) {
+    std::array<uint32_t, 256> expected{};
+    for (const uint32_t h : arrays[i]) ++expected[h >> 24];
+    ASSERT_TRUE(store->top_byte_counts(i, counts));
+    EXPECT_EQ(counts, expected) << i;
+  }
+  ASSERT_TRUE(store->top_byte_counts(99, counts));
+  EXPECT_EQ(counts, (std::array<uint32_t, 256>{}));
+}
+
+TEST(JaccardSharedBound, RulesOutWhatTooFewSharedHashesCannotReach) {
+  // 10 and 10 hashes need 8.9 shared for 0.8: 8 rule it out (8 / 12), 9 do not.
+  ASSERT_TRUE(jaccard_shared_bound(8, 10, 10, 0.8));
+  EXPECT_DOUBLE_EQ(*jaccard_shared_bound(8, 10, 10, 0.8), 8.0 / 12.0);
+  EXPECT_FALSE(jaccard_shared_bound(9, 10, 10, 0.8));
+  // More than the smaller set cannot be shared: the sizes decide.
+  EXPECT_EQ(jaccard_shared_bound(50, 3, 5, 0.8), jaccard_size_bound(3, 5, 0.8));
+}
+
+TEST(ShingleStore, CountsEveryArraySizeFromItsLength) {
+  // The count comes from the encoded length alone: every size maps to a distinct length.
+  temp_dir dir;
+  auto store = shingle_store::create(dir.path.string(), 1 << 16);
+  ASSERT_TRUE(store);
+  std::mt19937 rng(17);
+  std::vector<uint32_t> array;
+  uint32_t ordinal = 0;
+  for (std::size_t n = 0; n <= 700; ++n, ++ordinal) {
+    std::set<uint32_t> set;
+    while (set.size() < n) set.insert(static_cast<uint32_t>(rng()));
+    array.assign(set.begin(), set.end());
+    ASSERT_TRUE(store->put(ordinal, array));
+    ASSERT_EQ(store->count(ordinal), n);
+  }
+  std::vector<uint32_t> got;
+  ASSERT_TRUE(store->get(ordinal - 1, got));
+  EXPECT_EQ(got, array);
 }
 
 TEST(ShingleStore, CodesDeltasCompactly) {
   temp_dir dir;
   auto store = shingle_store::create(dir.path.string());
   ASSERT_TRUE(store);
-  // A typical English article: 2,000 distinct random hashes with gaps of about 2^21, most of
-  // which fit a 3-byte varint (the rest take 4): about 3.4 bytes per hash instead of 4.
+  // A typical English article: 2,000 distinct random hashes. 3 bytes each for the low 24 bits
+  // and n + 256 bits for the top 8: 6,282 bytes, 3.14 per hash instead of 4.
   std::mt19937 rng(3);
   std::set<uint32_t> set;
   while (set.size() < 2000) set.insert(static_cast<uint32_t>(rng()));
   ASSERT_TRUE(store->put(0, std::vector<uint32_t>(set.begin(), set.end())));
-  EXPECT_LT(store->stored_bytes(), 2000u * 7 / 2);
+  EXPECT_EQ(store->stored_bytes(), 6282u);
 }
 
 TEST(ShingleStore, ReadsFromManyThreadsAtOnce) {

@@ -1,0 +1,92 @@
+#include "dedup/pair_jaccard.hpp"
+
+#include <gtest/gtest.h>
+
+#include <stdlib.h>
+
+#include <filesystem>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace simdup::detail {
+namespace {
+
+struct temp_dir {
+  std::filesystem::path path;
+  temp_dir() {
+    std::string name = (std::filesystem::temp_directory_path() / "simdup-pairs-XXXXXX").string();
+    path = ::mkdtemp(name.data());
+  }
+  ~temp_dir() { std::filesystem::remove_all(path); }
+};
+
+// Arrays that share a common core with some noise, of sizes from 40% to 100% of the largest:
+// some pairs reach 0.8, some fail on their sizes alone, some only after merging.
+std::vector<std::vector<uint32_t>> family(std::size_t count, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<uint32_t> core;
+  for (uint32_t i = 0; i < 1500; ++i) core.push_back(static_cast<uint32_t>(rng()));
+  std::vector<std::vector<uint32_t>> out;
+  for (std::size_t d = 0; d < count; ++d) {
+    std::set<uint32_t> set;
+    const std::size_t keep = 600 + rng() % 901;
+    for (std::size_t i = 0; i < keep; ++i) set.insert(core[i]);
+    const std::size_t noise = rng() % 300;
+    for (std::size_t i = 0; i < noise; ++i) set.insert(static_cast<uint32_t>(rng()));
+    out.emplace_back(set.begin(), set.end());
+  }
+  return out;
+}
+
+TEST(PairJaccards, AgreesWithComparingTheArraysDirectly) {
+  temp_dir dir;
+  // A small buffer: most arrays are read back from the file, the last ones from the buffer.
+  auto store = shingle_store::create(dir.path.string(), 4096);
+  ASSERT_TRUE(store) << store.error().message;
+  const auto arrays = family(40, 9);
+  for (uint32_t i = 0; i < arrays.size(); ++i) ASSERT_TRUE(store->put(i, arrays[i]));
+  std::vector<jaccard_job> jobs;
+  std::mt19937 rng(4);
+  for (uint32_t slot = 0; slot < 600; ++slot) {
+    // Repeated first members (groups) and repeated second members (the cache).
+    jobs.push_back({static_cast<uint32_t>(rng() % 12), static_cast<uint32_t>(rng() % 40), slot});
+  }
+  for (const double threshold : {0.8, 0.5, 0.0}) {
+    std::vector<jaccard_job> shuffled = jobs;
+    std::vector<double> out(jobs.size(), -1.0);
+    ASSERT_TRUE(pair_jaccards(*store, shuffled, 0, threshold, out));
+    std::size_t reached = 0, ruled_out_by_size = 0;
+    for (const jaccard_job& job : jobs) {
+      const auto& a = arrays[job.a];
+      const auto& b = arrays[job.b];
+      const double exact = sketch_jaccard(a, b, 0);
+      if (exact >= threshold) {
+        ++reached;
+        EXPECT_DOUBLE_EQ(out[job.slot], exact) << job.a << " " << job.b << " " << threshold;
+      } else {
+        EXPECT_LT(out[job.slot], threshold) << job.a << " " << job.b << " " << threshold;
+      }
+      if (const auto by_size = jaccard_size_bound(a.size(), b.size(), threshold)) {
+        ++ruled_out_by_size;
+        EXPECT_DOUBLE_EQ(out[job.slot], *by_size);
+      }
+    }
+    // The data exercise both paths at 0.8.
+    if (threshold == 0.8) {
+      EXPECT_GT(reached, 20u);
+      EXPECT_GT(ruled_out_by_size, 100u);
+    }
+  }
+  // Bottom-k sketches go through sketch_jaccard, never the size rule.
+  std::vector<double> out(jobs.size(), -1.0);
+  std::vector<jaccard_job> shuffled = jobs;
+  ASSERT_TRUE(pair_jaccards(*store, shuffled, 100, 0.8, out));
+  for (const jaccard_job& job : jobs) {
+    EXPECT_DOUBLE_EQ(out[job.slot], sketch_jaccard(arrays[job.a], arrays[job.b], 100));
+  }
+}
+
+}  // namespace
+}  // namespace simdup::detail
