@@ -8,15 +8,6 @@ namespace {
 using test::read_all;
 using test::temp_dir;
 
-std::string jsonl(int from, int to) {
-  std::string s;
-  for (int i = from; i < to; ++i) {
-    s += "{\"id\":" + std::to_string(i) + ",\"text\":\"document number " + std::to_string(i) +
-         "\"}\n";
-  }
-  return s;
-}
-
 test::read_all_result read_files(const std::vector<std::string>& paths,
                                  const reader_options& opts = {}) {
   auto r = reader::open(paths, opts);
@@ -26,8 +17,8 @@ test::read_all_result read_files(const std::vector<std::string>& paths,
 
 TEST(Compression, GzipAndZstdAreDecompressedTransparently) {
   temp_dir dir;
-  const std::string gz = dir.write("a.jsonl.gz", test::gzip(jsonl(0, 500)));
-  const std::string zst = dir.write("b.jsonl.zst", test::zstd(jsonl(500, 1000)));
+  const std::string gz = dir.write("a.jsonl.gz", test::gzip(test::numbered_jsonl(0, 500)));
+  const std::string zst = dir.write("b.jsonl.zst", test::zstd(test::numbered_jsonl(500, 1000)));
   auto r = read_files({gz, zst});
   ASSERT_TRUE(r.failure.empty()) << r.failure;
   ASSERT_EQ(r.docs.size(), 1000u);
@@ -41,9 +32,10 @@ TEST(Compression, GzipAndZstdAreDecompressedTransparently) {
 TEST(Compression, MultiMemberGzipAndMultiFrameZstd) {
   temp_dir dir;
   const std::string gz =
-      dir.write("m.jsonl.gz", test::gzip(jsonl(0, 3)) + test::gzip(jsonl(3, 7)) + test::gzip(""));
-  const std::string zst =
-      dir.write("m.jsonl.zst", test::zstd(jsonl(7, 9)) + test::zstd(jsonl(9, 10)));
+      dir.write("m.jsonl.gz", test::gzip(test::numbered_jsonl(0, 3)) +
+                                  test::gzip(test::numbered_jsonl(3, 7)) + test::gzip(""));
+  const std::string zst = dir.write("m.jsonl.zst", test::zstd(test::numbered_jsonl(7, 9)) +
+                                                       test::zstd(test::numbered_jsonl(9, 10)));
   auto r = read_files({gz, zst});
   ASSERT_TRUE(r.failure.empty()) << r.failure;
   ASSERT_EQ(r.docs.size(), 10u);
@@ -54,8 +46,8 @@ TEST(Compression, MultiMemberGzipAndMultiFrameZstd) {
 
 TEST(Compression, DetectedByMagicBytesNotOnlyExtension) {
   temp_dir dir;
-  const std::string a = dir.write("plain.jsonl", test::gzip(jsonl(0, 2)));
-  const std::string b = dir.write("noext", test::zstd(jsonl(2, 4)));
+  const std::string a = dir.write("plain.jsonl", test::gzip(test::numbered_jsonl(0, 2)));
+  const std::string b = dir.write("noext", test::zstd(test::numbered_jsonl(2, 4)));
   auto r = read_files({a, b});
   ASSERT_EQ(r.docs.size(), 4u);
   EXPECT_EQ(r.docs[3].text, "document number 3");
@@ -64,13 +56,13 @@ TEST(Compression, DetectedByMagicBytesNotOnlyExtension) {
 
 TEST(Compression, TruncatedStreamsAreFatalErrorsNamingTheFile) {
   temp_dir dir;
-  const std::string full_gz = test::gzip(jsonl(0, 2000));
+  const std::string full_gz = test::gzip(test::numbered_jsonl(0, 2000));
   const std::string gz = dir.write("t.jsonl.gz", full_gz.substr(0, full_gz.size() / 2));
   auto r = read_files({gz});
   EXPECT_LT(r.docs.size(), 2000u);
   EXPECT_NE(r.failure.find("truncated gzip stream in " + gz), std::string::npos) << r.failure;
 
-  const std::string full_zst = test::zstd(jsonl(0, 2000));
+  const std::string full_zst = test::zstd(test::numbered_jsonl(0, 2000));
   const std::string zst = dir.write("t.jsonl.zst", full_zst.substr(0, full_zst.size() - 10));
   auto z = read_files({zst});
   EXPECT_NE(z.failure.find("truncated zstd stream in " + zst), std::string::npos) << z.failure;
@@ -83,7 +75,7 @@ TEST(Compression, TruncatedStreamsAreFatalErrorsNamingTheFile) {
 
 TEST(Compression, CorruptGzipIsAnError) {
   temp_dir dir;
-  std::string bytes = test::gzip(jsonl(0, 50));
+  std::string bytes = test::gzip(test::numbered_jsonl(0, 50));
   for (std::size_t i = 12; i < bytes.size() - 8; i += 7) bytes[i] = static_cast<char>(~bytes[i]);
   const std::string p = dir.write("c.jsonl.gz", bytes);
   auto r = read_files({p});
@@ -92,8 +84,8 @@ TEST(Compression, CorruptGzipIsAnError) {
 
 TEST(Inputs, GlobsExpandSortedAndMissingInputsAreErrors) {
   temp_dir dir;
-  dir.write("p2.jsonl", jsonl(2, 3));
-  dir.write("p1.jsonl", jsonl(1, 2));
+  dir.write("p2.jsonl", test::numbered_jsonl(2, 3));
+  dir.write("p1.jsonl", test::numbered_jsonl(1, 2));
   dir.write("q.txt", "not matched\n");
   const std::string pattern = (dir.path() / "p*.jsonl").string();
   auto r = read_files({pattern});
@@ -128,7 +120,7 @@ TEST(Inputs, FormatOverrideAppliesToEveryInput) {
 
 TEST(Inputs, StatsCountRecordsAndBytes) {
   temp_dir dir;
-  const std::string plain = jsonl(0, 10) + "not json\n";
+  const std::string plain = test::numbered_jsonl(0, 10) + "not json\n";
   const std::string p = dir.write("s.jsonl.gz", test::gzip(plain));
   auto r = reader::open(std::vector<std::string>{p}, {});
   ASSERT_TRUE(r);

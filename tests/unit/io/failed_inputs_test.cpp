@@ -14,14 +14,6 @@ namespace {
 using test::read_all;
 using test::temp_dir;
 
-std::string jsonl(int from, int to) {
-  std::string s;
-  for (int i = from; i < to; ++i) {
-    s += "{\"id\":" + std::to_string(i) + ",\"text\":\"record " + std::to_string(i) + "\"}\n";
-  }
-  return s;
-}
-
 /// Complete lines zlib itself recovers from a cut gzip stream: the reference for what the
 /// reader must return before reporting the truncation.
 std::size_t recoverable_lines(const std::string& cut) {
@@ -46,7 +38,7 @@ reader_options skipping() {
 
 TEST(FailedInputs, TruncatedGzipReturnsEveryCompleteRecordBeforeTheError) {
   temp_dir dir;
-  const std::string full = test::gzip(jsonl(0, 3000));
+  const std::string full = test::gzip(test::numbered_jsonl(0, 3000));
   const std::string cut = full.substr(0, full.size() / 2);
   const std::string gz = dir.write("t.jsonl.gz", cut);
   const std::size_t lines = recoverable_lines(cut);
@@ -62,11 +54,11 @@ TEST(FailedInputs, TruncatedGzipReturnsEveryCompleteRecordBeforeTheError) {
 
 TEST(FailedInputs, SkippedInputsAreBadRecordsAndReadingGoesOn) {
   temp_dir dir;
-  const std::string full_gz = test::gzip(jsonl(0, 3000));
+  const std::string full_gz = test::gzip(test::numbered_jsonl(0, 3000));
   const std::string gz = dir.write("t.jsonl.gz", full_gz.substr(0, full_gz.size() / 2));
-  const std::string full_zst = test::zstd(jsonl(0, 3000));
+  const std::string full_zst = test::zstd(test::numbered_jsonl(0, 3000));
   const std::string zst = dir.write("t.jsonl.zst", full_zst.substr(0, full_zst.size() - 10));
-  const std::string ok = dir.write("ok.jsonl", jsonl(0, 2));
+  const std::string ok = dir.write("ok.jsonl", test::numbered_jsonl(0, 2));
   const std::string missing = (dir.path() / "gone.jsonl").string();
   const std::string nomatch = (dir.path() / "none-*.jsonl").string();
   const std::string folder = dir.path().string();
@@ -96,7 +88,7 @@ TEST(FailedInputs, SkippedInputsAreBadRecordsAndReadingGoesOn) {
 
 TEST(FailedInputs, WithoutSkipTheyAreFatal) {
   temp_dir dir;
-  const std::string ok = dir.write("ok.jsonl", jsonl(0, 2));
+  const std::string ok = dir.write("ok.jsonl", test::numbered_jsonl(0, 2));
   auto missing = reader::open(std::vector<std::string>{ok, (dir.path() / "x.jsonl").string()}, {});
   ASSERT_FALSE(missing);
   EXPECT_EQ(missing.error().code, errc::not_found);

@@ -39,6 +39,16 @@ class temp_dir {
   std::filesystem::path path_;
 };
 
+/// JSONL records {"id": i, "text": "document number i"} for i in [from, to).
+inline std::string numbered_jsonl(int from, int to) {
+  std::string s;
+  for (int i = from; i < to; ++i) {
+    s += "{\"id\":" + std::to_string(i) + ",\"text\":\"document number " + std::to_string(i) +
+         "\"}\n";
+  }
+  return s;
+}
+
 /// One gzip member holding `data` (zlib's deflate with the gzip wrapper).
 inline std::string gzip(const std::string& data) {
   z_stream z{};

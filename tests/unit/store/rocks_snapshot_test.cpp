@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "store/backend.hpp"
+#include "support/backend_calls.hpp"
 
 namespace simdup::detail {
 namespace {
@@ -43,11 +44,7 @@ class RocksSnapshot : public ::testing::Test {
   }
 
   doc_outcome one(backend& b, doc_op op, std::string id, uint64_t fp, int64_t time) {
-    doc_input in{std::move(id), fp, time};
-    doc_outcome out;
-    auto st = b.apply(config_, op, std::span(&in, 1), time, 10, std::span(&out, 1));
-    EXPECT_TRUE(st) << st.error().message;
-    return out;
+    return test_support::apply_one(b, config_, op, std::move(id), fp, time);
   }
 
   uint64_t documents(backend& b) {
