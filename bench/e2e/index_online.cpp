@@ -1,9 +1,10 @@
 // Online index end to end: inserts N fingerprints (N/10 of them near-duplicates of earlier ones),
-// then measures batch queries on T threads, single-query latency (p50/p99), memory, and
-// removes by id (the first one builds the segments' id tables; it is timed apart).
+// then measures batch queries on T threads, single-query latency (p50/p99), memory (on the
+// segments as inserting left them, then after compact()), and removes by id (the first one
+// builds the segments' id tables; it is timed apart).
 //
 //   bench_index_online [--n 10000000] [--k 3] [--queries 2000000] [--threads 2]
-//                      [--removes 200000]
+//                      [--removes 200000] [--merge-cap-divisor 8]
 #include <simdup/online_index.hpp>
 
 #include <algorithm>
@@ -27,6 +28,7 @@ int main(int argc, char** argv) {
   std::size_t n = 10'000'000, queries = 2'000'000, removes = 200'000;
   int k = 3;
   unsigned threads = 2;
+  std::size_t cap_divisor = simdup::online_index_options{}.merge_cap_divisor;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&] { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
@@ -40,6 +42,8 @@ int main(int argc, char** argv) {
       removes = std::stoull(next());
     else if (a == "--threads")
       threads = static_cast<unsigned>(std::stoul(next()));
+    else if (a == "--merge-cap-divisor")
+      cap_divisor = std::stoull(next());
     else {
       std::fprintf(stderr, "unknown option %s\n", a.c_str());
       return 2;
@@ -55,6 +59,7 @@ int main(int argc, char** argv) {
   simdup::online_index_options opt;
   opt.k = k;
   opt.expected_size = n;
+  opt.merge_cap_divisor = cap_divisor;
   auto created = simdup::online_index::create(opt);
   if (!created) {
     std::fprintf(stderr, "%s\n", created.error().message.c_str());
@@ -69,14 +74,9 @@ int main(int argc, char** argv) {
   for (std::size_t i = 0; i < n; i += batch)
     idx.insert(std::span(entries).subspan(i, std::min(batch, n - i)));
   const double insert_s = seconds_since(t0);
-  t0 = clock_type::now();
-  idx.compact();
-  const double compact_s = seconds_since(t0);
-  const auto st = idx.stats();
+  auto st = idx.stats();
   std::printf("inserts: %.0f /s (%zu in %.2f s, sealing and merging included)\n",
               static_cast<double>(n) / insert_s, n, insert_s);
-  std::printf("compact: %.2f s; segments %llu\n", compact_s,
-              static_cast<unsigned long long>(st.segments));
   std::printf("memory: %.1f bytes per entry (%.0f MB)\n",
               static_cast<double>(st.memory_bytes) / static_cast<double>(st.size),
               static_cast<double>(st.memory_bytes) / 1e6);
@@ -85,37 +85,50 @@ int main(int argc, char** argv) {
   std::vector<uint64_t> qs(queries);
   for (std::size_t i = 0; i < queries; ++i)
     qs[i] = i % 2 ? rng() : entries[rng() % n].fingerprint ^ (uint64_t{1} << (rng() % 64));
-  std::vector<std::size_t> found(threads, 0);
-  t0 = clock_type::now();
-  std::vector<std::thread> pool;
-  for (unsigned t = 0; t < threads; ++t)
-    pool.emplace_back([&, t] {
-      simdup::query_results r;
-      const std::size_t lo = queries * t / threads, hi = queries * (t + 1) / threads;
-      for (std::size_t i = lo; i < hi; i += 1024) {
-        idx.query(std::span(qs).subspan(i, std::min<std::size_t>(1024, hi - i)), r);
-        found[t] += r.matches.size();
-      }
-    });
-  for (auto& p : pool) p.join();
-  const double query_s = seconds_since(t0);
-  std::size_t total_found = 0;
-  for (auto f : found) total_found += f;
-  std::printf("batch queries: %.0f /s on %u threads (%zu matches)\n",
-              static_cast<double>(queries) / query_s, threads, total_found);
+  // Measured twice: on the segments as inserting left them (what a service sees), then after
+  // compact().
+  auto measure = [&](const char* shape) {
+    const auto s = idx.stats();
+    std::printf("-- %s: %llu sealed segments, largest %llu entries\n", shape,
+                static_cast<unsigned long long>(s.sealed_segments),
+                static_cast<unsigned long long>(s.largest_segment));
+    std::vector<std::size_t> found(threads, 0);
+    auto q0 = clock_type::now();
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t)
+      pool.emplace_back([&, t] {
+        simdup::query_results r;
+        const std::size_t lo = queries * t / threads, hi = queries * (t + 1) / threads;
+        for (std::size_t i = lo; i < hi; i += 1024) {
+          idx.query(std::span(qs).subspan(i, std::min<std::size_t>(1024, hi - i)), r);
+          found[t] += r.matches.size();
+        }
+      });
+    for (auto& p : pool) p.join();
+    const double query_s = seconds_since(q0);
+    std::size_t total_found = 0;
+    for (auto f : found) total_found += f;
+    std::printf("batch queries: %.0f /s on %u threads (%zu matches)\n",
+                static_cast<double>(queries) / query_s, threads, total_found);
 
-  std::vector<double> lat;
-  const std::size_t single = std::min<std::size_t>(queries, 200'000);
-  lat.reserve(single);
-  std::size_t sink = 0;
-  for (std::size_t i = 0; i < single; ++i) {
-    const auto a = clock_type::now();
-    sink += idx.query(qs[i]).size();
-    lat.push_back(std::chrono::duration<double, std::micro>(clock_type::now() - a).count());
-  }
-  std::sort(lat.begin(), lat.end());
-  std::printf("single query latency: p50 %.2f us, p99 %.2f us, max %.1f us (%zu matches)\n",
-              lat[lat.size() / 2], lat[lat.size() * 99 / 100], lat.back(), sink);
+    std::vector<double> lat;
+    const std::size_t single = std::min<std::size_t>(queries, 200'000);
+    lat.reserve(single);
+    std::size_t sink = 0;
+    for (std::size_t i = 0; i < single; ++i) {
+      const auto a = clock_type::now();
+      sink += idx.query(qs[i]).size();
+      lat.push_back(std::chrono::duration<double, std::micro>(clock_type::now() - a).count());
+    }
+    std::sort(lat.begin(), lat.end());
+    std::printf("single query latency: p50 %.2f us, p99 %.2f us, max %.1f us (%zu matches)\n",
+                lat[lat.size() / 2], lat[lat.size() * 99 / 100], lat.back(), sink);
+  };
+  measure("as inserted");
+  t0 = clock_type::now();
+  idx.compact();
+  std::printf("compact: %.2f s\n", seconds_since(t0));
+  measure("compacted");
   // Removes: distinct random ids (each indexed once), so each call removes one entry.
   std::vector<uint64_t> ids(n);
   for (std::size_t i = 0; i < n; ++i) ids[i] = entries[i].id;

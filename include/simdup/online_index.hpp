@@ -69,6 +69,19 @@ struct online_index_options {
   /// Tiered merging: this many adjacent sealed segments of the same size class are merged into
   /// one. Default 4; at least 2.
   std::size_t merge_fanout = 4;
+  /// Bounds the transient memory of merging: a merge builds its output while its inputs are
+  /// still being queried (about 80 bytes per merged entry with 10 tables, on top of the
+  /// inputs). The merges done while inserting never build a segment of more than
+  /// max(live entries / merge_cap_divisor, merge_cap_floor) entries; segments that would
+  /// exceed it stay apart (each costs a probe per table per query) until the index has grown
+  /// enough. Default 2: a merge adds at most about half the index's memory, and the usual
+  /// shapes (four 1M segments into one at 8M) still merge, so queries stay fast; 8 bounds the
+  /// peak further at the price of about ten segments at 10M (2 to 3 times slower queries).
+  /// 0: no cap. compact() ignores the cap.
+  std::size_t merge_cap_divisor = 2;
+  /// Smallest cap in entries, so that small indexes still merge into few segments. Default
+  /// 2^20; at least 1.
+  std::size_t merge_cap_floor = std::size_t{1} << 20;
   /// Returns "now" in timestamp units when a call passes use_clock. Default (empty): seconds
   /// since the Unix epoch from std::chrono::system_clock. Injectable for tests and replays.
   std::function<int64_t()> clock;
@@ -108,6 +121,10 @@ struct index_stats {
   uint64_t removed = 0;
   /// Approximate bytes held by the index's tables and entries.
   uint64_t memory_bytes = 0;
+  /// Entries (removed and expired ones included) in the largest sealed segment; bounded by
+  /// the merge cap (online_index_options::merge_cap_divisor) when that segment was built,
+  /// unless compact() built it.
+  uint64_t largest_segment = 0;
 };
 
 /// Thread safety: every const method may run concurrently with each other and with insert,
@@ -148,7 +165,8 @@ class online_index {
   /// dropped. Also done automatically (see online_index_options::window).
   std::size_t expire(int64_t now = use_clock);
   /// Seals the mutable segment and merges sealed segments into as few as possible (segments are
-  /// not merged across more than a quarter of the window, so expiry stays fine-grained).
+  /// not merged across more than a quarter of the window, so expiry stays fine-grained). The
+  /// merge cap does not apply: merging everything needs up to the index's size again, briefly.
   void compact();
 
   index_stats stats() const;

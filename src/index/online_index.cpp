@@ -96,12 +96,8 @@ struct online_index::impl {
 
   /// Merges sealed[first, last) into one; caller holds `maintenance`.
   void merge_range(std::size_t first, std::size_t last, int64_t min_live_ts) {
-    detail::entry_columns cols;
-    std::size_t total = 0;
-    for (std::size_t i = first; i < last; ++i) total += sealed[i]->live();
-    cols.reserve(total);
-    for (std::size_t i = first; i < last; ++i) sealed[i]->collect(cols, min_live_ts);
-    auto merged = detail::sealed_segment::build(ctx, cols);
+    auto merged = detail::sealed_segment::merge(ctx, std::span(sealed).subspan(first, last - first),
+                                                min_live_ts);
     std::unique_lock lock(mutex);
     for (std::size_t i = first; i < last; ++i)
       expired += sealed[i]->live();  // counted back below: only the window-dropped ones remain
@@ -109,6 +105,44 @@ struct online_index::impl {
     sealed.erase(sealed.begin() + static_cast<std::ptrdiff_t>(first),
                  sealed.begin() + static_cast<std::ptrdiff_t>(last));
     sealed.insert(sealed.begin() + static_cast<std::ptrdiff_t>(first), std::move(merged));
+  }
+
+  /// Largest segment a merge may build now (see online_index_options::merge_cap_divisor).
+  /// Caller holds `maintenance`.
+  std::size_t merge_cap() const {
+    if (options.merge_cap_divisor == 0) return SIZE_MAX;
+    std::size_t live = 0;
+    for (const auto& s : sealed) live += s->live();
+    {
+      std::shared_lock lock(mutex);
+      for (const auto& f : frozen) live += f->live();
+      live += active->live();
+    }
+    return std::max(live / options.merge_cap_divisor, options.merge_cap_floor);
+  }
+
+  std::size_t live_of(std::size_t first, std::size_t last) const {
+    std::size_t live = 0;
+    for (std::size_t i = first; i < last; ++i) live += sealed[i]->live();
+    return live;
+  }
+
+  /// Merges the newest run of merge_fanout adjacent sealed segments of one tier whose merge
+  /// fits `cap` and the span limit. Runs below the newest one exist when the cap held them
+  /// back while the index was smaller. Returns false when there is none. Caller holds
+  /// `maintenance`.
+  bool merge_tier_run(std::size_t cap, int64_t min_live_ts) {
+    const std::size_t fan = options.merge_fanout;
+    for (std::size_t last = sealed.size(); last >= fan; --last) {
+      const std::size_t first = last - fan;
+      const std::size_t t = tier(sealed[first]->live());
+      bool same = true;
+      for (std::size_t i = first + 1; i < last; ++i) same &= tier(sealed[i]->live()) == t;
+      if (!same || live_of(first, last) > cap || !span_ok(first, last)) continue;
+      merge_range(first, last, min_live_ts);
+      return true;
+    }
+    return false;
   }
 
   bool span_ok(std::size_t first, std::size_t last) const {
@@ -139,6 +173,12 @@ struct online_index::impl {
   /// Seals frozen segments, merges by tier, expires. Caller holds no lock.
   void maintain() {
     std::lock_guard guard(maintenance);
+    int64_t newest;
+    {
+      std::shared_lock lock(mutex);
+      newest = newest_ts;
+    }
+    const int64_t min_live_ts = min_live(newest);
     while (true) {
       std::shared_ptr<detail::mutable_segment> f;
       {
@@ -150,24 +190,16 @@ struct online_index::impl {
       cols.reserve(f->live());
       f->collect(cols, INT64_MIN);
       auto s = detail::sealed_segment::build(ctx, cols);
-      std::unique_lock lock(mutex);
-      frozen.erase(frozen.begin());
-      sealed.push_back(std::move(s));
-    }
-    const std::size_t fan = options.merge_fanout;
-    int64_t newest;
-    {
-      std::shared_lock lock(mutex);
-      newest = newest_ts;
-    }
-    const int64_t min_live_ts = min_live(newest);
-    while (sealed.size() >= fan) {
-      const std::size_t first = sealed.size() - fan;
-      const std::size_t t = tier(sealed[first]->live());
-      bool same = true;
-      for (std::size_t i = first + 1; i < sealed.size(); ++i) same &= tier(sealed[i]->live()) == t;
-      if (!same || !span_ok(first, sealed.size())) break;
-      merge_range(first, sealed.size(), min_live_ts);
+      {
+        std::unique_lock lock(mutex);
+        frozen.erase(frozen.begin());
+        sealed.push_back(std::move(s));
+      }
+      // Merging after each seal keeps tiers in order (largest oldest) even when one insert
+      // call froze several segments.
+      const std::size_t cap = merge_cap();
+      while (merge_tier_run(cap, min_live_ts)) {
+      }
     }
     if (newest != INT64_MIN) expire_locked(newest);
   }
@@ -188,7 +220,8 @@ struct online_index::impl {
       newest = newest_ts;
     }
     const int64_t min_live_ts = min_live(newest);
-    // Greedy from the oldest: merge each maximal run whose time span fits the limit.
+    // Greedy from the oldest: merge each maximal run whose time span fits the limit. The merge
+    // cap does not apply: compact() is asked for, when fewer probes are worth the memory.
     for (std::size_t first = 0; first < sealed.size(); ++first) {
       std::size_t last = first + 1;
       while (last < sealed.size() && span_ok(first, last + 1)) ++last;
@@ -210,6 +243,8 @@ status check_options(const online_index_options& o) {
     return make_error(errc::invalid_argument, "segment_capacity must be below 2^32 - 1");
   if (o.merge_fanout < 2)
     return make_error(errc::invalid_argument, "merge_fanout must be at least 2");
+  if (o.merge_cap_floor < 1)
+    return make_error(errc::invalid_argument, "merge_cap_floor must be at least 1");
   if (o.window < 0) return make_error(errc::invalid_argument, "window must not be negative");
   return {};
 }
@@ -363,6 +398,7 @@ index_stats online_index::stats() const {
   for (const auto& x : impl_->sealed) {
     s.size += x->live();
     s.memory_bytes += x->memory_bytes();
+    s.largest_segment = std::max<uint64_t>(s.largest_segment, x->size());
   }
   for (const auto& f : impl_->frozen) {
     s.size += f->live();

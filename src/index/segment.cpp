@@ -1,4 +1,4 @@
-// Segments of the online index: building, adopting (from a file), probing, collecting.
+// Segments of the online index: building, merging, adopting (from a file), probing.
 #include "index/segment.hpp"
 
 #include <algorithm>
@@ -33,22 +33,44 @@ struct block_shape {
 };
 
 /// Raw aligned storage: parts of it are used as uint64_t and uint32_t arrays. Large blocks are
-/// 2 MiB aligned and marked for transparent huge pages: probes are random reads, and with 4 KiB
-/// pages most of them would also miss the TLB.
+/// mapped directly, 2 MiB aligned and marked for transparent huge pages: probes are random
+/// reads, and with 4 KiB pages most of them would also miss the TLB; and a mapping goes back
+/// to the system the moment a merge frees its inputs, where a heap block of tens of MB could
+/// stay resident as fragmentation and add to the next merge's peak.
 struct block_storage {
   static constexpr std::size_t huge = std::size_t{2} << 20;
-  explicit block_storage(std::size_t words)
-      : align(words * 8 >= 2 * huge ? huge : 64),
-        bytes((words * 8 + align - 1) / align * align),
-        data(static_cast<uint64_t*>(::operator new (bytes, std::align_val_t{align}))) {
-    if (align == huge) ::madvise(data, bytes, MADV_HUGEPAGE);  // a hint: failure is harmless
-    std::fill_n(data, words, 0);
+  explicit block_storage(std::size_t words) {
+    if (words * 8 < 2 * huge) {
+      bytes = words * 8;
+      data = static_cast<uint64_t*>(::operator new (bytes, std::align_val_t{64}));
+      std::fill_n(data, words, 0);
+      return;
+    }
+    // Over-map by one huge page and trim both ends to align; fresh anonymous pages are zero.
+    bytes = (words * 8 + huge - 1) / huge * huge;
+    void* p =
+        ::mmap(nullptr, bytes + huge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    const auto start = reinterpret_cast<uintptr_t>(p);
+    const uintptr_t aligned = (start + huge - 1) / huge * huge;
+    if (aligned > start) ::munmap(p, aligned - start);
+    if (aligned < start + huge)
+      ::munmap(reinterpret_cast<void*>(aligned + bytes), start + huge - aligned);
+    data = reinterpret_cast<uint64_t*>(aligned);
+    mapped = true;
+    ::madvise(data, bytes, MADV_HUGEPAGE);  // a hint: failure is harmless
   }
   block_storage(const block_storage&) = delete;
   block_storage& operator=(const block_storage&) = delete;
-  ~block_storage() { ::operator delete (data, std::align_val_t{align}); }
-  std::size_t align, bytes;
-  uint64_t* data;
+  ~block_storage() {
+    if (mapped)
+      ::munmap(data, bytes);
+    else
+      ::operator delete (data, std::align_val_t{64});
+  }
+  std::size_t bytes = 0;
+  uint64_t* data = nullptr;
+  bool mapped = false;
 };
 
 inline bool live_entry(int64_t ts, const probe_params& p) noexcept {
@@ -83,62 +105,99 @@ void sealed_segment::bind(const probe_context& ctx) {
   for (uint64_t word : deleted_) deleted_count_ += static_cast<std::size_t>(std::popcount(word));
 }
 
-std::shared_ptr<sealed_segment> sealed_segment::build(const probe_context& ctx,
-                                                      const entry_columns& e) {
+namespace {
+
+/// Fills a sealed block with n entries. visit(f) calls f(fp, id, ts) for each entry, in the
+/// same order every time (it is called twice). Directory slots are recomputed rather than
+/// stored, so the block (and one directory's cursors) is all the memory a build needs.
+template <class Visit>
+std::shared_ptr<block_storage> fill_block(const probe_context& ctx, std::size_t n,
+                                          const Visit& visit, std::size_t& total_words) {
   const auto& tables = *ctx.tables;
-  const std::size_t n = e.size();
   const int d = directory_bits(n, ctx.min_prefix_bits);
   const block_shape shape{n, tables.size(), d};
-  auto storage = std::make_shared<block_storage>(shape.total_words());
+  total_words = shape.total_words();
+  auto storage = std::make_shared<block_storage>(total_words);
   uint64_t* w = storage->data;
   w[0] = n;
   w[1] = static_cast<uint64_t>(d);
   w[2] = tables.size();
-  int64_t lo_ts = n ? e.ts[0] : 0, hi_ts = lo_ts;
-  for (int64_t t : e.ts) {
-    lo_ts = std::min(lo_ts, t);
-    hi_ts = std::max(hi_ts, t);
-  }
-  w[3] = static_cast<uint64_t>(lo_ts);
-  w[4] = static_cast<uint64_t>(hi_ts);
 
   // Table 0: counting sort of the entries themselves by directory slot.
-  std::vector<uint32_t> slots(n);
   auto* dir0 = reinterpret_cast<uint32_t*>(w + shape.dir_offset(0));
-  for (std::size_t i = 0; i < n; ++i) {
-    slots[i] = static_cast<uint32_t>(slot_of(tables[0].apply(e.fp[i]), d));
-    ++dir0[slots[i] + 1];
-  }
+  int64_t lo_ts = INT64_MAX, hi_ts = INT64_MIN;
+  visit([&](uint64_t f, uint64_t, int64_t t) {
+    lo_ts = std::min(lo_ts, t);
+    hi_ts = std::max(hi_ts, t);
+    ++dir0[slot_of(tables[0].apply(f), d) + 1];
+  });
+  if (n == 0) lo_ts = hi_ts = 0;
+  w[3] = static_cast<uint64_t>(lo_ts);
+  w[4] = static_cast<uint64_t>(hi_ts);
   for (std::size_t s = 1; s < shape.dir_slots(); ++s) dir0[s] += dir0[s - 1];
   std::vector<uint32_t> cursor(dir0, dir0 + shape.dir_slots() - 1);
   uint64_t* fp = w + segment_header_words;
   uint64_t* id = fp + n;
   uint64_t* ts = id + n;
-  for (std::size_t i = 0; i < n; ++i) {
-    const uint32_t pos = cursor[slots[i]]++;
-    fp[pos] = e.fp[i];
-    id[pos] = e.id[i];
-    ts[pos] = static_cast<uint64_t>(e.ts[i]);
-  }
+  visit([&](uint64_t f, uint64_t i, int64_t t) {
+    const uint32_t pos = cursor[slot_of(tables[0].apply(f), d)]++;
+    fp[pos] = f;
+    id[pos] = i;
+    ts[pos] = static_cast<uint64_t>(t);
+  });
   // Tables 1..: ordinals (positions in table 0's order) by slot.
   for (std::size_t t = 1; t < tables.size(); ++t) {
     auto* dir = reinterpret_cast<uint32_t*>(w + shape.dir_offset(t));
     auto* order = reinterpret_cast<uint32_t*>(w + shape.order_offset(t));
-    for (std::size_t i = 0; i < n; ++i) {
-      slots[i] = static_cast<uint32_t>(slot_of(tables[t].apply(fp[i]), d));
-      ++dir[slots[i] + 1];
-    }
+    for (std::size_t i = 0; i < n; ++i) ++dir[slot_of(tables[t].apply(fp[i]), d) + 1];
     for (std::size_t s = 1; s < shape.dir_slots(); ++s) dir[s] += dir[s - 1];
     cursor.assign(dir, dir + shape.dir_slots() - 1);
-    for (std::size_t i = 0; i < n; ++i) order[cursor[slots[i]]++] = static_cast<uint32_t>(i);
+    for (std::size_t i = 0; i < n; ++i)
+      order[cursor[slot_of(tables[t].apply(fp[i]), d)]++] = static_cast<uint32_t>(i);
   }
+  return storage;
+}
 
+}  // namespace
+
+std::shared_ptr<sealed_segment> sealed_segment::from_block(const probe_context& ctx,
+                                                           std::span<const uint64_t> words,
+                                                           std::shared_ptr<const void> owner) {
   std::shared_ptr<sealed_segment> seg(new sealed_segment());
-  seg->words_ = std::span<const uint64_t>(w, shape.total_words());
-  seg->owner_ = storage;
-  seg->deleted_.assign((n + 63) / 64, 0);
+  seg->words_ = words;
+  seg->owner_ = std::move(owner);
+  seg->deleted_.assign((words[0] + 63) / 64, 0);
   seg->bind(ctx);
   return seg;
+}
+
+std::shared_ptr<sealed_segment> sealed_segment::build(const probe_context& ctx,
+                                                      const entry_columns& e) {
+  std::size_t words = 0;
+  auto storage = fill_block(
+      ctx, e.size(),
+      [&](auto&& f) {
+        for (std::size_t i = 0; i < e.size(); ++i) f(e.fp[i], e.id[i], e.ts[i]);
+      },
+      words);
+  const uint64_t* w = storage->data;
+  return from_block(ctx, std::span<const uint64_t>(w, words), std::move(storage));
+}
+
+std::shared_ptr<sealed_segment> sealed_segment::merge(
+    const probe_context& ctx, std::span<const std::shared_ptr<sealed_segment>> inputs,
+    int64_t min_live_ts) {
+  auto visit = [&](auto&& f) {
+    for (const auto& s : inputs)
+      for (std::size_t i = 0; i < s->n_; ++i)
+        if (!s->is_deleted(i) && s->ts_[i] >= min_live_ts) f(s->fp_[i], s->id_[i], s->ts_[i]);
+  };
+  std::size_t n = 0;
+  visit([&](uint64_t, uint64_t, int64_t) { ++n; });
+  std::size_t words = 0;
+  auto storage = fill_block(ctx, n, visit, words);
+  const uint64_t* w = storage->data;
+  return from_block(ctx, std::span<const uint64_t>(w, words), std::move(storage));
 }
 
 std::shared_ptr<sealed_segment> sealed_segment::adopt(const probe_context& ctx,
@@ -237,11 +296,6 @@ void sealed_segment::probe_batch(const probe_context& ctx, std::span<const uint6
              [&](const index_match& m) { dst.push_back(m); });
     }
   }
-}
-
-void sealed_segment::collect(entry_columns& e, int64_t min_live_ts) const {
-  for (std::size_t i = 0; i < n_; ++i)
-    if (!is_deleted(i) && ts_[i] >= min_live_ts) e.push(fp_[i], id_[i], ts_[i]);
 }
 
 void sealed_segment::find_id(uint64_t id, std::vector<uint32_t>& out) {

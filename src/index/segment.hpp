@@ -30,7 +30,7 @@ struct probe_params {
   int64_t min_live_ts;
 };
 
-/// Live entries of one or more segments, gathered for sealing or merging.
+/// Live entries of mutable segments, gathered for sealing or saving.
 struct entry_columns {
   std::vector<uint64_t> fp, id;
   std::vector<int64_t> ts;
@@ -54,6 +54,13 @@ class sealed_segment {
  public:
   /// Builds from entries (any order).
   static std::shared_ptr<sealed_segment> build(const probe_context& ctx, const entry_columns& e);
+  /// Builds one segment from the live, not deleted entries (ts >= min_live_ts) of `inputs`,
+  /// read in place: the merged block is the only new memory (no copy of the entries, no
+  /// per-entry scratch), which bounds the transient of a merge. The caller keeps the inputs'
+  /// deletion bits stable meanwhile (the online index's maintenance lock).
+  static std::shared_ptr<sealed_segment> merge(
+      const probe_context& ctx, std::span<const std::shared_ptr<sealed_segment>> inputs,
+      int64_t min_live_ts);
   /// Uses `words` in place (kept alive by `owner`), after checking every size and index in it.
   /// `deleted` is the deletion bitmap (ceil(n / 64) words). Null on any inconsistency.
   static std::shared_ptr<sealed_segment> adopt(const probe_context& ctx,
@@ -68,8 +75,6 @@ class sealed_segment {
   void probe_batch(const probe_context& ctx, std::span<const uint64_t> qs, const probe_params& p,
                    std::vector<std::vector<index_match>>& out) const;
 
-  /// Appends live, not deleted entries (ts >= min_live_ts) to `e`.
-  void collect(entry_columns& e, int64_t min_live_ts) const;
   /// Appends the positions of not yet deleted entries with this id to `out`. Builds the id
   /// table on first use (O(size)); the online index calls it only under its maintenance lock,
   /// which serialises every user of the id table.
@@ -89,6 +94,10 @@ class sealed_segment {
 
  private:
   sealed_segment() = default;
+  /// A new segment over a block just filled (no deletions), kept alive by `owner`.
+  static std::shared_ptr<sealed_segment> from_block(const probe_context& ctx,
+                                                    std::span<const uint64_t> words,
+                                                    std::shared_ptr<const void> owner);
   void bind(const probe_context& ctx);
   bool is_deleted(std::size_t i) const noexcept { return (deleted_[i >> 6] >> (i & 63)) & 1; }
   template <class Emit>

@@ -239,6 +239,58 @@ TEST(OnlineIndex, RejectsBadOptions) {
   o = {};
   o.k = 40;
   EXPECT_FALSE(online_index::create(o).has_value());
+  o = {};
+  o.merge_cap_floor = 0;
+  EXPECT_EQ(online_index::create(o).error().code, errc::invalid_argument);
+}
+
+TEST(OnlineIndex, MergesRespectTheCap) {
+  // Segments of 64 entries, merged four at a time (tiers 64, 256, 1024, 4096, 16384), with a
+  // cap of max(live / 8, 512): at 20,000 entries no merge may build more than 2,500.
+  auto build = [](std::size_t divisor) -> online_index {
+    online_index_options o;
+    o.layout = *index_layout::parse(3, "5");
+    o.segment_capacity = 64;
+    o.merge_cap_divisor = divisor;
+    o.merge_cap_floor = 512;
+    auto idx = online_index::create(o);
+    EXPECT_TRUE(idx.has_value());
+    return std::move(*idx);
+  };
+  const auto es = make_entries(20'000, 3, 21);
+  auto capped = build(8);
+  std::size_t largest = 0;
+  for (std::size_t i = 0; i < es.size(); i += 100) {
+    capped.insert(std::span(es).subspan(i, 100));
+    const auto st = capped.stats();
+    ASSERT_LE(st.largest_segment, std::max<uint64_t>(st.size / 8, 512)) << "after " << i + 100;
+    largest = std::max<std::size_t>(largest, st.largest_segment);
+  }
+  EXPECT_EQ(largest, 1024u);  // four segments of 256; four of 1024 would exceed the cap
+  // Segments held back while the index was small merge once it has grown: the newest run of
+  // four 1024s merges as soon as 4096 <= live / 8, and older runs follow.
+  for (std::size_t i = 0; i < 20'000; i += 100) {
+    std::vector<index_entry> more(es.begin() + static_cast<std::ptrdiff_t>(i),
+                                  es.begin() + static_cast<std::ptrdiff_t>(i + 100));
+    for (auto& e : more) e.id += 20'000;
+    capped.insert(more);
+  }
+  EXPECT_EQ(capped.stats().largest_segment, 4096u);
+  std::mt19937_64 rng(3);
+  for (std::size_t i = 0; i < es.size(); i += 97) {
+    const uint64_t q = es[i].fingerprint ^ (rng() & 5);
+    auto expected = brute(es, q, 3);
+    for (const auto& [id, d] : brute(es, q, 3)) expected.emplace_back(id + 20'000, d);
+    std::sort(expected.begin(), expected.end());
+    ASSERT_EQ(hits(capped.query(q)), expected) << "query " << i;
+  }
+  // Without the cap the same inserts build a segment of 16384; compact() ignores the cap.
+  auto uncapped = build(0);
+  uncapped.insert(es);
+  EXPECT_EQ(uncapped.stats().largest_segment, 16384u);
+  capped.compact();
+  EXPECT_EQ(capped.stats().sealed_segments, 1u);
+  EXPECT_EQ(capped.stats().largest_segment, 40'000u);
 }
 
 std::string temp_path(const char* name) {
