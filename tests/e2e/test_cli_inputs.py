@@ -5,6 +5,7 @@ import json
 import subprocess
 
 from conftest import jsonl, run, write_jsonl
+from warc_records import warc_record
 
 TEXTS = [
     "The quick brown fox jumps over the lazy dog near the river bank.",
@@ -89,13 +90,6 @@ def test_missing_ids_are_generated(tmp_path):
     path.write_text('{"text":"one two three"}\n\n{"text":"four five six"}\n')
     assert [o["id"] for o in jsonl(run(["fingerprint", path], check=0))] == \
         [f"{path}:1", f"{path}:3"]
-
-
-def warc_record(rtype, rid, uri, block):
-    head = (f"WARC/1.0\r\nWARC-Type: {rtype}\r\nWARC-Record-ID: {rid}\r\n"
-            f"WARC-Date: 2024-03-01T10:00:00Z\r\nWARC-Target-URI: {uri}\r\n"
-            f"Content-Length: {len(block)}\r\n\r\n").encode()
-    return head + block + b"\r\n\r\n"
 
 
 def test_warc_responses_are_html_and_wet_conversions_text(tmp_path):

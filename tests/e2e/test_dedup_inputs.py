@@ -15,6 +15,7 @@ import pytest
 
 from conftest import run, simdup_bin, write_jsonl
 from dedup_corpus import base_texts
+from warc_records import http_page, warc_record
 
 TEXTS = base_texts(8, seed=11)
 
@@ -35,22 +36,10 @@ def staging_dirs(parent):
     return sorted(p.name for p in parent.iterdir() if ".tmp-" in p.name or ".init-" in p.name)
 
 
-def warc_record(rtype, rid, uri, block):
-    head = (f"WARC/1.0\r\nWARC-Type: {rtype}\r\nWARC-Record-ID: {rid}\r\n"
-            f"WARC-Date: 2024-03-01T10:00:00Z\r\nWARC-Target-URI: {uri}\r\n"
-            f"Content-Length: {len(block)}\r\n\r\n").encode()
-    return head + block + b"\r\n\r\n"
-
-
-def http_page(text):
-    return b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n" + \
-        f"<html><body><p>{text}</p></body></html>".encode()
-
-
 def test_warc_and_wet_inputs_keep_records_byte_for_byte(tmp_path):
-    a = warc_record("response", "<urn:a>", "http://a.example/", http_page(TEXTS[0]))
-    a_copy = warc_record("response", "<urn:a2>", "http://mirror.example/a", http_page(TEXTS[0]))
-    b = warc_record("response", "<urn:b>", "http://b.example/", http_page(TEXTS[1]))
+    a = warc_record("response", "<urn:a>", "http://a.example/", http_page(f"<p>{TEXTS[0]}</p>"))
+    a_copy = warc_record("response", "<urn:a2>", "http://mirror.example/a", http_page(f"<p>{TEXTS[0]}</p>"))
+    b = warc_record("response", "<urn:b>", "http://b.example/", http_page(f"<p>{TEXTS[1]}</p>"))
     (tmp_path / "crawl.warc.gz").write_bytes(b"".join(gzip.compress(r) for r in (
         warc_record("warcinfo", "<urn:info>", "", b"software: hand"),
         warc_record("request", "<urn:req>", "http://a.example/", b"GET / HTTP/1.1\r\n\r\n"),
