@@ -109,25 +109,13 @@ void BM_ShingleHashVote(benchmark::State& state) {
 }
 BENCHMARK(BM_ShingleHashVote);
 
-// The default pipeline's shingle stage as fingerprinter.cpp runs it: ASCII stretches through
+// The default pipeline's shingle stage as the fingerprinter runs it: ASCII stretches through
 // the fused kernel, the rest hashed one by one (same votes as BM_ShingleHashVote).
 void BM_ShingleHashVoteFused(benchmark::State& state) {
   const std::string& text = normalised_english();
-  const simdup::detail::ascii4_xxh3_kernel kernel = simdup::detail::best_ascii4_xxh3_kernel();
-  if (kernel == nullptr) {
-    state.SkipWithError("no SIMD shingle kernel on this CPU");
-    return;
-  }
-  const uint64_t bitflip = simdup::detail::xxh3_len4_bitflip();
   for (auto _ : state) {
     simdup::detail::unit_votes votes;
-    simdup::detail::add_streamed(votes, [&](auto&& sink) {
-      simdup::detail::for_each_shingle_run(
-          text, 4, [&](std::string_view s) { sink(simdup::detail::xxh3_64_short(s)); },
-          [&](const char* first, std::size_t count) {
-            votes.add_counted(count, [&](uint64_t* c) { kernel(first, count, bitflip, c); });
-          });
-    });
+    simdup::detail::vote_ascii4_xxh3_shingles(text, votes);
     benchmark::DoNotOptimize(votes.fingerprint());
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * text.size()));

@@ -69,38 +69,18 @@ void hash_shingles(hash_kind kind, std::string_view text, std::size_t width, Fn&
     case hash_kind::fnv1a:
       detail::for_each_shingle(text, width, [&](std::string_view s) { fn(detail::fnv1a_64(s)); });
       return;
-    case hash_kind::md5: {
-      detail::md5_hasher md5;
-      detail::for_each_shingle(text, width, [&](std::string_view s) { fn(md5(s)); });
+    case hash_kind::md5:
+      detail::for_each_shingle(text, width, [&](std::string_view s) { fn(detail::md5_64(s)); });
       return;
-    }
   }
 }
 
-// The unit-weight votes of every shingle of `text`. The default (xxh3, width 4) sends long
-// ASCII stretches to the fused SIMD kernel, which hashes and counts without a scalar hash per
-// shingle; the result is the same sum of votes.
+// The unit-weight votes of every shingle of `text`; the default (xxh3, width 4) has a fused
+// SIMD path for ASCII stretches.
 void vote_shingles(hash_kind kind, std::string_view text, std::size_t width,
                    detail::unit_votes& votes) {
-  const detail::ascii4_xxh3_kernel kernel = detail::best_ascii4_xxh3_kernel();
-  if (kind != hash_kind::xxh3 || width != 4 || kernel == nullptr) {
-    detail::add_streamed(votes, [&](auto&& sink) { hash_shingles(kind, text, width, sink); });
-    return;
-  }
-  const uint64_t bitflip = detail::xxh3_len4_bitflip();
-  detail::add_streamed(votes, [&](auto&& sink) {
-    detail::for_each_shingle_run(
-        text, 4, [&](std::string_view s) { sink(detail::xxh3_64_short(s)); },
-        [&](const char* first, std::size_t count) {
-          if (count < detail::ascii4_kernel_min_run) {
-            for (std::size_t k = 0; k < count; ++k)
-              sink(detail::xxh3_64_short(std::string_view(first + k, 4)));
-            return;
-          }
-          votes.add_counted(count,
-                            [&](uint64_t* counts) { kernel(first, count, bitflip, counts); });
-        });
-  });
+  if (kind == hash_kind::xxh3 && width == 4) return detail::vote_ascii4_xxh3_shingles(text, votes);
+  detail::add_streamed(votes, [&](auto&& sink) { hash_shingles(kind, text, width, sink); });
 }
 
 // Whether at least `needed` distinct features exist; stops as soon as they are seen, so it is

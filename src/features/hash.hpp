@@ -49,12 +49,6 @@ inline uint64_t fnv1a_64(std::string_view s) noexcept {
   return h;
 }
 
-/// MD5 as a feature hash: the last 8 bytes of MD5(s) read big-endian (what python-simhash
-/// uses). Stateless; a function object so it sits beside the other hashes in hash_shingles.
-struct md5_hasher {
-  uint64_t operator()(std::string_view s) const noexcept { return md5_64(s); }
-};
-
 /// One hash function chosen at run time.
 class feature_hasher {
  public:

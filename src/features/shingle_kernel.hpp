@@ -6,8 +6,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 
 namespace simdup::detail {
+
+class unit_votes;
 
 /// Adds to counts[i], for each bit i, how many of the `count` 4-byte shingles first[k..k+4)
 /// (k < count) have bit i of their XXH3-64 (seed 0) set. All bytes first[0 .. count + 3) must
@@ -37,5 +40,10 @@ ascii4_xxh3_kernel best_ascii4_xxh3_kernel() noexcept;
 
 /// XXH3's `bitflip` for 4..8-byte inputs with the default secret and seed 0.
 std::uint64_t xxh3_len4_bitflip() noexcept;
+
+/// Adds the unit-weight votes of every width-4 shingle of `text` hashed with XXH3-64 (the
+/// default mode's shingle stage): ASCII stretches of at least ascii4_kernel_min_run shingles go
+/// through best_ascii4_xxh3_kernel(), the rest are hashed one by one; the sum is the same.
+void vote_ascii4_xxh3_shingles(std::string_view text, unit_votes& votes);
 
 }  // namespace simdup::detail
