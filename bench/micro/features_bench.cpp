@@ -7,6 +7,7 @@
 
 #include "bench_corpus.hpp"
 #include "features/accumulate.hpp"
+#include "features/cpu.hpp"
 #include "features/extract.hpp"
 #include "features/hash.hpp"
 #include "features/md5.hpp"

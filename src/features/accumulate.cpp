@@ -1,5 +1,7 @@
 #include "features/accumulate.hpp"
 
+#include "features/cpu.hpp"
+
 #include <algorithm>
 #include <cstring>
 
@@ -96,10 +98,6 @@ __attribute__((target("avx2"))) void positional_popcount_avx2(std::span<const ui
         for (int b = 0; b < 8; ++b) counts[8 * b + 4 * r + q] += lanes[32 * r + 8 * q + b];
     hashes = hashes.subspan(block);
   }
-}
-
-bool cpu_has_avx2() noexcept {
-  return __builtin_cpu_supports("avx2");
 }
 
 positional_popcount_fn best_positional_popcount() noexcept {

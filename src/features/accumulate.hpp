@@ -21,7 +21,6 @@ void positional_popcount_scalar(std::span<const uint64_t> hashes, uint64_t* coun
 void positional_popcount_sse2(std::span<const uint64_t> hashes, uint64_t* counts);
 /// AVX2; call only when the CPU supports it (cpu_has_avx2()).
 void positional_popcount_avx2(std::span<const uint64_t> hashes, uint64_t* counts);
-bool cpu_has_avx2() noexcept;
 #endif
 
 /// The fastest kernel this CPU supports (chosen once).

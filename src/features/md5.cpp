@@ -1,7 +1,6 @@
 #include "features/md5.hpp"
 
-#include "features/accumulate.hpp"
-#include "features/shingle_kernel.hpp"
+#include "features/cpu.hpp"
 
 #include <algorithm>
 #include <cstddef>

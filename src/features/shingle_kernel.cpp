@@ -2,16 +2,13 @@
 #include "features/shingle_kernel.hpp"
 
 #include "features/accumulate.hpp"
+#include "features/cpu.hpp"
 #include "features/extract.hpp"
 #include "features/hash.hpp"
 
 namespace simdup::detail {
 
 #if defined(__x86_64__)
-
-bool cpu_has_avx512vl_dq() noexcept {
-  return __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
-}
 
 ascii4_xxh3_kernel best_ascii4_xxh3_kernel() noexcept {
   static const ascii4_xxh3_kernel best = cpu_has_avx512vl_dq() ? &ascii4_xxh3_votes_avx512

@@ -31,7 +31,6 @@ void ascii4_xxh3_votes_avx2(const char* first, std::size_t count, std::uint64_t 
 /// cpu_has_avx512vl_dq().
 void ascii4_xxh3_votes_avx512(const char* first, std::size_t count, std::uint64_t bitflip,
                               std::uint64_t* counts);
-bool cpu_has_avx512vl_dq() noexcept;
 #endif
 
 /// The fastest kernel this CPU supports, or null when it has none (no AVX2): callers then hash

@@ -1,9 +1,8 @@
 #include <gtest/gtest.h>
 #include <openssl/evp.h>
 
-#include "features/accumulate.hpp"
+#include "features/cpu.hpp"
 #include "features/md5.hpp"
-#include "features/shingle_kernel.hpp"
 
 #include <array>
 #include <cstdint>

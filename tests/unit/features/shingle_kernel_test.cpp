@@ -2,6 +2,7 @@
 // the library's own xxh3 (the same function the golden vectors pin), counted bit by bit.
 #include <gtest/gtest.h>
 
+#include "features/cpu.hpp"
 #include "features/hash.hpp"
 #include "features/shingle_kernel.hpp"
 
@@ -16,7 +17,7 @@ namespace {
 std::vector<ascii4_xxh3_kernel> kernels() {
   std::vector<ascii4_xxh3_kernel> k;
 #if defined(__x86_64__)
-  if (__builtin_cpu_supports("avx2")) k.push_back(&ascii4_xxh3_votes_avx2);
+  if (cpu_has_avx2()) k.push_back(&ascii4_xxh3_votes_avx2);
   if (cpu_has_avx512vl_dq()) k.push_back(&ascii4_xxh3_votes_avx512);
 #endif
   return k;
