@@ -82,7 +82,6 @@ class fingerprint_file {
   ~fingerprint_file() { ::munmap(data_, bytes_); }
 
   std::span<const uint64_t> span() const noexcept { return {data_, n_}; }
-  std::size_t size() const noexcept { return n_; }
 
  private:
   std::size_t n_ = 0, bytes_ = 0;

@@ -18,10 +18,10 @@
 #include <bit>
 #include <memory>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
-#include <sys/mman.h>
-
+#include "index/huge_block.hpp"
 #include "index/pair_emitter.hpp"
 #include "index/tables.hpp"
 
@@ -57,7 +57,7 @@ struct table_info {
   uint64_t mask;                  // prefix bits
   uint64_t rest_mask;             // prefix bits outside the partition bits
   int rest_bits;                  // popcount(rest_mask)
-  std::vector<rest_run> runs;     // rest_mask as runs, most significant first
+  std::vector<rest_run> runs;     // rest_mask as runs, least significant first
   std::vector<uint64_t> earlier;  // prefix masks of the tables before it
 };
 
@@ -93,26 +93,12 @@ struct scratch {
   uint32_t stamp = 1;
 };
 
-/// Record storage for the scatter: 2 MiB aligned and marked for transparent huge pages. The
-/// scatter writes to thousands of buckets at once; with 4 KiB pages nearly every store would
-/// also miss the TLB.
-class record_storage {
- public:
-  explicit record_storage(std::size_t n)
-      : bytes_((n * sizeof(record) + huge - 1) / huge * huge),
-        data_(static_cast<record*>(::operator new (bytes_, std::align_val_t{huge}))) {
-    ::madvise(data_, bytes_, MADV_HUGEPAGE);  // a hint: failure is harmless
-  }
-  record_storage(const record_storage&) = delete;
-  record_storage& operator=(const record_storage&) = delete;
-  ~record_storage() { ::operator delete (data_, std::align_val_t{huge}); }
-  record* data() const noexcept { return data_; }
-
- private:
-  static constexpr std::size_t huge = std::size_t{2} << 20;
-  std::size_t bytes_;
-  record* data_;
-};
+/// Words of huge-page storage for n records. The scatter writes to thousands of buckets at
+/// once; with 4 KiB pages nearly every store would also miss the TLB.
+inline std::size_t record_words(std::size_t n) {
+  return (n * sizeof(record) + 7) / 8;
+}
+static_assert(std::is_trivially_copyable_v<record> && alignof(record) <= 64);
 
 class batch_run {
  public:
@@ -123,7 +109,7 @@ class batch_run {
         threads_(threads),
         out_(out),
         sync_(threads),
-        records_(std::max<std::size_t>(fps.size(), 1)) {
+        records_(record_words(std::max<std::size_t>(fps.size(), 1))) {
     // Partition bits: the top b1 key bits, which all lie in the table's first contiguous run
     // (moves[0] is placed at the top of the key). Buckets of about 2^12 records fit in cache.
     b1_ = std::max(0, static_cast<int>(std::bit_width(fps.size())) - 12);
@@ -201,7 +187,7 @@ class batch_run {
       // The scatter through memory also counts the sub-buckets and the next partition's
       // buckets (nearly free: it waits on stores), which saves passes over the input and a
       // counting loop in cache. The last partition counts into a spare histogram.
-      record* recs = records_.data();
+      record* recs = records();
       uint32_t* cursor = h.data() + p * nb;
       uint32_t* next_hist = h.data() + (p + 1) * nb;
       uint32_t* sub = sub_hist_[th].data();
@@ -369,7 +355,9 @@ class batch_run {
   int msd_bits_ = 0;      // of which scattered through memory
   uint32_t tmp_cap_ = 0;  // largest bucket sub-scattered (per-thread memory bound)
   std::vector<partition> parts_;
-  record_storage records_;
+  /// Record storage (huge_block data is at least 64-byte aligned: record needs 4).
+  detail::huge_block records_;
+  record* records() const noexcept { return reinterpret_cast<record*>(records_.data); }
   /// Per thread, per partition and a spare: bucket counts, then write cursors.
   std::vector<std::vector<uint32_t>> hist_;
   std::vector<std::vector<uint32_t>> sub_hist_;  // per thread: sub-bucket counts per bucket

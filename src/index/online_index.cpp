@@ -170,14 +170,16 @@ struct online_index::impl {
     return dropped;
   }
 
+  /// The newest timestamp inserted so far (INT64_MIN before the first insert).
+  int64_t newest_inserted() const {
+    std::shared_lock lock(mutex);
+    return newest_ts;
+  }
+
   /// Seals frozen segments, merges by tier, expires. Caller holds no lock.
   void maintain() {
     std::lock_guard guard(maintenance);
-    int64_t newest;
-    {
-      std::shared_lock lock(mutex);
-      newest = newest_ts;
-    }
+    const int64_t newest = newest_inserted();
     const int64_t min_live_ts = min_live(newest);
     while (true) {
       std::shared_ptr<detail::mutable_segment> f;
@@ -214,11 +216,7 @@ struct online_index::impl {
     }
     maintain();
     std::lock_guard guard(maintenance);
-    int64_t newest;
-    {
-      std::shared_lock lock(mutex);
-      newest = newest_ts;
-    }
+    const int64_t newest = newest_inserted();
     const int64_t min_live_ts = min_live(newest);
     // Greedy from the oldest: merge each maximal run whose time span fits the limit. The merge
     // cap does not apply: compact() is asked for, when fewer probes are worth the memory.

@@ -3,10 +3,8 @@
 
 #include <algorithm>
 #include <bit>
-#include <new>
 
-#include <sys/mman.h>
-
+#include "index/huge_block.hpp"
 #include "index/online_layout.hpp"
 
 namespace simdup::detail {
@@ -30,47 +28,6 @@ struct block_shape {
     return segment_header_words + 3 * n + (tables - 1) * order_words() + t * dir_words();
   }
   std::size_t total_words() const { return dir_offset(tables); }
-};
-
-/// Raw aligned storage: parts of it are used as uint64_t and uint32_t arrays. Large blocks are
-/// mapped directly, 2 MiB aligned and marked for transparent huge pages: probes are random
-/// reads, and with 4 KiB pages most of them would also miss the TLB; and a mapping goes back
-/// to the system the moment a merge frees its inputs, where a heap block of tens of MB could
-/// stay resident as fragmentation and add to the next merge's peak.
-struct block_storage {
-  static constexpr std::size_t huge = std::size_t{2} << 20;
-  explicit block_storage(std::size_t words) {
-    if (words * 8 < 2 * huge) {
-      bytes = words * 8;
-      data = static_cast<uint64_t*>(::operator new (bytes, std::align_val_t{64}));
-      std::fill_n(data, words, 0);
-      return;
-    }
-    // Over-map by one huge page and trim both ends to align; fresh anonymous pages are zero.
-    bytes = (words * 8 + huge - 1) / huge * huge;
-    void* p =
-        ::mmap(nullptr, bytes + huge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) throw std::bad_alloc();
-    const auto start = reinterpret_cast<uintptr_t>(p);
-    const uintptr_t aligned = (start + huge - 1) / huge * huge;
-    if (aligned > start) ::munmap(p, aligned - start);
-    if (aligned < start + huge)
-      ::munmap(reinterpret_cast<void*>(aligned + bytes), start + huge - aligned);
-    data = reinterpret_cast<uint64_t*>(aligned);
-    mapped = true;
-    ::madvise(data, bytes, MADV_HUGEPAGE);  // a hint: failure is harmless
-  }
-  block_storage(const block_storage&) = delete;
-  block_storage& operator=(const block_storage&) = delete;
-  ~block_storage() {
-    if (mapped)
-      ::munmap(data, bytes);
-    else
-      ::operator delete (data, std::align_val_t{64});
-  }
-  std::size_t bytes = 0;
-  uint64_t* data = nullptr;
-  bool mapped = false;
 };
 
 inline bool live_entry(int64_t ts, const probe_params& p) noexcept {
@@ -111,13 +68,12 @@ namespace {
 /// same order every time (it is called twice). Directory slots are recomputed rather than
 /// stored, so the block (and one directory's cursors) is all the memory a build needs.
 template <class Visit>
-std::shared_ptr<block_storage> fill_block(const probe_context& ctx, std::size_t n,
-                                          const Visit& visit, std::size_t& total_words) {
+std::shared_ptr<huge_block> fill_block(const probe_context& ctx, std::size_t n,
+                                       const Visit& visit) {
   const auto& tables = *ctx.tables;
   const int d = directory_bits(n, ctx.min_prefix_bits);
   const block_shape shape{n, tables.size(), d};
-  total_words = shape.total_words();
-  auto storage = std::make_shared<block_storage>(total_words);
+  auto storage = huge_block::make(shape.total_words());
   uint64_t* w = storage->data;
   w[0] = n;
   w[1] = static_cast<uint64_t>(d);
@@ -160,28 +116,30 @@ std::shared_ptr<block_storage> fill_block(const probe_context& ctx, std::size_t 
 
 }  // namespace
 
-std::shared_ptr<sealed_segment> sealed_segment::from_block(const probe_context& ctx,
-                                                           std::span<const uint64_t> words,
-                                                           std::shared_ptr<const void> owner) {
+std::shared_ptr<sealed_segment> sealed_segment::from_block(
+    const probe_context& ctx, std::shared_ptr<const huge_block> block) {
+  const std::span<const uint64_t> words(block->data, block->words);
+  return assemble(ctx, words, std::vector<uint64_t>((words[0] + 63) / 64, 0), std::move(block));
+}
+
+std::shared_ptr<sealed_segment> sealed_segment::assemble(const probe_context& ctx,
+                                                         std::span<const uint64_t> words,
+                                                         std::vector<uint64_t> deleted,
+                                                         std::shared_ptr<const void> owner) {
   std::shared_ptr<sealed_segment> seg(new sealed_segment());
   seg->words_ = words;
   seg->owner_ = std::move(owner);
-  seg->deleted_.assign((words[0] + 63) / 64, 0);
+  seg->deleted_ = std::move(deleted);
   seg->bind(ctx);
   return seg;
 }
 
 std::shared_ptr<sealed_segment> sealed_segment::build(const probe_context& ctx,
                                                       const entry_columns& e) {
-  std::size_t words = 0;
-  auto storage = fill_block(
-      ctx, e.size(),
-      [&](auto&& f) {
-        for (std::size_t i = 0; i < e.size(); ++i) f(e.fp[i], e.id[i], e.ts[i]);
-      },
-      words);
-  const uint64_t* w = storage->data;
-  return from_block(ctx, std::span<const uint64_t>(w, words), std::move(storage));
+  auto visit = [&](auto&& f) {
+    for (std::size_t i = 0; i < e.size(); ++i) f(e.fp[i], e.id[i], e.ts[i]);
+  };
+  return from_block(ctx, fill_block(ctx, e.size(), visit));
 }
 
 std::shared_ptr<sealed_segment> sealed_segment::merge(
@@ -194,10 +152,7 @@ std::shared_ptr<sealed_segment> sealed_segment::merge(
   };
   std::size_t n = 0;
   visit([&](uint64_t, uint64_t, int64_t) { ++n; });
-  std::size_t words = 0;
-  auto storage = fill_block(ctx, n, visit, words);
-  const uint64_t* w = storage->data;
-  return from_block(ctx, std::span<const uint64_t>(w, words), std::move(storage));
+  return from_block(ctx, fill_block(ctx, n, visit));
 }
 
 std::shared_ptr<sealed_segment> sealed_segment::adopt(const probe_context& ctx,
@@ -224,12 +179,7 @@ std::shared_ptr<sealed_segment> sealed_segment::adopt(const probe_context& ctx,
     for (std::size_t i = 0; i < n; ++i)
       if (order[i] >= n) return nullptr;
   }
-  std::shared_ptr<sealed_segment> seg(new sealed_segment());
-  seg->words_ = words;
-  seg->owner_ = std::move(owner);
-  seg->deleted_ = std::move(deleted);
-  seg->bind(ctx);
-  return seg;
+  return assemble(ctx, words, std::move(deleted), std::move(owner));
 }
 
 template <class Emit>

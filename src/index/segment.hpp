@@ -47,6 +47,8 @@ struct entry_columns {
   std::size_t size() const noexcept { return fp.size(); }
 };
 
+struct huge_block;
+
 /// Words of the fixed header at the start of a sealed segment's block.
 inline constexpr std::size_t segment_header_words = 8;
 
@@ -94,10 +96,15 @@ class sealed_segment {
 
  private:
   sealed_segment() = default;
-  /// A new segment over a block just filled (no deletions), kept alive by `owner`.
+  /// A new segment over a block just filled (no deletions), which it keeps alive.
   static std::shared_ptr<sealed_segment> from_block(const probe_context& ctx,
-                                                    std::span<const uint64_t> words,
-                                                    std::shared_ptr<const void> owner);
+                                                    std::shared_ptr<const huge_block> block);
+  /// A segment over `words` (already checked) with deletion bitmap `deleted`, kept alive by
+  /// `owner`.
+  static std::shared_ptr<sealed_segment> assemble(const probe_context& ctx,
+                                                  std::span<const uint64_t> words,
+                                                  std::vector<uint64_t> deleted,
+                                                  std::shared_ptr<const void> owner);
   void bind(const probe_context& ctx);
   bool is_deleted(std::size_t i) const noexcept { return (deleted_[i >> 6] >> (i & 63)) & 1; }
   template <class Emit>
