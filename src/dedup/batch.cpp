@@ -90,11 +90,9 @@ result<batch_deduplicator> batch_deduplicator::create(const dedup_options& optio
   }
   auto p = std::make_unique<impl>();
   p->options = options;
-  if (options.verify && options.near_layer) {
-    auto store = shingle_store::create(options.verify->tmp_dir);
-    if (!store) return std::move(store).error();
-    p->shingles.emplace(std::move(store).value());
-  }
+  auto store = detail::open_verify_store(options);
+  if (!store) return std::move(store).error();
+  p->shingles = std::move(store).value();
   return batch_deduplicator(std::move(p));
 }
 

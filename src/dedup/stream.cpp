@@ -4,6 +4,8 @@
 #include <simdup/exact_layer.hpp>
 #include <simdup/online_index.hpp>
 
+#include "dedup/pair_jaccard.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -73,26 +75,12 @@ result<stream_deduplicator> stream_deduplicator::create(const dedup_options& opt
   index_options.memory = index_options.expected_size * 256;
   auto index = online_index::create(index_options);
   if (!index) return std::move(index).error();
-  std::optional<shingle_store> shingles;
-  if (options.verify && options.near_layer) {
-    auto store = shingle_store::create(options.verify->tmp_dir);
-    if (!store) return std::move(store).error();
-    shingles.emplace(std::move(store).value());
-  }
-  return stream_deduplicator(std::unique_ptr<impl>(new impl{options,
-                                                            std::move(index).value(),
-                                                            {},
-                                                            {},
-                                                            {},
-                                                            {},
-                                                            {},
-                                                            std::move(shingles),
-                                                            0,
-                                                            {},
-                                                            {},
-                                                            {},
-                                                            {},
-                                                            {}}));
+  auto shingles = detail::open_verify_store(options);
+  if (!shingles) return std::move(shingles).error();
+  return stream_deduplicator(
+      std::unique_ptr<impl>(new impl{.options = options,
+                                     .index = std::move(index).value(),
+                                     .shingles = std::move(shingles).value()}));
 }
 
 result<dedup_decision> stream_deduplicator::impl::decide(
