@@ -42,18 +42,24 @@ memory() {  # PID INDEXED
     "/proc/$1/status"
 }
 
+phases() {  # PORT PRELOAD [EXTRA...]: preload, then the measured phases with EXTRA appended
+  local port=$1 preload=$2
+  shift 2
+  "$load" --port "$port" --collection bench --preload "$preload" --threads 4 --seconds 1 --batch 100
+  echo "-- check-insert, batches of 100"
+  "$load" --port "$port" --collection bench --threads 4 --seconds "$secs" --batch 100 "$@"
+  echo "-- check-insert, single documents, 16 connections"
+  "$load" --port "$port" --collection bench --threads 16 --seconds "$secs" --batch 1 "$@"
+  echo "-- check (read only), 16 connections"
+  "$load" --port "$port" --collection bench --threads 16 --seconds "$secs" --op check "$@"
+}
+
 echo "== RocksDB store in $work/db (uptime: $(uptime | sed 's/.*load/load/'))"
 "$simdup" serve --data "$work/db" --listen "127.0.0.1:$port" --threads 64 2>"$work/serve.log" &
 pid=$!
 pids+=("$pid")
 wait_healthy "$port"
-"$load" --port "$port" --collection bench --preload "$preload" --threads 4 --seconds 1 --batch 100
-echo "-- check-insert, batches of 100"
-"$load" --port "$port" --collection bench --threads 4 --seconds "$secs" --batch 100 --server-pid "$pid"
-echo "-- check-insert, single documents, 16 connections"
-"$load" --port "$port" --collection bench --threads 16 --seconds "$secs" --batch 1 --server-pid "$pid"
-echo "-- check (read only), 16 connections"
-"$load" --port "$port" --collection bench --threads 16 --seconds "$secs" --op check --server-pid "$pid"
+phases "$port" "$preload" --server-pid "$pid"
 indexed=$(curl -s "http://127.0.0.1:$port/v1/bench/stats" |
   /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["documents"])')
 echo "indexed documents: $indexed"
@@ -88,12 +94,6 @@ for _ in $(seq 1 100); do redis-cli -p "$rport" ping >/dev/null 2>&1 && break; s
 pid=$!
 pids+=("$pid")
 wait_healthy "$sport"
-"$load" --port "$sport" --collection bench --preload "$redis_preload" --threads 4 --seconds 1 --batch 100
-echo "-- check-insert, batches of 100"
-"$load" --port "$sport" --collection bench --threads 4 --seconds "$secs" --batch 100
-echo "-- check-insert, single documents, 16 connections"
-"$load" --port "$sport" --collection bench --threads 16 --seconds "$secs" --batch 1
-echo "-- check (read only), 16 connections"
-"$load" --port "$sport" --collection bench --threads 16 --seconds "$secs" --op check
+phases "$sport" "$redis_preload"
 redis-cli -p "$rport" info memory | grep '^used_memory:'
 redis-cli -p "$rport" dbsize

@@ -27,9 +27,10 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include "process_stats.hpp"
 
 namespace {
 
@@ -67,13 +68,6 @@ double process_cpu_seconds(long pid) {
     if (i >= 14) ticks += std::atof(field.c_str());
   }
   return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
-}
-
-double own_cpu_seconds() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
 }
 
 std::string hex16(uint64_t v) {
@@ -303,7 +297,7 @@ int main(int argc, char** argv) {
                 o.preload / took.count());
   }
   const double server_cpu0 = o.server_pid > 0 ? process_cpu_seconds(o.server_pid) : -1;
-  const double own_cpu0 = own_cpu_seconds();
+  const double own_cpu0 = simdup::bench::cpu_seconds();
   std::vector<connection> conns(static_cast<std::size_t>(o.threads));
   for (int t = 0; t < o.threads; ++t) {
     connection& c = conns[static_cast<std::size_t>(t)];
@@ -349,8 +343,8 @@ int main(int argc, char** argv) {
       all.size() * double(o.batch) / took.count(), pct(0.5) * 1e3, pct(0.99) * 1e3,
       all.back() * 1e3);
   const double docs = static_cast<double>(all.size()) * o.batch;
-  std::printf("client cpu %.2f s (%.2f us/document)", own_cpu_seconds() - own_cpu0,
-              (own_cpu_seconds() - own_cpu0) / docs * 1e6);
+  const double client_cpu = simdup::bench::cpu_seconds() - own_cpu0;
+  std::printf("client cpu %.2f s (%.2f us/document)", client_cpu, client_cpu / docs * 1e6);
   if (server_cpu0 >= 0) {
     const double server_cpu = process_cpu_seconds(o.server_pid) - server_cpu0;
     std::printf(", server cpu %.2f s (%.2f us/document)", server_cpu, server_cpu / docs * 1e6);

@@ -410,10 +410,12 @@ result<std::unique_ptr<service>> service::create(const service_options& options)
     if (!t) return std::move(t).error();
     p->token = std::move(*t);
   }
+  detail::rocks_options ro;
+  ro.snapshot_documents = options.snapshot_documents;
   auto store =
       options.store.rfind("redis://", 0) == 0 ? detail::open_redis_backend(options.store)
       : options.store == "rocksdb"
-          ? detail::open_rocks_backend(options.data_dir, {options.snapshot_documents, 600})
+          ? detail::open_rocks_backend(options.data_dir, ro)
           : result<std::unique_ptr<detail::backend>>(make_error(
                 errc::invalid_argument, "--store must be rocksdb or redis://HOST:PORT[/DB]"));
   if (!store) return std::move(store).error();

@@ -244,9 +244,7 @@ status rocks_backend::apply(const collection_config& config, doc_op op,
       if (old && p == pending.end()) {
         batch.Delete(num_cf_, num_key(c.config.name, old->num));
         batch.Delete(time_cf_, time_key(c.config.name, old->time, old->num));
-        std::string r;
-        append_le(r, old->num);
-        batch.Put(removal_key(c.config.name, c.next_removal++), r);
+        batch.Put(removal_key(c.config.name, c.next_removal++), u64_value(old->num));
       }
       const index_entry e{v.fingerprint, v.num, v.time};
       c.index.insert(e);
@@ -265,9 +263,7 @@ status rocks_backend::apply(const collection_config& config, doc_op op,
       std::size_t replaced = 0;
       for (const auto& u : undo) replaced += u.old ? 1 : 0;
       puts.put_into(batch, num_cf_, time_cf_);
-      std::string count;
-      append_le(count, c.documents + undo.size() - replaced);
-      batch.Put(single('k', c.config.name), count);
+      batch.Put(count_key(c.config.name), u64_value(c.documents + undo.size() - replaced));
       auto s = db_->Write(rocksdb::WriteOptions(), &batch);
       if (!s.ok()) {
         rollback(c, undo);
@@ -300,11 +296,8 @@ result<bool> rocks_backend::remove(const collection_config& config, const std::s
     batch.Delete(doc_key(c.config.name, id));
     batch.Delete(num_cf_, num_key(c.config.name, v.num));
     batch.Delete(time_cf_, time_key(c.config.name, v.time, v.num));
-    std::string r, count;
-    append_le(r, v.num);
-    batch.Put(removal_key(c.config.name, c.next_removal), r);
-    append_le(count, c.documents - 1);
-    batch.Put(single('k', c.config.name), count);
+    batch.Put(removal_key(c.config.name, c.next_removal), u64_value(v.num));
+    batch.Put(count_key(c.config.name), u64_value(c.documents - 1));
     auto s = db_->Write(rocksdb::WriteOptions(), &batch);
     if (!s.ok()) return db_error("write", s);
     ++c.next_removal;
@@ -351,9 +344,7 @@ status rocks_backend::expire(const collection_config& config, int64_t now) {
     }
     if (!it->status().ok()) return db_error("scan", it->status());
     if (n == 0) return {};
-    std::string count;
-    append_le(count, c.documents - n);
-    batch.Put(single('k', c.config.name), count);
+    batch.Put(count_key(c.config.name), u64_value(c.documents - n));
     // Unsynced: after a crash of the machine, documents whose deletion was lost are simply
     // expired again. Written out of the WAL buffer at once, so that a crash of the process
     // alone (kill -9) does not bring back a document the window already removed.

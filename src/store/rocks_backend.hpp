@@ -163,6 +163,10 @@ class rocks_backend final : public backend {
   result<bool> load_snapshot(collection_state& c);
   /// Rebuilds the index from the time-ordered keys, so segments come out in time order.
   status rebuild(collection_state& c);
+  /// The number of the last key under prefix `p` (p + 8 bytes big endian) in `family`, or
+  /// nullopt when there is none.
+  result<std::optional<uint64_t>> last_number(rocksdb::ColumnFamilyHandle* family,
+                                              std::string_view p);
   status maybe_snapshot(collection_state& c);
   /// Saves the index as a segment file and records it; a no-op when nothing changed.
   status snapshot(collection_state& c);

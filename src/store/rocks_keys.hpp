@@ -71,6 +71,18 @@ inline uint64_t read_le(std::string_view s) {
   return v;
 }
 
+/// An 8-byte little-endian number: the k/ and r/ values.
+inline std::string u64_value(uint64_t v) {
+  std::string s;
+  append_le(s, v);
+  return s;
+}
+
+/// Key of the document count of a collection.
+inline std::string count_key(std::string_view collection) {
+  return single('k', collection);
+}
+
 inline std::string doc_key(std::string_view collection, std::string_view id) {
   return prefix('d', collection).append(id);
 }

@@ -30,6 +30,16 @@ int64_t steady_seconds() {
       .count();
 }
 
+/// Adds `e` to `entries`, inserting them into the index every 65536 entries (the caller
+/// inserts what is left at the end).
+void push_entry(online_index& index, std::vector<index_entry>& entries, const index_entry& e) {
+  entries.push_back(e);
+  if (entries.size() == 65536) {
+    index.insert(entries);
+    entries.clear();
+  }
+}
+
 }  // namespace
 
 std::string rocks_backend::segments_dir() const {
@@ -146,16 +156,12 @@ result<bool> rocks_backend::load_snapshot(collection_state& c) {
       const auto is_e = [&](const index_match& m) { return m.id == e.id; };
       if (std::any_of(same.begin(), same.end(), is_e)) continue;
     }
-    entries.push_back(e);
-    if (entries.size() == 65536) {
-      c.index.insert(entries);
-      entries.clear();
-    }
+    push_entry(c.index, entries, e);
   }
   if (!it->status().ok()) return db_error("scan", it->status());
   c.index.insert(entries);
 
-  s = db_->Get(rocksdb::ReadOptions(), single('k', name), &raw);
+  s = db_->Get(rocksdb::ReadOptions(), count_key(name), &raw);
   if (s.ok() && raw.size() == 8) {
     c.documents = read_le(raw);
   } else if (s.ok() || s.IsNotFound()) {
@@ -187,40 +193,41 @@ status rocks_backend::rebuild(collection_state& c) {
     e.timestamp = static_cast<int64_t>(read_be(key.substr(p.size())) ^ time_bias);
     e.id = read_be(key.substr(p.size() + 8));
     e.fingerprint = read_le(value);
-    entries.push_back(e);
+    push_entry(c.index, entries, e);
     c.next_num = std::max(c.next_num, e.id + 1);
     ++count;
-    if (entries.size() == 65536) {
-      c.index.insert(entries);
-      entries.clear();
-    }
   }
   if (!it->status().ok()) return db_error("scan", it->status());
   c.index.insert(entries);
   // A bulk rebuild leaves many small sealed segments; fewer segments mean fewer probes.
   c.index.compact();
   // Numbers may have been used by documents removed since: never reuse them.
-  const std::string np = prefix('n', name);
-  std::string last_num = np;
-  last_num.push_back('\xff');
-  it.reset(db_->NewIterator(ro, num_cf_));
-  it->SeekForPrev(last_num);
-  if (it->Valid() && it->key().starts_with(np) && it->key().size() == np.size() + 8) {
-    c.next_num = std::max(c.next_num, read_be(it->key().ToStringView().substr(np.size())) + 1);
-  }
-  const std::string rp = prefix('r', name);
-  if (!it->status().ok()) return db_error("scan", it->status());
-  std::string last_removal = rp;
-  last_removal.push_back('\xff');
-  it.reset(db_->NewIterator(ro));
-  it->SeekForPrev(last_removal);
-  if (it->Valid() && it->key().starts_with(rp) && it->key().size() == rp.size() + 8) {
-    c.next_removal = read_be(it->key().ToStringView().substr(rp.size())) + 1;
-  }
-  if (!it->status().ok()) return db_error("scan", it->status());
+  it.reset();
+  auto last_num = last_number(num_cf_, prefix('n', name));
+  if (!last_num) return std::move(last_num).error();
+  if (*last_num) c.next_num = std::max(c.next_num, **last_num + 1);
+  auto last_removal = last_number(db_->DefaultColumnFamily(), prefix('r', name));
+  if (!last_removal) return std::move(last_removal).error();
+  if (*last_removal) c.next_removal = **last_removal + 1;
   c.documents = count;
   c.published = c.next_num;
   return {};
+}
+
+result<std::optional<uint64_t>> rocks_backend::last_number(rocksdb::ColumnFamilyHandle* family,
+                                                           std::string_view p) {
+  rocksdb::ReadOptions ro;
+  ro.fill_cache = false;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, family));
+  std::string last(p);
+  last.push_back('\xff');
+  it->SeekForPrev(last);
+  std::optional<uint64_t> num;
+  if (it->Valid() && it->key().starts_with(p) && it->key().size() == p.size() + 8) {
+    num = read_be(it->key().ToStringView().substr(p.size()));
+  }
+  if (!it->status().ok()) return db_error("scan", it->status());
+  return num;
 }
 
 status rocks_backend::maybe_snapshot(collection_state& c) {
