@@ -52,7 +52,18 @@ struct chunk {
   std::vector<doc_signature> sigs;
   std::size_t count = 0;
   std::vector<bad_entry> bad;  // bad records (skip mode), in order before/among docs
-  std::string csv_header;
+  // Header rows of the chunk's CSV records, each from record `first` on: a chunk can span CSV
+  // inputs whose columns differ.
+  struct header_run {
+    std::size_t first;
+    std::string header;
+  };
+  std::vector<header_run> csv_headers;
+  std::string_view csv_header(std::size_t i) const {
+    for (auto it = csv_headers.rbegin(); it != csv_headers.rend(); ++it)
+      if (it->first <= i) return it->header;
+    return {};
+  }
   bool fatal = false;        // the reader failed (unreadable or truncated input): always an error
   uint64_t bytes = 0;        // decompressed bytes read so far
   uint64_t input_bytes = 0;  // compressed bytes read so far
@@ -240,7 +251,7 @@ status job::consume(chunk& c) {
     if (!sig.has_fingerprint) ++summary_.short_documents;
     const uint32_t ordinal = ordinal_++;
     if (stream_) {
-      if (auto st = decide_stream(doc, stream_decisions_[i], ordinal, c.csv_header); !st) {
+      if (auto st = decide_stream(doc, stream_decisions_[i], ordinal, c.csv_header(i)); !st) {
         return st;
       }
     } else {
@@ -272,7 +283,7 @@ status job::pass_one(const document_signer& signer) {
     c->count = 0;
     c->fatal = false;
     c->bad.clear();
-    c->csv_header.clear();
+    c->csv_headers.clear();
     std::size_t bytes = 0;
     error_info err;
     while (c->count < kChunkDocs && bytes < kChunkBytes) {
@@ -290,8 +301,9 @@ status job::pass_one(const document_signer& signer) {
       if (rs == read_status::record) {
         bytes += c->docs[c->count].raw.size();
         // Taken while the record's input is open: at the end of an input the reader forgets it.
-        if (c->csv_header.empty() && c->docs[c->count].format == input_format::csv) {
-          c->csv_header = in.header();
+        if (c->docs[c->count].format == input_format::csv &&
+            (c->csv_headers.empty() || c->csv_headers.back().header != in.header())) {
+          c->csv_headers.push_back({c->count, std::string(in.header())});
         }
         ++c->count;
       } else if (rs == read_status::bad_record) {
@@ -315,7 +327,8 @@ status job::pass_one(const document_signer& signer) {
     return c;
   };
   const auto sign_chunk = [&](chunk* c) {
-    for (std::size_t i = 0; i < c->count; ++i) signer.sign(c->docs[i], c->sigs[i], c->csv_header);
+    for (std::size_t i = 0; i < c->count; ++i)
+      signer.sign(c->docs[i], c->sigs[i], c->csv_header(i));
     return c;
   };
   const auto decide_chunk = [&](chunk* c) {

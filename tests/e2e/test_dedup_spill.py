@@ -76,6 +76,25 @@ def test_keep_field_reads_csv_columns_by_header(tmp_path):
     assert [r[0] for r in csv.reader(kept[1:])] == ["a"]
 
 
+def test_keep_field_follows_each_csv_inputs_own_header(tmp_path):
+    # Two CSV inputs with the columns in different orders, read in one chunk: each record's
+    # score comes from its own file's header.
+    base = base_texts(1)[0]
+    paths = []
+    for name, rows in [("a.csv", [["id", "score", "text"], ["a1", "1", base]]),
+                       ("b.csv", [["score", "text", "id"], ["9", base + " Again.", "b1"],
+                                  ["3", base.upper(), "b2"]])]:
+        buf = io.StringIO()
+        csv.writer(buf, lineterminator="\n").writerows(rows)
+        paths.append(tmp_path / name)
+        paths[-1].write_text(buf.getvalue(), encoding="utf-8")
+    out = tmp_path / "out"
+    run(["dedup", *paths, "--out", out, "--quiet", "--keep", "field:score", "-k", "10"], check=0)
+    dups = [json.loads(l) for l in (out / "duplicates.jsonl").read_text().splitlines()]
+    assert {d["id"] for d in dups} == {"a1", "b2"}
+    assert {d["duplicate_of"] for d in dups} == {"b1"}
+
+
 def test_keep_field_is_a_usage_error_without_named_fields(tmp_path):
     path = tmp_path / "k.tsv"
     path.write_text("a\tsome text about the sea\nb\tsome text about the sea\n", encoding="utf-8")
