@@ -6,6 +6,8 @@
 
 #include <simdjson.h>
 
+#include "io/format_reader.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -30,31 +32,6 @@ struct document_signer::impl {
 
 namespace {
 
-// Splits one RFC 4180 record (quoted fields, "" for a quote inside) into its fields.
-void split_csv(std::string_view record, std::vector<std::string>& fields) {
-  fields.assign(1, std::string());
-  bool quoted = false;
-  for (std::size_t i = 0; i < record.size(); ++i) {
-    const char ch = record[i];
-    if (quoted) {
-      if (ch != '"') {
-        fields.back() += ch;
-      } else if (i + 1 < record.size() && record[i + 1] == '"') {
-        fields.back() += '"';
-        ++i;
-      } else {
-        quoted = false;
-      }
-    } else if (ch == '"') {
-      quoted = true;
-    } else if (ch == ',') {
-      fields.emplace_back();
-    } else if (ch != '\r' && ch != '\n') {
-      fields.back() += ch;
-    }
-  }
-}
-
 // A number, or -infinity (also for NaN, which would break the keep order).
 double parse_number(std::string_view text) {
   while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
@@ -74,12 +51,14 @@ double read_keep_field(const document& doc, const std::string& field, std::strin
     thread_local std::vector<std::string> fields;
     if (header != last_header) {
       last_header = header;
-      split_csv(header, fields);
+      std::string what;
+      detail::split_csv_record(header, fields, what);
       const auto it = std::find(fields.begin(), fields.end(), field);
       column = it == fields.end() ? SIZE_MAX : static_cast<std::size_t>(it - fields.begin());
     }
     if (column == SIZE_MAX) return -INFINITY;
-    split_csv(doc.raw, fields);
+    std::string what;  // the reader split this record already: it is well formed
+    detail::split_csv_record(doc.raw, fields, what);
     return column < fields.size() ? parse_number(fields[column]) : -INFINITY;
   }
   if (doc.format != input_format::jsonl) return -INFINITY;

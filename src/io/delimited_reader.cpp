@@ -115,7 +115,7 @@ class csv_reader final : public format_reader {
       if (st != read_status::record) return st;
       if (doc.raw.empty()) continue;  // blank line: not a record
       std::string what;
-      if (!split(doc.raw, fields_, what)) {
+      if (!split_csv_record(doc.raw, fields_, what)) {
         error = record_error(doc, errc::invalid_input, what);
         return read_status::bad_record;
       }
@@ -167,7 +167,7 @@ class csv_reader final : public format_reader {
       if (st != read_status::record) return st;
     } while (doc.raw.empty());
     std::string what;
-    if (!split(doc.raw, fields_, what)) {
+    if (!split_csv_record(doc.raw, fields_, what)) {
       error = record_error(doc, errc::invalid_input, "CSV header: " + what);
       return read_status::failed;
     }
@@ -218,44 +218,6 @@ class csv_reader final : public format_reader {
     return parse_iso8601(s);
   }
 
-  /// Splits one record into fields, unquoting. Lenient about '"' inside unquoted fields.
-  static bool split(std::string_view rec, std::vector<std::string>& out, std::string& what) {
-    out.clear();
-    std::size_t i = 0;
-    for (;;) {
-      std::string& field = out.emplace_back();
-      if (i < rec.size() && rec[i] == '"') {
-        ++i;
-        for (;;) {
-          const std::size_t q = rec.find('"', i);
-          if (q == std::string_view::npos) {
-            what = "unterminated quoted field";
-            return false;
-          }
-          field.append(rec.substr(i, q - i));
-          if (q + 1 < rec.size() && rec[q + 1] == '"') {
-            field.push_back('"');
-            i = q + 2;
-            continue;
-          }
-          i = q + 1;
-          break;
-        }
-        if (i < rec.size() && rec[i] != ',') {
-          what = "unexpected character after a closing quote";
-          return false;
-        }
-      } else {
-        const std::size_t comma = rec.find(',', i);
-        const std::size_t stop = comma == std::string_view::npos ? rec.size() : comma;
-        field.assign(rec.substr(i, stop - i));
-        i = stop;
-      }
-      if (i >= rec.size()) return true;
-      ++i;  // the comma
-    }
-  }
-
   static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
   input_context ctx_;
   bool have_header_ = false;
@@ -267,6 +229,43 @@ class csv_reader final : public format_reader {
 };
 
 }  // namespace
+
+bool split_csv_record(std::string_view rec, std::vector<std::string>& out, std::string& what) {
+  out.clear();
+  std::size_t i = 0;
+  for (;;) {
+    std::string& field = out.emplace_back();
+    if (i < rec.size() && rec[i] == '"') {
+      ++i;
+      for (;;) {
+        const std::size_t q = rec.find('"', i);
+        if (q == std::string_view::npos) {
+          what = "unterminated quoted field";
+          return false;
+        }
+        field.append(rec.substr(i, q - i));
+        if (q + 1 < rec.size() && rec[q + 1] == '"') {
+          field.push_back('"');
+          i = q + 2;
+          continue;
+        }
+        i = q + 1;
+        break;
+      }
+      if (i < rec.size() && rec[i] != ',') {
+        what = "unexpected character after a closing quote";
+        return false;
+      }
+    } else {
+      const std::size_t comma = rec.find(',', i);
+      const std::size_t stop = comma == std::string_view::npos ? rec.size() : comma;
+      field.assign(rec.substr(i, stop - i));
+      i = stop;
+    }
+    if (i >= rec.size()) return true;
+    ++i;  // the comma
+  }
+}
 
 std::unique_ptr<format_reader> make_text_reader(input_context ctx) {
   return std::make_unique<text_reader>(std::move(ctx));

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace simdup::detail {
 
@@ -52,5 +53,10 @@ error_info record_error(const document& doc, errc code, std::string_view what);
 
 /// True when `s` is empty or only spaces and tabs.
 bool is_blank(std::string_view s) noexcept;
+
+/// Splits one CSV record (RFC 4180: quoted fields, "" for a quote inside) into `out`. Lenient
+/// about '"' inside unquoted fields. False, with `what` set, for an unterminated quoted field or
+/// a character after a closing quote.
+bool split_csv_record(std::string_view rec, std::vector<std::string>& out, std::string& what);
 
 }  // namespace simdup::detail
