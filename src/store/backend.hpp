@@ -6,6 +6,7 @@
 #include <simdup/error.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -89,10 +90,22 @@ class backend {
   /// equal, errc::invalid_argument when they differ.
   virtual status create(const collection_config& config) = 0;
 
-  /// Applies `op` to the documents in order (later ones see earlier ones inserted), durably
-  /// before returning. `now` is the clock for the window. out.size() == docs.size().
-  virtual status apply(const collection_config& config, doc_op op, std::span<const doc_input> docs,
-                       int64_t now, std::size_t max_matches, std::span<doc_outcome> out) = 0;
+  /// Applies `op` to the documents in order (later ones see earlier ones inserted) and fills
+  /// `out` (out.size() == docs.size()); `now` is the clock for the window. The changes are
+  /// made but may not be durable yet: the returned ticket goes to when_durable, and an answer
+  /// must not be sent before it completes. Ticket 0: nothing to wait for.
+  virtual result<uint64_t> apply_pending(const collection_config& config, doc_op op,
+                                         std::span<const doc_input> docs, int64_t now,
+                                         std::size_t max_matches, std::span<doc_outcome> out) = 0;
+  /// Calls `done` once, when every change made under `ticket` is durable (with an error when
+  /// it cannot be made so): possibly at once on this thread, possibly later on another one.
+  /// Durability is shared: one sync covers every ticket issued before it.
+  virtual void when_durable(uint64_t ticket, std::function<void(status)> done) = 0;
+  /// apply_pending, then waits for durability: for callers that can block.
+  status apply(const collection_config& config, doc_op op, std::span<const doc_input> docs,
+               int64_t now, std::size_t max_matches, std::span<doc_outcome> out);
+  /// Blocks until when_durable(ticket) completes; returns its status.
+  status wait_durable(uint64_t ticket);
   /// Removes a document durably; false if it did not exist.
   virtual result<bool> remove(const collection_config& config, const std::string& id) = 0;
   /// Removes documents older than the window.

@@ -115,8 +115,11 @@ class redis_backend final : public backend {
                       "collection \"" + config.name + "\" exists with other settings");
   }
 
-  status apply(const collection_config& config, doc_op op, std::span<const doc_input> docs,
-               int64_t now, std::size_t max_matches, std::span<doc_outcome> out) override {
+  /// Redis answers after the script ran; its own persistence settings decide durability, so
+  /// there is nothing to wait for (ticket 0).
+  result<uint64_t> apply_pending(const collection_config& config, doc_op op,
+                                 std::span<const doc_input> docs, int64_t now,
+                                 std::size_t max_matches, std::span<doc_outcome> out) override {
     const char* name = op == doc_op::check    ? "check"
                        : op == doc_op::insert ? "insert"
                                               : "check_insert";
@@ -145,8 +148,10 @@ class redis_backend final : public backend {
                                   static_cast<int>(d->element[m + 1]->integer)});
       }
     }
-    return {};
+    return uint64_t{0};
   }
+
+  void when_durable(uint64_t, std::function<void(status)> done) override { done({}); }
 
   result<bool> remove(const collection_config& config, const std::string& id) override {
     auto args = script_args(config, "delete", 0, 0, 0);

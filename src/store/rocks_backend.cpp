@@ -16,9 +16,9 @@
 //
 // Durability: a request's changes are one WriteBatch, appended to the WAL buffer while the
 // collection lock is held, so the log order is the order the index saw; the lock is then
-// released and the request waits for a group commit that writes and fsyncs the WAL for every
-// writer queued behind it (one leader syncs, and wakes only the writers it covered). The
-// answer is sent only after that.
+// released and the request gets a ticket (its sequence number). A sync thread writes and fsyncs
+// the WAL once for every ticket queued while its previous sync ran (group commit) and then
+// completes them; the service sends an answer only after that.
 #include "store/rocks_backend.hpp"
 
 #include <rocksdb/cache.h>
@@ -33,12 +33,6 @@
 #include <unordered_map>
 
 #include <simdup/simhash.hpp>
-
-#if defined(__linux__)
-#include <linux/futex.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-#endif
 
 namespace simdup::detail {
 
@@ -60,25 +54,6 @@ namespace {
 
 /// Entries kept for re-checks: enough for the inserts of many concurrent batch requests.
 constexpr std::size_t max_recent = 65536;
-
-// A writer waiting for the group commit sleeps on its own word. std::atomic::wait would do,
-// but libstdc++ yields the processor a dozen times before it sleeps, and on a small machine
-// those yields cost more than the sleep.
-void sleep_while(std::atomic<int>& word, int value) {
-#if defined(__linux__)
-  syscall(SYS_futex, reinterpret_cast<int*>(&word), FUTEX_WAIT_PRIVATE, value, nullptr, nullptr, 0);
-#else
-  word.wait(value, std::memory_order_acquire);
-#endif
-}
-
-void wake_one(std::atomic<int>& word) {
-#if defined(__linux__)
-  syscall(SYS_futex, reinterpret_cast<int*>(&word), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
-#else
-  word.notify_one();
-#endif
-}
 
 uint64_t id_hash(std::string_view id) {
   return std::hash<std::string_view>{}(id);
@@ -123,9 +98,17 @@ rocks_backend::rocks_backend(std::unique_ptr<rocksdb::DB> db, rocksdb::ColumnFam
       num_cf_(num_cf),
       time_cf_(time_cf),
       dir_(std::move(dir)),
-      options_(options) {}
+      options_(options),
+      sync_thread_([this] { sync_loop(); }) {}
 
 rocks_backend::~rocks_backend() {
+  // The sync thread completes what is queued before it ends.
+  {
+    std::lock_guard lock(sync_mu_);
+    sync_stop_ = true;
+  }
+  sync_cv_.notify_one();
+  sync_thread_.join();
   // A segment file per collection, so the next start loads instead of rebuilding.
   for (auto& [name, c] : collections_) {
     if (auto st = snapshot(*c); !st) {
@@ -166,9 +149,9 @@ status rocks_backend::create(const collection_config& config) {
   return {};
 }
 
-status rocks_backend::apply(const collection_config& config, doc_op op,
-                            std::span<const doc_input> docs, int64_t now, std::size_t max_matches,
-                            std::span<doc_outcome> out) {
+result<uint64_t> rocks_backend::apply_pending(const collection_config& config, doc_op op,
+                                              std::span<const doc_input> docs, int64_t now,
+                                              std::size_t max_matches, std::span<doc_outcome> out) {
   (void)now;  // the window is measured from each document's own time
   auto found = find(config.name);
   if (!found) return std::move(found).error();
@@ -181,7 +164,10 @@ status rocks_backend::apply(const collection_config& config, doc_op op,
   // Plain inserts report nothing, so they need no probe.
   std::vector<std::vector<index_match>> hits =
       op == doc_op::insert ? std::vector<std::vector<index_match>>(docs.size()) : probe(c, docs);
-  if (op == doc_op::check) return resolve_all(c, hits, max_matches, out);
+  if (op == doc_op::check) {
+    if (auto st = resolve_all(c, hits, max_matches, out); !st) return std::move(st).error();
+    return uint64_t{0};
+  }
   c.writers.fetch_add(1, std::memory_order_relaxed);
   struct writer_guard {
     std::atomic<int>& n;
@@ -191,7 +177,7 @@ status rocks_backend::apply(const collection_config& config, doc_op op,
   std::vector<char> looked_up(docs.size());
   for (std::size_t i = 0; i < docs.size(); ++i) looked_up[i] = hits[i].empty();
   std::vector<std::optional<doc_value>> stored;
-  if (auto st = lookup_ids(c, docs, looked_up, stored); !st) return st;
+  if (auto st = lookup_ids(c, docs, looked_up, stored); !st) return std::move(st).error();
   uint64_t seq = 0;
   {
     std::lock_guard lock(c.mu);
@@ -275,10 +261,8 @@ status rocks_backend::apply(const collection_config& config, doc_op op,
     }
     c.published.store(c.next_num, std::memory_order_release);
   }
-  if (seq != 0) {
-    if (auto st = wait_durable(seq); !st) return st;
-  }
-  return resolve_all(c, hits, max_matches, out);
+  if (auto st = resolve_all(c, hits, max_matches, out); !st) return std::move(st).error();
+  return seq;
 }
 
 result<bool> rocks_backend::remove(const collection_config& config, const std::string& id) {
@@ -516,60 +500,45 @@ void rocks_backend::rollback(collection_state& c, std::vector<undo_step>& undo) 
   }
 }
 
-status rocks_backend::wait_durable(uint64_t seq) {
+void rocks_backend::when_durable(uint64_t ticket, std::function<void(status)> done) {
   std::unique_lock lock(sync_mu_);
-  if (synced_ >= seq) return {};
-  if (syncing_) {
-    sync_waiter w;
-    w.seq = seq;
-    sync_waiters_.push_back(&w);
+  if (ticket <= synced_) {
     lock.unlock();
-    while (w.st.load(std::memory_order_acquire) == sync_waiter::waiting) {
-      sleep_while(w.st, sync_waiter::waiting);
-    }
-    while (!w.released.load(std::memory_order_acquire)) std::this_thread::yield();
-    const int st = w.st.load(std::memory_order_acquire);
-    if (st == sync_waiter::synced) return {};
-    if (st == sync_waiter::failed) {
-      return make_error(errc::io_error, "rocksdb sync: the write-ahead log could not be synced");
-    }
-    // sync_waiter::lead: the previous leader handed over (syncing_ stays true).
-  } else {
-    syncing_ = true;
-    lock.unlock();
+    done({});
+    return;
   }
-  // Every write numbered up to `target` is in the WAL buffer (manual_wal_flush) before its
-  // number is published, so one write and fsync of the WAL now covers all of them (ours too).
-  const uint64_t target = db_->GetLatestSequenceNumber();
-  const auto s = db_->FlushWAL(true);
-  // The writers this sync covered, then the oldest one still waiting, which leads next.
-  std::vector<std::pair<sync_waiter*, int>> wake;
-  lock.lock();
-  if (s.ok()) synced_ = std::max(synced_, target);
-  std::size_t kept = 0;
-  for (sync_waiter* w : sync_waiters_) {
-    if (w->seq <= target) {
-      wake.emplace_back(w, s.ok() ? sync_waiter::synced : sync_waiter::failed);
-    } else {
-      sync_waiters_[kept++] = w;
-    }
-  }
-  sync_waiters_.resize(kept);
-  if (sync_waiters_.empty()) {
-    syncing_ = false;
-  } else {
-    wake.emplace_back(sync_waiters_.front(), sync_waiter::lead);
-    sync_waiters_.pop_front();
-  }
+  sync_queue_.push_back({ticket, std::move(done)});
+  // A busy sync thread looks at the queue again when its sync ends.
+  const bool wake = sync_idle_;
+  sync_idle_ = false;
   lock.unlock();
-  // Woken outside the lock: each wakes on its own word and returns without taking sync_mu_.
-  for (auto [w, st] : wake) {
-    w->st.store(st, std::memory_order_release);
-    wake_one(w->st);
-    w->released.store(true, std::memory_order_release);
+  if (wake) sync_cv_.notify_one();
+}
+
+void rocks_backend::sync_loop() {
+  std::vector<pending_sync> batch;
+  std::unique_lock lock(sync_mu_);
+  for (;;) {
+    while (sync_queue_.empty() && !sync_stop_) {
+      sync_idle_ = true;
+      sync_cv_.wait(lock);
+    }
+    if (sync_queue_.empty()) return;  // stopping, nothing left
+    batch.swap(sync_queue_);
+    lock.unlock();
+    // Every ticket queued is a sequence number already in the WAL buffer (manual_wal_flush), so
+    // one write and fsync of the buffer now covers all of them.
+    const uint64_t target = db_->GetLatestSequenceNumber();
+    const auto s = db_->FlushWAL(true);
+    status result;
+    if (!s.ok()) result = db_error("sync", s);
+    lock.lock();
+    if (s.ok()) synced_ = std::max(synced_, target);
+    lock.unlock();
+    for (auto& p : batch) p.done(result);
+    batch.clear();
+    lock.lock();
   }
-  if (!s.ok()) return db_error("sync", s);
-  return {};
 }
 
 status rocks_backend::resolve_all(const collection_state& c,
@@ -607,7 +576,7 @@ result<std::unique_ptr<backend>> open_rocks_backend(const std::string& dir,
   // document at 10M).
   db_options.db_write_buffer_size = std::size_t{64} << 20;
   // Writes only append to the WAL buffer (no write call under the collection lock); the group
-  // commit writes and syncs it for every request queued (wait_durable). What a crash loses
+  // commit writes and syncs it for every request queued (sync_loop). What a crash loses
   // from the buffer was never acknowledged.
   db_options.manual_wal_flush = true;
   // One small block cache for every family: reads are id lookups (mostly absent, answered by

@@ -7,13 +7,16 @@
 #include <rocksdb/write_batch.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <shared_mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <simdup/online_index.hpp>
@@ -116,8 +119,10 @@ class rocks_backend final : public backend {
 
   result<std::vector<collection_config>> collections() override;
   status create(const collection_config& config) override;
-  status apply(const collection_config& config, doc_op op, std::span<const doc_input> docs,
-               int64_t now, std::size_t max_matches, std::span<doc_outcome> out) override;
+  result<uint64_t> apply_pending(const collection_config& config, doc_op op,
+                                 std::span<const doc_input> docs, int64_t now,
+                                 std::size_t max_matches, std::span<doc_outcome> out) override;
+  void when_durable(uint64_t ticket, std::function<void(status)> done) override;
   result<bool> remove(const collection_config& config, const std::string& id) override;
   /// Also saves the collection's segment file when rocks_options says it is due.
   status expire(const collection_config& config, int64_t now) override;
@@ -150,10 +155,9 @@ class rocks_backend final : public backend {
                     std::span<const char> wanted, std::vector<std::optional<doc_value>>& out);
   result<std::optional<doc_value>> get_doc(const collection_state& c, std::string_view id);
   static void rollback(collection_state& c, std::vector<undo_step>& undo);
-  /// Group commit: one writer at a time (the leader) fsyncs the WAL up to the newest sequence
-  /// number; the writers that queued meanwhile sleep, each on its own futex word, and the
-  /// leader wakes only those its sync covered, then hands the lead to the oldest one left.
-  status wait_durable(uint64_t seq);
+  /// The group commit, on its own thread: writes and fsyncs the WAL once for every ticket
+  /// queued while the previous sync ran, then completes them all.
+  void sync_loop();
   status resolve_all(const collection_state& c, std::vector<std::vector<index_match>>& hits,
                      std::size_t max_matches, std::span<doc_outcome> out);
 
@@ -179,23 +183,21 @@ class rocks_backend final : public backend {
   rocks_options options_;
   std::shared_mutex collections_mu_;
   std::map<std::string, std::unique_ptr<collection_state>, std::less<>> collections_;
-  /// A writer waiting in wait_durable (on its stack, listed in sync_waiters_ under sync_mu_).
-  /// It sleeps on `st` alone, so a woken writer does not then wait for sync_mu_.
-  struct sync_waiter {
-    enum state : int { waiting, synced, failed, lead };
-    uint64_t seq = 0;
-    std::atomic<int> st{waiting};
-    /// Set by the leader once it no longer touches this waiter: the waiter returns (and its
-    /// stack frame goes) only after.
-    std::atomic<bool> released{false};
+  struct pending_sync {
+    uint64_t seq;
+    std::function<void(status)> done;
   };
   std::mutex sync_mu_;
-  /// Waiting writers in arrival order (under sync_mu_).
-  std::deque<sync_waiter*> sync_waiters_;
-  /// Whether a leader is syncing (under sync_mu_).
-  bool syncing_ = false;
+  std::condition_variable sync_cv_;
+  /// Tickets waiting for the next sync (under sync_mu_).
+  std::vector<pending_sync> sync_queue_;
+  /// The sync thread sleeps on sync_cv_ (under sync_mu_): only then is it worth a wake-up.
+  bool sync_idle_ = false;
+  bool sync_stop_ = false;
   /// Every write numbered up to this is synced (under sync_mu_).
   uint64_t synced_ = 0;
+  /// Started last in the constructor, joined first in the destructor.
+  std::thread sync_thread_;
 };
 
 }  // namespace simdup::detail
