@@ -1,0 +1,141 @@
+// A small HTTP/1.1 server for `simdup serve`: a few epoll event loops, each serving many
+// keep-alive connections, with answers that may be completed later from any thread (the store
+// acknowledges a write only after its sync thread's group fsync).
+//
+// - Each loop has its own epoll; they share one non-blocking listening socket (EPOLLEXCLUSIVE).
+//   The loop that accepts a connection hands it to the loop serving the fewest connections, so
+//   a burst of connects does not pile onto one loop.
+// - The handler runs on the loop thread. A connection has at most one request in progress:
+//   while its reply is pending, further pipelined bytes stay buffered, so answers stay in order.
+// - reply::send on the loop thread writes at once; from another thread it queues the answer and
+//   wakes the loop through an eventfd (written only when the queue was empty).
+// - Each answer is written with one sendmsg (head and body together) when the socket takes it.
+// - Answers the server makes itself (400, 413, 431, 501, 505, 503) are JSON errors
+//   `{"error":{"code":...,"message":...}}` and close the connection.
+// - Timeouts (timeout_s): a connection must send a complete request within timeout_s of
+//   connecting or of its previous answer (covers idle keep-alive and slow senders); a stuck write
+//   makes no progress for timeout_s. A connection waiting for its reply never times out.
+// - After an answer with `Connection: close` the server shuts down its sending side and reads
+//   and discards what the client still sends (at most 2 s) before closing, so the client reads
+//   the answer instead of a connection reset.
+#pragma once
+
+#include <simdup/error.hpp>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "service/http_parser.hpp"
+
+namespace simdup::detail::http {
+
+/// One answer.
+struct response {
+  int status = 200;                               ///< HTTP status code (200..599)
+  std::string content_type = "application/json";  ///< Content-Type; omitted when empty
+  std::string body;
+  /// Extra header lines (name, value), e.g. {"WWW-Authenticate", "Bearer"}. Trusted: no CR or LF.
+  std::vector<std::pair<std::string, std::string>> headers;
+};
+
+class event_loop;
+struct mailbox;
+
+/// Move-only handle to one request's answer. send() once, from any thread, during or after the
+/// handler. Destroyed without send(): the client gets a 500 JSON error, never silence. Safe to
+/// use after the connection closed or the server stopped (the answer is then dropped).
+class reply {
+ public:
+  reply() = default;
+  reply(reply&& other) noexcept;
+  reply& operator=(reply&& other) noexcept;
+  reply(const reply&) = delete;
+  reply& operator=(const reply&) = delete;
+  ~reply();
+
+  /// Sends the answer; later calls (and calls on a moved-from reply) do nothing.
+  void send(response r);
+  /// True until send() was called (or the reply was moved from).
+  bool pending() const noexcept { return box_ != nullptr; }
+
+ private:
+  friend class event_loop;
+  reply(std::shared_ptr<mailbox> box, int fd, std::uint64_t serial)
+      : box_(std::move(box)), fd_(fd), serial_(serial) {}
+  void deliver(response r, bool dropped);
+  /// Answers 500 if send() was never called.
+  void abandon() noexcept;
+
+  std::shared_ptr<mailbox> box_;
+  int fd_ = -1;
+  std::uint64_t serial_ = 0;
+};
+
+/// Called on a loop thread for each complete request; must be thread-safe (loops run it
+/// concurrently) and should not block long (it holds up the loop's other connections).
+/// Exceptions are caught: the client gets a 500 if the reply was not sent.
+using handler = std::function<void(request&&, reply)>;
+
+struct server_options {
+  /// Address to bind (numeric IPv4 or IPv6, or a host name); loopback by default.
+  std::string host = "127.0.0.1";
+  /// TCP port; 0 picks a free one (see server::port()).
+  int port = 0;
+  /// Event loop threads, 1..256.
+  int threads = 2;
+  /// Largest request body in bytes (after chunked decoding), inclusive; more is 413.
+  std::size_t max_body_bytes = 8u << 20;
+  /// Largest request head (request line and headers) in bytes, inclusive; more is 431.
+  std::size_t max_header_bytes = 16384;
+  /// Seconds (>= 1) a connection may stay idle or take to send a request, a write may stay
+  /// stuck, and stop() waits for pending replies.
+  int timeout_s = 10;
+  /// Open connections at most, inclusive; a connection beyond gets a 503 and is closed.
+  std::size_t max_connections = 10000;
+  /// Called (from loop threads, concurrently) with the status of every answer the server makes
+  /// itself: 400, 413, 431, 501, 505, 503, and 500 for a reply dropped without send(). For
+  /// metrics; may be empty.
+  std::function<void(int status)> on_rejected;
+};
+
+class server {
+ public:
+  /// Binds, listens and starts the event loop threads.
+  static result<std::unique_ptr<server>> start(server_options options, handler h);
+  ~server();
+  server(const server&) = delete;
+  server& operator=(const server&) = delete;
+
+  /// The bound TCP port.
+  int port() const noexcept { return port_; }
+
+  /// Stops accepting, waits (at most timeout_s) until every request already handed to the
+  /// handler has its reply sent and written, closes every connection and joins the threads.
+  /// Idempotent; not to be called from a handler.
+  void stop();
+
+ private:
+  friend class event_loop;
+  server() = default;
+
+  server_options opt_;
+  handler handler_;
+  int listen_fd_ = -1;
+  int port_ = 0;
+  std::atomic<bool> stopping_{false};
+  std::atomic<std::size_t> open_connections_{0};
+  std::vector<std::unique_ptr<event_loop>> loops_;
+  std::vector<std::thread> threads_;
+  std::mutex stop_mu_;
+  bool stopped_ = false;
+};
+
+}  // namespace simdup::detail::http
