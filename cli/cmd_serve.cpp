@@ -94,9 +94,11 @@ void setup(CLI::App& app, int& rc) {
       ->capture_default_str();
   cmd->add_option("--max-matches", args->opt.max_matches, "Most matches listed per document")
       ->capture_default_str();
-  cmd->add_option("--timeout", args->opt.timeout_s, "Socket read/write timeout in seconds")
+  cmd->add_option("--timeout", args->opt.timeout_s,
+                  "Seconds a connection may idle or take to send a request")
       ->capture_default_str();
-  cmd->add_option("--threads", args->opt.threads, "HTTP worker threads (0: automatic)")
+  cmd->add_option("--threads", args->opt.threads,
+                  "Event-loop threads serving HTTP (0: cores; 4 x cores with Redis)")
       ->capture_default_str();
   cmd->add_option("--expire-interval-ms", args->opt.expire_interval_ms,
                   "How often expired documents are removed, in milliseconds")

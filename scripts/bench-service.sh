@@ -55,7 +55,7 @@ phases() {  # PORT PRELOAD [EXTRA...]: preload, then the measured phases with EX
 }
 
 echo "== RocksDB store in $work/db (uptime: $(uptime | sed 's/.*load/load/'))"
-"$simdup" serve --data "$work/db" --listen "127.0.0.1:$port" --threads 64 2>"$work/serve.log" &
+"$simdup" serve --data "$work/db" --listen "127.0.0.1:$port" 2>"$work/serve.log" &
 pid=$!
 pids+=("$pid")
 wait_healthy "$port"
@@ -68,7 +68,7 @@ start=$(date +%s.%N)
 kill -TERM "$pid"
 wait "$pid" || true
 stopped=$(date +%s.%N)
-"$simdup" serve --data "$work/db" --listen "127.0.0.1:$port" --threads 64 2>>"$work/serve.log" &
+"$simdup" serve --data "$work/db" --listen "127.0.0.1:$port" 2>>"$work/serve.log" &
 pid=$!
 pids+=("$pid")
 wait_healthy "$port"
@@ -89,7 +89,7 @@ redis-server --port "$rport" --bind 127.0.0.1 --save "" --appendonly no --dir "$
   >"$work/redis.log" 2>&1 &
 pids+=("$!")
 for _ in $(seq 1 100); do redis-cli -p "$rport" ping >/dev/null 2>&1 && break; sleep 0.1; done
-"$simdup" serve --store "redis://127.0.0.1:$rport" --listen "127.0.0.1:$sport" --threads 64 \
+"$simdup" serve --store "redis://127.0.0.1:$rport" --listen "127.0.0.1:$sport" \
   2>>"$work/serve.log" &
 pid=$!
 pids+=("$pid")

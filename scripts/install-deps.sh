@@ -10,7 +10,7 @@ packages=(
   libsimdjson-dev nlohmann-json3-dev libcli11-dev libtbb-dev
   zlib1g-dev libzstd-dev zstd
   librocksdb-dev redis-server libhiredis-dev libpqxx-dev postgresql
-  libcpp-httplib-dev pybind11-dev
+  pybind11-dev
   python3 python3-dev python3-numpy python3-jieba python3-pytest python3-distributed
   manpages-zh
   chromium

@@ -9,13 +9,12 @@
 // processes). They are driven by --io-threads poll() loops (default 2) with a minimal HTTP/1.1
 // client, like wrk: on a 2-core machine shared with the server, one blocking client thread per
 // connection would cost the client more CPU per request than the server spends.
-#include <httplib.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -153,18 +152,21 @@ bool send_all(int fd, const std::string& data) {
   return true;
 }
 
+std::string request_head(const options& o, const char* method, const std::string& path,
+                         std::size_t body_bytes) {
+  std::string head = std::string(method) + " " + path + " HTTP/1.1\r\nHost: " + o.host +
+                     "\r\nContent-Type: application/json\r\n";
+  if (!o.token.empty()) head += "Authorization: Bearer " + o.token + "\r\n";
+  return head + "Content-Length: " + std::to_string(body_bytes) + "\r\n\r\n";
+}
+
 /// Drives `conns` until the deadline: sends a request on each, and the next one as soon as its
 /// answer is complete; appends each request's latency in seconds. False on any failure.
 bool drive(const options& o, const std::string& path, std::vector<connection*> conns,
            std::chrono::steady_clock::time_point deadline, std::vector<double>& latencies) {
-  std::string auth;
-  if (!o.token.empty()) auth = "Authorization: Bearer " + o.token + "\r\n";
   const auto send_next = [&](connection& c) {
     const std::string body = body_of(c.rng, o.batch, c.prefix, c.next);
-    std::string req = "POST " + path + " HTTP/1.1\r\nHost: " + o.host +
-                      "\r\nContent-Type: application/json\r\n" + auth +
-                      "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n";
-    req += body;
+    const std::string req = request_head(o, "POST", path, body.size()) + body;
     c.sent_at = std::chrono::steady_clock::now();
     return send_all(c.fd, req);
   };
@@ -203,9 +205,28 @@ bool drive(const options& o, const std::string& path, std::vector<connection*> c
   return true;
 }
 
-httplib::Headers headers(const options& o) {
-  if (o.token.empty()) return {};
-  return {{"Authorization", "Bearer " + o.token}};
+/// One request on a blocking keep-alive connection: the answer's status code (0 when the
+/// connection failed or the answer is malformed), its whole text in `answer`.
+int round_trip(int fd, const options& o, const char* method, const std::string& path,
+               const std::string& body, std::string& answer) {
+  if (!send_all(fd, request_head(o, method, path, body.size()) + body)) return 0;
+  answer.clear();
+  char buf[65536];
+  for (;;) {
+    const auto end = answer.find("\r\n\r\n");
+    if (end != std::string::npos) {
+      std::string head = answer.substr(0, end);
+      std::transform(head.begin(), head.end(), head.begin(),
+                     [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+      const auto at = head.find("\r\ncontent-length:");
+      if (at == std::string::npos || answer.compare(0, 9, "HTTP/1.1 ") != 0) return 0;
+      const std::size_t total = end + 4 + std::strtoul(head.c_str() + at + 17, nullptr, 10);
+      if (answer.size() >= total) return std::atoi(answer.c_str() + 9);
+    }
+    const ssize_t n = recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) return 0;
+    answer.append(buf, static_cast<std::size_t>(n));
+  }
 }
 
 bool parse(int argc, char** argv, options& o) {
@@ -258,12 +279,16 @@ int main(int argc, char** argv) {
   const uint32_t run = std::random_device{}();
   const std::string base = "/v1/" + o.collection;
   {
-    httplib::Client c(o.host, o.port);
-    auto r = c.Put(base.c_str(), headers(o), "{\"k\":" + std::to_string(o.k) + ",\"window_s\":0}",
-                   "application/json");
-    if (!r || r->status != 200) {
+    const int fd = connect_to(o.host, o.port);
+    std::string answer;
+    const int code = fd < 0
+                         ? 0
+                         : round_trip(fd, o, "PUT", base,
+                                      "{\"k\":" + std::to_string(o.k) + ",\"window_s\":0}", answer);
+    if (fd >= 0) close(fd);
+    if (code != 200) {
       std::fprintf(stderr, "cannot create collection %s: %s\n", o.collection.c_str(),
-                   r ? r->body.c_str() : httplib::to_string(r.error()).c_str());
+                   code == 0 ? "no answer" : answer.c_str());
       return 1;
     }
   }
@@ -274,21 +299,19 @@ int main(int argc, char** argv) {
     std::vector<std::thread> pool;
     for (int t = 0; t < std::min(o.threads, 4); ++t) {
       pool.emplace_back([&, t] {
-        httplib::Client c(o.host, o.port);
-        c.set_keep_alive(true);
-        c.set_read_timeout(120, 0);  // a stall shows as latency, not as a failure
-        c.set_tcp_nodelay(true);
+        const int fd = connect_to(o.host, o.port);
+        std::string answer;
         std::mt19937_64 rng(uint64_t{run} * 1000 + 500 + t);
         long long next = 0;
         const std::string prefix = id_prefix('p', run, t);
         while (sent.fetch_add(1000) < o.preload) {
-          auto r = c.Post((base + "/insert").c_str(), headers(o), body_of(rng, 1000, prefix, next),
-                          "application/json");
-          if (!r || r->status != 200) {
-            std::fprintf(stderr, "preload failed\n");
+          if (fd < 0 || round_trip(fd, o, "POST", base + "/insert",
+                                   body_of(rng, 1000, prefix, next), answer) != 200) {
+            std::fprintf(stderr, "preload failed: %.200s\n", answer.c_str());
             std::exit(1);
           }
         }
+        close(fd);
       });
     }
     for (auto& th : pool) th.join();

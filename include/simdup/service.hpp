@@ -34,10 +34,12 @@ struct service_options {
   std::size_t max_documents = 1000;
   /// Most matches listed per document (closest first).
   std::size_t max_matches = 10;
-  /// Socket read/write timeout, in seconds.
+  /// Seconds (at least 1) a connection may stay idle or take to send a request, and a write
+  /// may stay stuck, before the connection is closed; also how long stop() waits for answers.
   int timeout_s = 10;
-  /// Worker threads serving HTTP connections; each open keep-alive connection holds one, so
-  /// this bounds the clients served at once. 0 picks max(64, 8 x cores).
+  /// Event-loop threads serving HTTP; each serves any number of connections. 0 picks the core
+  /// count with the RocksDB store and 4 x cores with Redis (whose calls hold a loop for a
+  /// network round trip).
   int threads = 0;
   /// How often the window is enforced (expired documents removed), in milliseconds.
   int expire_interval_ms = 1000;

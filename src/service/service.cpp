@@ -4,12 +4,13 @@
 #include <simdup/service.hpp>
 #include <simdup/simhash.hpp>
 
-#include <httplib.h>
 #include <pthread.h>
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
@@ -20,6 +21,7 @@
 #include <sstream>
 #include <thread>
 
+#include "service/http_server.hpp"
 #include "service/metrics.hpp"
 #include "service/request.hpp"
 #include "service/text_fingerprints.hpp"
@@ -27,6 +29,7 @@
 
 namespace simdup {
 
+namespace http = detail::http;
 using detail::collection_config;
 using detail::doc_op;
 
@@ -50,23 +53,20 @@ int http_status(errc code) {
   }
 }
 
-void send_json(httplib::Response& res, int status, const std::string& body) {
-  res.status = status;
-  res.set_content(body, "application/json");
-}
-
-void send_error(httplib::Response& res, int status, std::string_view code,
-                std::string_view message) {
+std::string error_body(std::string_view code, std::string_view message) {
   std::string body = "{\"error\":{\"code\":";
   json::append_string(body, code);
   body += ",\"message\":";
   json::append_string(body, message);
   body += "}}";
-  send_json(res, status, body);
+  return body;
 }
 
-void send_error(httplib::Response& res, const error_info& err) {
-  send_error(res, http_status(err.code), errc_name(err.code), err.message);
+bool valid_collection_name(std::string_view name) {
+  if (name.empty() || name.size() > 64) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-';
+  });
 }
 
 /// Compares without an early exit so the time taken does not reveal the matching prefix.
@@ -112,8 +112,7 @@ struct service::impl {
   std::string token;
   detail::metrics stats;
   detail::text_fingerprints texts;
-  httplib::Server http;
-  std::thread listener;
+  std::unique_ptr<http::server> http_server;
   std::thread expirer;
   std::mutex stop_mu;
   std::condition_variable stop_cv;
@@ -121,6 +120,28 @@ struct service::impl {
   bool stopped = false;
   std::shared_mutex collections_mu;
   std::map<std::string, collection_config> collections;
+
+  /// One request's answer in the making: sent once, with its status and latency counted under
+  /// its endpoint's name.
+  struct exchange {
+    impl* s;
+    std::string endpoint;
+    std::chrono::steady_clock::time_point start;
+    http::reply reply;
+
+    void send(int code, std::string body, std::string content_type = "application/json",
+              std::vector<std::pair<std::string, std::string>> headers = {}) {
+      const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+      s->stats.observe_request(endpoint, code, took.count());
+      reply.send({code, std::move(content_type), std::move(body), std::move(headers)});
+    }
+    void fail(int code, std::string_view error_code, std::string_view message) {
+      send(code, error_body(error_code, message));
+    }
+    void fail(const error_info& err) {
+      fail(http_status(err.code), errc_name(err.code), err.message);
+    }
+  };
 
   int64_t now() const {
     if (!opt.clock_file.empty()) {
@@ -163,48 +184,14 @@ struct service::impl {
     return c;
   }
 
-  /// Wraps a handler with latency and status accounting.
-  httplib::Server::Handler timed(
-      std::string endpoint, std::function<void(const httplib::Request&, httplib::Response&)> fn) {
-    return [this, endpoint = std::move(endpoint), fn = std::move(fn)](const httplib::Request& req,
-                                                                      httplib::Response& res) {
-      const auto start = std::chrono::steady_clock::now();
-      fn(req, res);
-      const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
-      stats.observe_request(endpoint, res.status, took.count());
-    };
-  }
-
-  void handle_documents(const httplib::Request& req, httplib::Response& res, doc_op op) {
-    auto config = find(req.matches[1].str());
-    if (!config) return send_error(res, config.error());
-    auto parsed = detail::parse_request(req.body, {opt.max_documents, 1024});
-    if (!parsed) return send_error(res, parsed.error());
-    const int64_t clock = now();
-    auto& docs = parsed->docs;
-    // Documents given as text are fingerprinted first; too short ones are answered without
-    // touching the index.
-    std::vector<detail::doc_input> inputs;
-    std::vector<std::size_t> slot(docs.size(), SIZE_MAX);
-    inputs.reserve(docs.size());
-    for (std::size_t i = 0; i < docs.size(); ++i) {
-      std::optional<uint64_t> fp = docs[i].fingerprint;
-      if (!fp) {
-        auto r = texts.fingerprint(*config, docs[i].text);
-        if (!r) return send_error(res, r.error());
-        fp = *r;
-      }
-      if (!fp) continue;
-      slot[i] = inputs.size();
-      inputs.push_back({std::move(docs[i].id), *fp, docs[i].time.value_or(clock)});
-    }
-    std::vector<detail::doc_outcome> outcomes(inputs.size());
-    if (!inputs.empty()) {
-      auto st = store->apply(*config, op, inputs, clock, opt.max_matches, outcomes);
-      if (!st) return send_error(res, st.error());
-    }
-    std::map<std::string, uint64_t> counts;
-    std::string body = parsed->batch ? "{\"results\":[" : "";
+  /// The answer body of a documents request, counting outcomes into `counts`.
+  static std::string documents_body(const detail::parsed_request& parsed, doc_op op,
+                                    std::span<const std::size_t> slot,
+                                    std::span<const detail::doc_input> inputs,
+                                    std::span<const detail::doc_outcome> outcomes,
+                                    std::map<std::string, uint64_t>& counts) {
+    const auto& docs = parsed.docs;
+    std::string body = parsed.batch ? "{\"results\":[" : "";
     for (std::size_t i = 0; i < docs.size(); ++i) {
       if (i > 0) body.push_back(',');
       body += "{\"id\":";
@@ -230,29 +217,74 @@ struct service::impl {
       }
       body += "]}";
     }
-    if (parsed->batch) body += "]}";
-    for (const auto& [outcome, n] : counts) stats.count_documents(config->name, outcome, n);
-    send_json(res, 200, body);
+    if (parsed.batch) body += "]}";
+    return body;
   }
 
-  void handle_put(const httplib::Request& req, httplib::Response& res) {
-    const std::string name = req.matches[1].str();
-    auto config = detail::config_from_json(req.body, defaults(name));
-    if (!config) return send_error(res, config.error());
+  /// Answers once the store says the changes are durable (at once when nothing was written).
+  void handle_documents(const std::string& name, const std::string& request_body, doc_op op,
+                        exchange ex) {
+    auto config = find(name);
+    if (!config) return ex.fail(config.error());
+    auto parsed = detail::parse_request(request_body, {opt.max_documents, 1024});
+    if (!parsed) return ex.fail(parsed.error());
+    const int64_t clock = now();
+    auto& docs = parsed->docs;
+    // Documents given as text are fingerprinted first; too short ones are answered without
+    // touching the index.
+    std::vector<detail::doc_input> inputs;
+    std::vector<std::size_t> slot(docs.size(), SIZE_MAX);
+    inputs.reserve(docs.size());
+    for (std::size_t i = 0; i < docs.size(); ++i) {
+      std::optional<uint64_t> fp = docs[i].fingerprint;
+      if (!fp) {
+        auto r = texts.fingerprint(*config, docs[i].text);
+        if (!r) return ex.fail(r.error());
+        fp = *r;
+      }
+      if (!fp) continue;
+      slot[i] = inputs.size();
+      inputs.push_back({docs[i].id, *fp, docs[i].time.value_or(clock)});
+    }
+    std::vector<detail::doc_outcome> outcomes(inputs.size());
+    uint64_t ticket = 0;
+    if (!inputs.empty()) {
+      auto t = store->apply_pending(*config, op, inputs, clock, opt.max_matches, outcomes);
+      if (!t) return ex.fail(t.error());
+      ticket = *t;
+    }
+    std::map<std::string, uint64_t> counts;
+    std::string body = documents_body(*parsed, op, slot, inputs, outcomes, counts);
+    auto answer = [this, name = config->name, counts = std::move(counts)](
+                      exchange& e, std::string b, const status& durable) {
+      if (!durable) return e.fail(durable.error());
+      for (const auto& [outcome, n] : counts) stats.count_documents(name, outcome, n);
+      e.send(200, std::move(b));
+    };
+    if (ticket == 0) return answer(ex, std::move(body), status{});
+    // std::function needs a copyable callable: the exchange (move-only) is shared.
+    auto shared = std::make_shared<exchange>(std::move(ex));
+    store->when_durable(ticket, [shared, answer = std::move(answer), body = std::move(body)](
+                                    status st) mutable { answer(*shared, std::move(body), st); });
+  }
+
+  void handle_put(const std::string& name, const std::string& request_body, exchange ex) {
+    auto config = detail::config_from_json(request_body, defaults(name));
+    if (!config) return ex.fail(config.error());
     config->name = name;
-    if (auto st = store->create(*config); !st) return send_error(res, st.error());
+    if (auto st = store->create(*config); !st) return ex.fail(st.error());
     {
       std::unique_lock lock(collections_mu);
       collections[name] = *config;
     }
-    send_json(res, 200, detail::to_json(*config));
+    ex.send(200, detail::to_json(*config));
   }
 
-  void handle_stats(const httplib::Request& req, httplib::Response& res) {
-    auto config = find(req.matches[1].str());
-    if (!config) return send_error(res, config.error());
+  void handle_stats(const std::string& name, exchange ex) {
+    auto config = find(name);
+    if (!config) return ex.fail(config.error());
     auto s = store->stats(*config);
-    if (!s) return send_error(res, s.error());
+    if (!s) return ex.fail(s.error());
     std::string body = "{\"collection\":" + detail::to_json(*config);
     body += ",\"documents\":" + std::to_string(s->documents);
     body += ",\"inserted\":" + std::to_string(s->inserted);
@@ -260,22 +292,25 @@ struct service::impl {
     body += ",\"deleted\":" + std::to_string(s->deleted);
     body += ",\"index_bytes\":" + std::to_string(s->index_bytes);
     body += ",\"index_segments\":" + std::to_string(s->index_segments) + "}";
-    send_json(res, 200, body);
+    ex.send(200, std::move(body));
   }
 
-  void handle_delete(const httplib::Request& req, httplib::Response& res) {
-    auto config = find(req.matches[1].str());
-    if (!config) return send_error(res, config.error());
-    const std::string id = req.matches[2].str();
-    auto removed = store->remove(*config, id);
-    if (!removed) return send_error(res, removed.error());
-    if (!*removed) return send_error(res, 404, "not_found", "no document \"" + id + "\"");
+  void handle_delete(const std::string& name, std::string_view raw_id, exchange ex) {
+    auto config = find(name);
+    if (!config) return ex.fail(config.error());
+    const auto id = http::percent_decode(raw_id);
+    if (!id || id->empty()) {
+      return ex.fail(400, "invalid_input", "the document id in the path is not valid");
+    }
+    auto removed = store->remove(*config, *id);
+    if (!removed) return ex.fail(removed.error());
+    if (!*removed) return ex.fail(404, "not_found", "no document \"" + *id + "\"");
     std::string body = "{\"id\":";
-    json::append_string(body, id);
-    send_json(res, 200, body + ",\"deleted\":true}");
+    json::append_string(body, *id);
+    ex.send(200, body + ",\"deleted\":true}");
   }
 
-  void handle_metrics(httplib::Response& res) {
+  void handle_metrics(exchange ex) {
     std::map<std::string, detail::metrics::collection_sample> samples;
     (void)refresh();
     std::vector<collection_config> all;
@@ -287,75 +322,81 @@ struct service::impl {
       if (auto s = store->stats(c))
         samples[c.name] = {s->documents, s->expired, s->deleted, s->index_bytes};
     }
-    res.status = 200;
-    res.set_content(stats.render(samples), "text/plain; version=0.0.4");
+    ex.send(200, stats.render(samples), "text/plain; version=0.0.4");
   }
 
-  bool authorized(const httplib::Request& req) const {
-    if (token.empty() || req.path == "/healthz") return true;
-    const std::string header = req.get_header_value("Authorization");
+  bool authorized(const http::request& req) const {
+    if (token.empty()) return true;
     constexpr std::string_view scheme = "Bearer ";
-    if (header.size() < scheme.size() || header.compare(0, scheme.size(), scheme) != 0) {
-      return false;
-    }
-    return equal_secret(std::string_view(header).substr(scheme.size()), token);
+    const std::string_view header = req.authorization;
+    if (header.size() < scheme.size() || header.substr(0, scheme.size()) != scheme) return false;
+    return equal_secret(header.substr(scheme.size()), token);
   }
 
-  void setup_routes() {
-    const std::string coll = R"(/v1/([A-Za-z0-9_.\-]{1,64}))";
-    http.Get("/healthz", timed("healthz", [](const httplib::Request&, httplib::Response& res) {
-               send_json(res, 200, "{\"status\":\"ok\"}");
-             }));
-    http.Get("/metrics", timed("metrics", [this](const httplib::Request&, httplib::Response& res) {
-               handle_metrics(res);
-             }));
-    http.Put(coll, timed("create", [this](const httplib::Request& req, httplib::Response& res) {
-               handle_put(req, res);
-             }));
-    http.Get(coll + "/stats",
-             timed("stats", [this](const httplib::Request& req, httplib::Response& res) {
-               handle_stats(req, res);
-             }));
-    const std::pair<const char*, doc_op> ops[] = {{"check", doc_op::check},
-                                                  {"insert", doc_op::insert},
-                                                  {"check-insert", doc_op::check_insert}};
-    for (const auto& [name, op] : ops) {
-      http.Post(coll + "/" + name,
-                timed(name, [this, op = op](const httplib::Request& req, httplib::Response& res) {
-                  handle_documents(req, res, op);
-                }));
+  /// Routes a request; every path answers through `ex` exactly once.
+  void route(http::request&& req, exchange ex) {
+    const std::string_view path = req.path;
+    const auto wrong_method = [&](const char* allowed) {
+      ex.endpoint = "error";
+      ex.send(405, error_body("method_not_allowed", req.method + " is not allowed on " + req.path),
+              "application/json", {{"Allow", allowed}});
+    };
+    if (path == "/healthz") {
+      ex.endpoint = "healthz";
+      if (req.method != "GET") return wrong_method("GET");
+      return ex.send(200, "{\"status\":\"ok\"}");
     }
-    http.Delete(coll + "/documents/(.+)",
-                timed("delete", [this](const httplib::Request& req, httplib::Response& res) {
-                  handle_delete(req, res);
-                }));
-    http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-      if (authorized(req)) return httplib::Server::HandlerResponse::Unhandled;
-      res.set_header("WWW-Authenticate", "Bearer");
-      send_error(res, 401, "unauthorized", "missing or wrong bearer token");
-      stats.observe_request("unauthorized", 401, 0.0);
-      return httplib::Server::HandlerResponse::Handled;
-    });
-    // Answers httplib makes itself (no route, body too large, bad request line) get JSON too.
-    http.set_error_handler([this](const httplib::Request& req, httplib::Response& res) {
-      if (!res.body.empty()) return;
-      switch (res.status) {
-        case 404:
-          send_error(res, 404, "not_found", "no such endpoint: " + req.path);
-          break;
-        case 413:
-          send_error(res, 413, "too_large",
-                     "request body exceeds " + std::to_string(opt.max_body_bytes) + " bytes");
-          break;
-        default:
-          send_error(res, res.status, "bad_request", "malformed HTTP request");
+    if (!authorized(req)) {
+      ex.endpoint = "unauthorized";
+      return ex.send(401, error_body("unauthorized", "missing or wrong bearer token"),
+                     "application/json", {{"WWW-Authenticate", "Bearer"}});
+    }
+    if (path == "/metrics") {
+      ex.endpoint = "metrics";
+      if (req.method != "GET") return wrong_method("GET");
+      return handle_metrics(std::move(ex));
+    }
+    constexpr std::string_view v1 = "/v1/";
+    if (path.substr(0, v1.size()) == v1) {
+      const std::string_view rest = path.substr(v1.size());
+      const std::size_t slash = rest.find('/');
+      const std::string name(rest.substr(0, slash));
+      const std::string_view sub = slash == std::string_view::npos ? "" : rest.substr(slash + 1);
+      if (valid_collection_name(name)) {
+        if (slash == std::string_view::npos) {
+          ex.endpoint = "create";
+          if (req.method != "PUT") return wrong_method("PUT");
+          return handle_put(name, req.body, std::move(ex));
+        }
+        if (sub == "stats") {
+          ex.endpoint = "stats";
+          if (req.method != "GET") return wrong_method("GET");
+          return handle_stats(name, std::move(ex));
+        }
+        const std::pair<std::string_view, doc_op> ops[] = {{"check", doc_op::check},
+                                                           {"insert", doc_op::insert},
+                                                           {"check-insert", doc_op::check_insert}};
+        for (const auto& [op_name, op] : ops) {
+          if (sub != op_name) continue;
+          ex.endpoint = std::string(op_name);
+          if (req.method != "POST") return wrong_method("POST");
+          return handle_documents(name, req.body, op, std::move(ex));
+        }
+        constexpr std::string_view documents = "documents/";
+        if (sub.substr(0, documents.size()) == documents && sub.size() > documents.size()) {
+          ex.endpoint = "delete";
+          if (req.method != "DELETE") return wrong_method("DELETE");
+          return handle_delete(name, sub.substr(documents.size()), std::move(ex));
+        }
       }
-      stats.observe_request("error", res.status, 0.0);
-    });
-    http.set_exception_handler(
-        [](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
-          send_error(res, 500, "internal", "unexpected error while handling the request");
-        });
+    }
+    ex.endpoint = "error";
+    ex.fail(404, "not_found", "no such endpoint: " + req.path);
+  }
+
+  void serve(http::request&& req, http::reply reply) {
+    exchange ex{this, "", std::chrono::steady_clock::now(), std::move(reply)};
+    route(std::move(req), std::move(ex));
   }
 
   void expire_loop() {
@@ -432,29 +473,25 @@ status service::add_collection(const std::string& name) {
 
 result<int> service::start() {
   impl& s = *impl_;
-  // cpp-httplib serves a keep-alive connection on one worker until the client closes it (or
-  // leaves it idle for 5 s): a client beyond the pool waits that long for its first answer. So
-  // the default is far above the core count; an idle worker costs only its stack.
-  const int threads = s.opt.threads > 0
-                          ? s.opt.threads
-                          : std::max(64, 8 * static_cast<int>(std::thread::hardware_concurrency()));
-  s.http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  s.http.set_payload_max_length(s.opt.max_body_bytes);
-  s.http.set_read_timeout(s.opt.timeout_s, 0);
-  s.http.set_write_timeout(s.opt.timeout_s, 0);
-  s.http.set_keep_alive_max_count(1u << 20);
-  s.http.set_tcp_nodelay(true);
-  s.setup_routes();
-  int port = s.opt.port;
-  if (port == 0) {
-    port = s.http.bind_to_any_port(s.opt.host);
-    if (port < 0) return make_error(errc::io_error, "cannot bind to " + s.opt.host);
-  } else if (!s.http.bind_to_port(s.opt.host, port)) {
-    return make_error(errc::io_error, "cannot bind to " + s.opt.host + ":" + std::to_string(port));
-  }
-  s.listener = std::thread([&s] { s.http.listen_after_bind(); });
+  http::server_options o;
+  o.host = s.opt.host;
+  o.port = s.opt.port;
+  // Handlers run on the event loops. The RocksDB store answers from memory and its WAL buffer
+  // (the fsync happens on its own thread), so a loop per core keeps every core busy; a Redis
+  // call holds its loop for a network round trip, so more loops keep more calls in flight.
+  const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const bool redis = s.opt.store.rfind("redis://", 0) == 0;
+  o.threads = s.opt.threads > 0 ? s.opt.threads : (redis ? 4 * cores : cores);
+  o.max_body_bytes = s.opt.max_body_bytes;
+  o.timeout_s = std::max(1, s.opt.timeout_s);
+  o.on_rejected = [&s](int code) { s.stats.observe_request("error", code, 0.0); };
+  auto server = http::server::start(std::move(o), [&s](http::request&& req, http::reply reply) {
+    s.serve(std::move(req), std::move(reply));
+  });
+  if (!server) return std::move(server).error();
+  s.http_server = std::move(*server);
   s.expirer = std::thread([&s] { s.expire_loop(); });
-  return port;
+  return s.http_server->port();
 }
 
 void service::run_until_signal() {
@@ -476,10 +513,9 @@ void service::stop() {
     s.stopping = true;
   }
   s.stop_cv.notify_all();
-  // httplib's stop() closes the listening socket; listen_after_bind() then lets the worker
-  // threads finish the requests they hold before returning.
-  s.http.stop();
-  if (s.listener.joinable()) s.listener.join();
+  // Stops accepting and waits until every request received has been answered (their writes
+  // synced), before the store closes.
+  if (s.http_server) s.http_server->stop();
   if (s.expirer.joinable()) s.expirer.join();
   s.store.reset();
 }
