@@ -244,7 +244,8 @@ struct service::impl {
       }
       if (!fp) continue;
       slot[i] = inputs.size();
-      inputs.push_back({docs[i].id, *fp, docs[i].time.value_or(clock)});
+      // Moved: the answer names a document by its input from here on.
+      inputs.push_back({std::move(docs[i].id), *fp, docs[i].time.value_or(clock)});
     }
     std::vector<detail::doc_outcome> outcomes(inputs.size());
     uint64_t ticket = 0;

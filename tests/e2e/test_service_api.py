@@ -1,6 +1,8 @@
 """`simdup serve` with the embedded RocksDB store: the HTTP API, errors, limits and tokens."""
 
 import json
+import socket
+import urllib.parse
 
 import pytest
 
@@ -198,3 +200,49 @@ def test_many_open_keep_alive_clients_are_all_served(server):
     finally:
         for c in clients:
             c.close()
+
+
+def test_document_ids_in_paths_are_percent_decoded(client):
+    ident = "https://example.com/a b?x=1"
+    assert client.post("/v1/news/check-insert", doc(ident, BASE))[1]["status"] == "new"
+    path = "/v1/news/documents/" + urllib.parse.quote(ident, safe="")
+    status, body = client.request("DELETE", path)
+    assert (status, body) == (200, {"id": ident, "deleted": True})
+    assert client.request("GET", "/v1/news/stats")[1]["documents"] == 0
+    status, body = client.request("DELETE", "/v1/news/documents/bad%zzescape")
+    assert status == 400 and body["error"]["code"] == "invalid_input"
+
+
+def test_wrong_method_is_405_with_allow(server, client):
+    for method, path, allowed in [("GET", "/v1/news/check-insert", "POST"),
+                                  ("POST", "/v1/news/stats", "GET"),
+                                  ("DELETE", "/v1/news", "PUT")]:
+        status, body = client.request(method, path)
+        assert status == 405 and body["error"]["code"] == "method_not_allowed", (method, path)
+        # The header is checked on a raw connection (the client above hides headers).
+        with socket.create_connection(("127.0.0.1", server.port)) as s:
+            s.sendall(f"{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n"
+                      "Connection: close\r\n\r\n".encode())
+            head = s.makefile("rb").read().split(b"\r\n\r\n")[0].decode()
+        assert f"\r\nAllow: {allowed}" in head, head
+
+
+def test_chunked_and_expect_continue_bodies(server, client):
+    body = json.dumps(doc("chunky", BASE)).encode()
+    with socket.create_connection(("127.0.0.1", server.port)) as s:
+        s.sendall(b"POST /v1/news/check-insert HTTP/1.1\r\nHost: x\r\n"
+                  b"Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n" +
+                  b"%x\r\n%s\r\n" % (10, body[:10]) +
+                  b"%x\r\n%s\r\n0\r\n\r\n" % (len(body) - 10, body[10:]))
+        answer = s.makefile("rb").read()
+    assert answer.startswith(b"HTTP/1.1 200 ") and b'"status":"new"' in answer
+    # curl sends "Expect: 100-continue" before bodies over 1 KiB and waits for the 100.
+    big = json.dumps({"documents": [doc(f"e{i}", BASE + (i << 20)) for i in range(20)]})
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
+        s.sendall(f"POST /v1/news/check HTTP/1.1\r\nHost: x\r\nContent-Length: {len(big)}\r\n"
+                  "Expect: 100-continue\r\nConnection: close\r\n\r\n".encode())
+        interim = s.recv(64)
+        assert interim.startswith(b"HTTP/1.1 100 Continue\r\n\r\n")
+        s.sendall(big.encode())
+        rest = interim[len(b"HTTP/1.1 100 Continue\r\n\r\n"):] + s.makefile("rb").read()
+    assert rest.startswith(b"HTTP/1.1 200 ") and rest.count(b'"status"') == 20
