@@ -34,7 +34,7 @@ test: build-asan
 	@ctest --preset asan -j $(JOBS)
 
 test-tsan: build-tsan
-	@ctest --preset tsan -j $(JOBS) -R 'Concurrent|ManyThreads|MultiThread|RocksSnapshot|e2e.test_service_(durability|redis)'
+	@ctest --preset tsan -j $(JOBS) -R 'Concurrent|ManyThreads|MultiThread|RocksSnapshot|HttpServer|e2e.test_service_(api|durability|redis)'
 
 bench: build-release
 	@bash scripts/run-bench.sh build/release
