@@ -62,13 +62,6 @@ std::string error_body(std::string_view code, std::string_view message) {
   return body;
 }
 
-bool valid_collection_name(std::string_view name) {
-  if (name.empty() || name.size() > 64) return false;
-  return std::all_of(name.begin(), name.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-';
-  });
-}
-
 /// Compares without an early exit so the time taken does not reveal the matching prefix.
 bool equal_secret(std::string_view a, std::string_view b) {
   unsigned char diff = a.size() == b.size() ? 0 : 1;
@@ -303,12 +296,18 @@ struct service::impl {
     if (!id || id->empty()) {
       return ex.fail(400, "invalid_input", "the document id in the path is not valid");
     }
-    auto removed = store->remove(*config, *id);
+    auto removed = store->remove_pending(*config, *id);
     if (!removed) return ex.fail(removed.error());
-    if (!*removed) return ex.fail(404, "not_found", "no document \"" + *id + "\"");
+    if (!removed->removed) return ex.fail(404, "not_found", "no document \"" + *id + "\"");
     std::string body = "{\"id\":";
     json::append_string(body, *id);
-    ex.send(200, body + ",\"deleted\":true}");
+    body += ",\"deleted\":true}";
+    // Answered once durable, like the document endpoints (the loop serves others meanwhile).
+    auto shared = std::make_shared<exchange>(std::move(ex));
+    store->when_durable(removed->ticket, [shared, body = std::move(body)](status st) mutable {
+      if (!st) return shared->fail(st.error());
+      shared->send(200, std::move(body));
+    });
   }
 
   void handle_metrics(exchange ex) {
@@ -328,9 +327,13 @@ struct service::impl {
 
   bool authorized(const http::request& req) const {
     if (token.empty()) return true;
-    constexpr std::string_view scheme = "Bearer ";
+    // The scheme is case-insensitive (RFC 9110 11.1); the token is not.
+    constexpr std::string_view scheme = "bearer ";
     const std::string_view header = req.authorization;
-    if (header.size() < scheme.size() || header.substr(0, scheme.size()) != scheme) return false;
+    if (header.size() < scheme.size()) return false;
+    for (std::size_t i = 0; i < scheme.size(); ++i) {
+      if (std::tolower(static_cast<unsigned char>(header[i])) != scheme[i]) return false;
+    }
     return equal_secret(header.substr(scheme.size()), token);
   }
 
@@ -363,7 +366,7 @@ struct service::impl {
       const std::size_t slash = rest.find('/');
       const std::string name(rest.substr(0, slash));
       const std::string_view sub = slash == std::string_view::npos ? "" : rest.substr(slash + 1);
-      if (valid_collection_name(name)) {
+      if (detail::valid_collection_name(name)) {
         if (slash == std::string_view::npos) {
           ex.endpoint = "create";
           if (req.method != "PUT") return wrong_method("PUT");
@@ -474,6 +477,12 @@ status service::add_collection(const std::string& name) {
 
 result<int> service::start() {
   impl& s = *impl_;
+  {
+    std::lock_guard lock(s.stop_mu);
+    if (s.stopping || s.http_server) {
+      return make_error(errc::invalid_argument, "the service was already started or stopped");
+    }
+  }
   http::server_options o;
   o.host = s.opt.host;
   o.port = s.opt.port;
@@ -482,7 +491,7 @@ result<int> service::start() {
   // call holds its loop for a network round trip, so more loops keep more calls in flight.
   const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   const bool redis = s.opt.store.rfind("redis://", 0) == 0;
-  o.threads = s.opt.threads > 0 ? s.opt.threads : (redis ? 4 * cores : cores);
+  o.threads = s.opt.threads > 0 ? s.opt.threads : std::min(256, redis ? 4 * cores : cores);
   o.max_body_bytes = s.opt.max_body_bytes;
   o.timeout_s = std::max(1, s.opt.timeout_s);
   o.on_rejected = [&s](int code) { s.stats.observe_request("error", code, 0.0); };
@@ -508,9 +517,12 @@ void service::run_until_signal() {
 void service::stop() {
   impl& s = *impl_;
   {
-    std::lock_guard lock(s.stop_mu);
-    if (s.stopped) return;
-    s.stopped = true;
+    std::unique_lock lock(s.stop_mu);
+    if (s.stopping) {
+      // Another thread is stopping (a signal and the destructor, say): return once it is done.
+      s.stop_cv.wait(lock, [&s] { return s.stopped; });
+      return;
+    }
     s.stopping = true;
   }
   s.stop_cv.notify_all();
@@ -519,6 +531,11 @@ void service::stop() {
   if (s.http_server) s.http_server->stop();
   if (s.expirer.joinable()) s.expirer.join();
   s.store.reset();
+  {
+    std::lock_guard lock(s.stop_mu);
+    s.stopped = true;
+  }
+  s.stop_cv.notify_all();
 }
 
 void block_stop_signals() {

@@ -32,4 +32,11 @@ status backend::apply(const collection_config& config, doc_op op, std::span<cons
   return wait_durable(*ticket);
 }
 
+result<bool> backend::remove(const collection_config& config, const std::string& id) {
+  auto r = remove_pending(config, id);
+  if (!r) return std::move(r).error();
+  if (auto st = wait_durable(r->ticket); !st) return std::move(st).error();
+  return r->removed;
+}
+
 }  // namespace simdup::detail

@@ -39,6 +39,8 @@ struct collection_config {
 /// "7d", "12h", "30m", "45s" or plain seconds ("3600") to seconds; "0" means no window.
 result<int64_t> parse_duration(std::string_view text);
 
+/// Whether `name` is a valid collection name (see collection_config::name).
+bool valid_collection_name(std::string_view name);
 /// Checks a config's ranges; the message names the field.
 status validate(const collection_config& config);
 /// JSON form, as stored and as answered by GET /v1/{collection}/stats.
@@ -68,6 +70,12 @@ struct doc_outcome {
   bool inserted = false;
   /// Closest first, then by id; at most the requested number.
   std::vector<doc_match> matches;
+};
+
+struct pending_removal {
+  bool removed = false;
+  /// For when_durable; 0: nothing to wait for.
+  uint64_t ticket = 0;
 };
 
 struct collection_stats {
@@ -106,8 +114,12 @@ class backend {
                int64_t now, std::size_t max_matches, std::span<doc_outcome> out);
   /// Blocks until when_durable(ticket) completes; returns its status.
   status wait_durable(uint64_t ticket);
-  /// Removes a document durably; false if it did not exist.
-  virtual result<bool> remove(const collection_config& config, const std::string& id) = 0;
+  /// Removes a document; false if it did not exist. Like apply_pending, the removal is made but
+  /// may not be durable yet: wait for the ticket with when_durable before answering.
+  virtual result<pending_removal> remove_pending(const collection_config& config,
+                                                 const std::string& id) = 0;
+  /// remove_pending, then waits for durability.
+  result<bool> remove(const collection_config& config, const std::string& id);
   /// Removes documents older than the window.
   virtual status expire(const collection_config& config, int64_t now) = 0;
   virtual result<collection_stats> stats(const collection_config& config) = 0;

@@ -9,9 +9,7 @@
 
 namespace simdup::detail {
 
-namespace {
-
-bool valid_name(std::string_view name) {
+bool valid_collection_name(std::string_view name) {
   if (name.empty() || name.size() > 64) return false;
   for (char c : name) {
     const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
@@ -20,8 +18,6 @@ bool valid_name(std::string_view name) {
   }
   return true;
 }
-
-}  // namespace
 
 result<int64_t> parse_duration(std::string_view text) {
   int64_t unit = 1;
@@ -63,7 +59,7 @@ result<int64_t> parse_duration(std::string_view text) {
 }
 
 status validate(const collection_config& config) {
-  if (!valid_name(config.name)) {
+  if (!valid_collection_name(config.name)) {
     return make_error(errc::invalid_argument,
                       "collection name must be 1 to 64 characters of [A-Za-z0-9_.-]");
   }

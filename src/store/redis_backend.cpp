@@ -153,12 +153,13 @@ class redis_backend final : public backend {
 
   void when_durable(uint64_t, std::function<void(status)> done) override { done({}); }
 
-  result<bool> remove(const collection_config& config, const std::string& id) override {
+  result<pending_removal> remove_pending(const collection_config& config,
+                                         const std::string& id) override {
     auto args = script_args(config, "delete", 0, 0, 0);
     args.push_back(id);
     auto r = run_script(args);
     if (!r) return std::move(r).error();
-    return (*r)->integer == 1;
+    return pending_removal{(*r)->integer == 1, 0};
   }
 
   status expire(const collection_config& config, int64_t now) override {

@@ -265,7 +265,8 @@ result<uint64_t> rocks_backend::apply_pending(const collection_config& config, d
   return seq;
 }
 
-result<bool> rocks_backend::remove(const collection_config& config, const std::string& id) {
+result<pending_removal> rocks_backend::remove_pending(const collection_config& config,
+                                                      const std::string& id) {
   auto found = find(config.name);
   if (!found) return std::move(found).error();
   collection_state& c = **found;
@@ -274,7 +275,7 @@ result<bool> rocks_backend::remove(const collection_config& config, const std::s
     std::lock_guard lock(c.mu);
     auto old = get_doc(c, id);
     if (!old) return std::move(old).error();
-    if (!*old) return false;
+    if (!*old) return pending_removal{};
     const doc_value& v = **old;
     rocksdb::WriteBatch batch;
     batch.Delete(doc_key(c.config.name, id));
@@ -290,9 +291,8 @@ result<bool> rocks_backend::remove(const collection_config& config, const std::s
     seq = db_->GetLatestSequenceNumber();
     --c.documents;
   }
-  if (auto st = wait_durable(seq); !st) return std::move(st).error();
   ++c.deleted;
-  return true;
+  return pending_removal{true, seq};
 }
 
 status rocks_backend::expire(const collection_config& config, int64_t now) {
@@ -535,7 +535,16 @@ void rocks_backend::sync_loop() {
     lock.lock();
     if (s.ok()) synced_ = std::max(synced_, target);
     lock.unlock();
-    for (auto& p : batch) p.done(result);
+    for (auto& p : batch) {
+      // A callback that throws (out of memory while answering) must not end this thread, or
+      // every later ticket would wait forever; its answer is lost with it (the HTTP layer
+      // answers 500 for a reply dropped unsent).
+      try {
+        p.done(result);
+      } catch (...) {
+        std::fprintf(stderr, "simdup serve: answering after a sync failed\n");
+      }
+    }
     batch.clear();
     lock.lock();
   }

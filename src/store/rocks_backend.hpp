@@ -123,7 +123,8 @@ class rocks_backend final : public backend {
                                  std::span<const doc_input> docs, int64_t now,
                                  std::size_t max_matches, std::span<doc_outcome> out) override;
   void when_durable(uint64_t ticket, std::function<void(status)> done) override;
-  result<bool> remove(const collection_config& config, const std::string& id) override;
+  result<pending_removal> remove_pending(const collection_config& config,
+                                         const std::string& id) override;
   /// Also saves the collection's segment file when rocks_options says it is due.
   status expire(const collection_config& config, int64_t now) override;
   result<collection_stats> stats(const collection_config& config) override;

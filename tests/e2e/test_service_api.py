@@ -154,6 +154,9 @@ def test_token(tmp_path):
         assert wrong.post("/v1/news/check", doc("a", BASE))[0] == 401
         good = s.client("s3cret-token")
         assert good.post("/v1/news/check", doc("a", BASE))[0] == 200
+        # The scheme is case-insensitive, the token is not.
+        lower = {"Authorization": "bearer s3cret-token"}
+        assert anon.post("/v1/news/check", doc("a", BASE), headers=lower)[0] == 200
         assert good.request("GET", "/metrics")[0] == 200
     finally:
         s.close()
