@@ -2,14 +2,16 @@
 // (tests/unit/service/http_parser_fuzz_test.cpp) that runs without clang: the HTTP request
 // parser never reads past what it is given, answers every prefix with need_more or exactly the
 // answer of the whole input (so a server reading byte by byte sees what one reading it all at
-// once sees), honours its `want` hint and its limits, and is deterministic. check_http_parser()
-// returns "" when all hold, else what broke.
+// once sees), honours its `want`/`lf_from` hints and its limits, gives the same answers when
+// resumed, and is deterministic. check_http_parser() returns "" when all hold, else what broke.
 #pragma once
 
 #include <algorithm>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "service/http_parser.hpp"
 
@@ -67,19 +69,32 @@ inline std::string check_http_parser(std::string_view in) {
   if (auto e = check_answer(in, whole, limits); !e.empty()) return "whole: " + e;
   if (!same_answer(whole, parse_request(in, limits))) return "not deterministic";
 
-  // Every split point: need_more (and nothing but need_more below a `want`) or the same answer.
-  std::size_t want = 0;
+  // Every split point: need_more (and nothing but need_more where an earlier need_more's hint
+  // says so) or the same answer; parsing from the previous split's resume point agrees.
+  std::vector<std::pair<std::size_t, std::size_t>> hints;  // (want, lf_from) of each need_more
+  detail::http::parse_resume resume;
   bool decided = false;
   for (std::size_t n = 0; n <= in.size() && !decided; ++n) {
     const auto r = parse_request(in.substr(0, n), limits);
     if (auto e = check_answer(in.substr(0, n), r, limits); !e.empty()) {
       return "prefix " + std::to_string(n) + ": " + e;
     }
+    const auto resumed = parse_request(in.substr(0, n), limits, resume);
+    if (!same_answer(r, resumed) || r.want != resumed.want || r.lf_from != resumed.lf_from) {
+      return "resumed parse disagrees at prefix " + std::to_string(n);
+    }
+    resume = r.resume;
     if (r.state == parse_status::need_more) {
-      want = std::max(want, r.want);
+      hints.emplace_back(r.want, r.lf_from);
       continue;
     }
-    if (n < want) return "answer below a need_more's want at prefix " + std::to_string(n);
+    for (const auto& [want, lf_from] : hints) {
+      const bool lf_seen = lf_from != std::string_view::npos &&
+                           in.substr(0, n).find('\n', lf_from) != std::string_view::npos;
+      if (n < want && !lf_seen) {
+        return "answer at prefix " + std::to_string(n) + " where a need_more's hint forbids it";
+      }
+    }
     if (!same_answer(r, whole)) return "prefix " + std::to_string(n) + " disagrees with whole";
     decided = true;
   }

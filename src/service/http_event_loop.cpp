@@ -10,6 +10,7 @@
 #include <sys/uio.h>
 
 #include <cerrno>
+#include <cstring>
 
 namespace simdup::detail::http {
 namespace {
@@ -18,6 +19,35 @@ std::atomic<std::uint64_t> next_serial{1};
 
 constexpr auto max_linger = std::chrono::seconds(2);
 constexpr std::string_view continue_line = "HTTP/1.1 100 Continue\r\n\r\n";
+
+/// Empties a buffer; one that grew large (a big request or answer) gives its memory back, so an
+/// idle keep-alive connection does not keep megabytes.
+void clear_buffer(std::string& s) noexcept {
+  constexpr std::size_t keep_capacity = 64u << 10;
+  if (s.capacity() > keep_capacity) {
+    std::string().swap(s);
+  } else {
+    s.clear();
+  }
+}
+
+/// Forgets the parse of the request that was being received.
+void reset_parse(connection& c) noexcept {
+  c.want = 0;
+  c.lf_from = std::string_view::npos;
+  c.resume = {};
+  c.head_done = false;
+}
+
+/// Whether an LF arrived in the unparsed bytes at or after c.lf_from; remembers how far the
+/// bytes were searched, so each byte is searched once.
+bool lf_arrived(connection& c, std::size_t avail) {
+  if (c.lf_from == std::string_view::npos || c.lf_from >= avail) return false;
+  const char* from = c.in.data() + c.in_off + c.lf_from;
+  if (std::memchr(from, '\n', avail - c.lf_from) != nullptr) return true;
+  c.lf_from = avail;
+  return false;
+}
 
 }  // namespace
 
@@ -29,6 +59,9 @@ event_loop::event_loop(server& s) : server_(s), box_(std::make_shared<mailbox>()
   in_cap_ = limits_.max_header_bytes + limits_.max_body_bytes + limits_.max_chunk_framing_bytes +
             read_chunk;
   timeout_ = std::chrono::seconds(s.opt_.timeout_s);
+  reply_timeout_ = s.opt_.reply_timeout_s > 0
+                       ? std::chrono::seconds(s.opt_.reply_timeout_s)
+                       : std::chrono::seconds(std::max(6 * s.opt_.timeout_s, 60));
   sweep_every_ = std::min<loop_clock::duration>(std::chrono::seconds(1), timeout_ / 4);
   box_->owner = this;
 }
@@ -87,7 +120,13 @@ void event_loop::run() {
     while (!ready_.empty()) {
       const auto [fd, serial] = ready_.back();
       ready_.pop_back();
-      if (connection* c = find(fd, serial)) advance(*c);
+      if (connection* c = find(fd, serial)) {
+        try {
+          advance(*c);
+        } catch (...) {
+          abort_conn(*c);  // out of memory: drop this connection, keep serving the others
+        }
+      }
     }
     if (now_ >= next_sweep) {
       sweep();
@@ -128,7 +167,7 @@ void event_loop::shut_down() {
 }
 
 void event_loop::accept_all() {
-  for (;;) {
+  for (int accepted = 0; accepted < max_accepts; ++accepted) {
     const int fd = ::accept4(server_.listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
       if (errno == EINTR || errno == ECONNABORTED) continue;
@@ -145,11 +184,14 @@ void event_loop::accept_all() {
         server_.opt_.max_connections) {
       server_.open_connections_.fetch_sub(1, std::memory_order_relaxed);
       rejected(503);
-      const response r = error_response(503, "too many open connections");
-      std::string msg;
-      append_head(msg, r, true, false);
-      msg += r.body;
-      [[maybe_unused]] const ssize_t n = ::send(fd, msg.data(), msg.size(), MSG_NOSIGNAL);
+      try {
+        const response r = error_response(503, "too many open connections");
+        std::string msg;
+        append_head(msg, r, true, false);
+        msg += r.body;
+        [[maybe_unused]] const ssize_t n = ::send(fd, msg.data(), msg.size(), MSG_NOSIGNAL);
+      } catch (...) {  // out of memory: close without the answer
+      }
       ::close(fd);
       continue;
     }
@@ -171,28 +213,41 @@ void event_loop::accept_all() {
   }
 }
 
-void event_loop::add_conn(int fd) {
-  auto c = std::make_unique<connection>();
-  c->fd = fd;
-  c->serial = next_serial.fetch_add(1, std::memory_order_relaxed);
-  c->deadline = now_ + timeout_;
-  c->events = EPOLLIN;
-  epoll_event ev{};
-  ev.events = c->events;
-  ev.data.fd = fd;
-  if (stopping_ || ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) {
-    ::close(fd);
-    load_.fetch_sub(1, std::memory_order_relaxed);
-    server_.open_connections_.fetch_sub(1, std::memory_order_relaxed);
+void event_loop::add_conn(int fd) noexcept {
+  if (stopping_) {
+    discard_fd(fd);
     return;
   }
-  if (static_cast<std::size_t>(fd) >= conns_.size()) {
-    conns_.resize(std::max<std::size_t>(static_cast<std::size_t>(fd) + 1, conns_.size() * 2));
+  try {
+    // Everything that can throw comes before the fd joins the epoll set.
+    if (static_cast<std::size_t>(fd) >= conns_.size()) {
+      conns_.resize(std::max<std::size_t>(static_cast<std::size_t>(fd) + 1, conns_.size() * 2));
+    }
+    auto c = std::make_unique<connection>();
+    c->fd = fd;
+    c->serial = next_serial.fetch_add(1, std::memory_order_relaxed);
+    c->deadline = now_ + timeout_;
+    c->events = EPOLLIN;
+    epoll_event ev{};
+    ev.events = c->events;
+    ev.data.fd = fd;
+    if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) {
+      discard_fd(fd);
+      return;
+    }
+    conns_[static_cast<std::size_t>(fd)] = std::move(c);
+  } catch (...) {
+    discard_fd(fd);  // out of memory
   }
-  conns_[static_cast<std::size_t>(fd)] = std::move(c);
 }
 
-void event_loop::close_conn(connection& c) {
+void event_loop::discard_fd(int fd) noexcept {
+  ::close(fd);
+  load_.fetch_sub(1, std::memory_order_relaxed);
+  server_.open_connections_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void event_loop::close_conn(connection& c) noexcept {
   if (c.in_dispatch) {
     c.state = conn_state::closing;
     return;
@@ -218,14 +273,14 @@ void event_loop::drain_mailbox() {
   done_.clear();
 }
 
-void event_loop::complete(int fd, std::uint64_t serial, response&& r, bool dropped) {
+void event_loop::complete(int fd, std::uint64_t serial, response&& r, bool dropped) noexcept {
   connection* c = find(fd, serial);
   if (c == nullptr || c->state != conn_state::awaiting) return;
   if (dropped) rejected(500);
   try {
     queue_response(*c, r, !c->keep_alive || stopping_);
   } catch (...) {
-    fail(*c);  // out of memory
+    abort_conn(*c);  // out of memory
   }
 }
 
@@ -236,7 +291,7 @@ void event_loop::on_event(connection& c, std::uint32_t events) {
       on_readable(c);
     }
   } catch (...) {
-    fail(c);  // out of memory: drop this connection, keep serving the others
+    abort_conn(c);  // out of memory: drop this connection, keep serving the others
   }
 }
 
@@ -251,12 +306,17 @@ void event_loop::on_readable(connection& c) {
     }
     return;
   }
+  // While a request waits for its answer, only a little of what follows it is read; the socket
+  // buffers hold the rest (see update_interest).
+  const std::size_t cap = c.state == conn_state::reading ? in_cap_ : limits_.max_header_bytes;
   for (;;) {
     const ssize_t n = ::recv(c.fd, scratch_.get(), read_chunk, 0);
     if (n > 0) {
       c.in.append(scratch_.get(), static_cast<std::size_t>(n));
+      // A slow body keeps its connection as long as it keeps coming.
+      if (c.state == conn_state::reading && c.head_done) c.deadline = now_ + timeout_;
       // A short read drained the socket (level-triggered epoll reports any rest).
-      if (static_cast<std::size_t>(n) == read_chunk && c.in.size() - c.in_off < in_cap_) continue;
+      if (static_cast<std::size_t>(n) == read_chunk && c.in.size() - c.in_off < cap) continue;
       break;
     }
     if (n == 0) {
@@ -287,13 +347,16 @@ void event_loop::advance(connection& c) {
       close_conn(c);
       return;
     }
-    if (avail < c.want) {
+    if (avail < c.want && !lf_arrived(c, avail)) {
       if (c.peer_eof) close_conn(c);
       return;
     }
-    parse_result r = parse_request(std::string_view(c.in).substr(c.in_off), limits_);
+    parse_result r = parse_request(std::string_view(c.in).substr(c.in_off), limits_, c.resume);
     if (r.state == parse_status::need_more) {
       c.want = r.want;
+      c.lf_from = r.lf_from;
+      c.resume = r.resume;
+      c.head_done = r.head_complete;
       if (c.peer_eof || stopping_) {
         close_conn(c);  // the request can never complete
         return;
@@ -311,9 +374,9 @@ void event_loop::advance(connection& c) {
     }
     if (r.state == parse_status::error) {
       rejected(r.status);
-      c.in.clear();
+      clear_buffer(c.in);
       c.in_off = 0;
-      c.want = 0;
+      reset_parse(c);
       c.http10 = false;
       c.head_method = false;
       queue_response(c, error_response(r.status, r.message), true);
@@ -321,15 +384,16 @@ void event_loop::advance(connection& c) {
     }
     c.in_off += r.consumed;
     if (c.in_off == c.in.size()) {
-      c.in.clear();
+      clear_buffer(c.in);
       c.in_off = 0;
     }
-    c.want = 0;
+    reset_parse(c);
     c.continue_sent = false;
     c.keep_alive = r.keep_alive;
     c.http10 = !r.http11;
     c.head_method = r.req.method == "HEAD";
     c.state = conn_state::awaiting;
+    c.deadline = now_ + reply_timeout_;
     update_interest(c);
     dispatch(c, std::move(r.req));
   }
@@ -412,14 +476,14 @@ void event_loop::after_write(connection& c, bool progressed) {
     update_interest(c);
     return;
   }
-  c.out.clear();
+  clear_buffer(c.out);
   c.out_off = 0;
   if (c.state == conn_state::writing) {
     if (c.close_after) {
       // Let the client read the answer: a close with unread input would reset the connection.
       ::shutdown(c.fd, SHUT_WR);
       c.state = conn_state::lingering;
-      c.in.clear();
+      clear_buffer(c.in);
       c.in_off = 0;
       c.deadline = now_ + std::min<loop_clock::duration>(timeout_, max_linger);
       if (c.peer_eof) fail(c);
@@ -435,8 +499,10 @@ void event_loop::after_write(connection& c, bool progressed) {
 void event_loop::update_interest(connection& c) {
   if (c.state == conn_state::closing) return;
   std::uint32_t want = 0;
+  // Pipelined bytes behind a request in progress: a little is read, the rest waits in the
+  // socket (bounds the memory of a connection whose answer is slow).
   const bool room = c.state == conn_state::reading || c.state == conn_state::lingering ||
-                    c.in.size() - c.in_off < in_cap_;
+                    c.in.size() - c.in_off < limits_.max_header_bytes;
   if (!c.peer_eof && room) want |= EPOLLIN;
   if (c.out_off < c.out.size()) want |= EPOLLOUT;
   if (want == c.events) return;
@@ -452,8 +518,34 @@ void event_loop::update_interest(connection& c) {
 
 void event_loop::sweep() {
   for (auto& p : conns_) {
-    if (p && p->state != conn_state::awaiting && now_ >= p->deadline) close_conn(*p);
+    if (!p || now_ < p->deadline) continue;
+    connection& c = *p;
+    try {
+      if (c.state == conn_state::awaiting) {
+        // The reply was lost or the handler's backend is stuck: do not wait forever.
+        rejected(500);
+        answer_and_close(c, 500, "the answer to this request did not come in time");
+      } else if (c.state == conn_state::reading && c.in.size() > c.in_off &&
+                 c.out_off == c.out.size()) {
+        // Part of a request came but not the rest; an idle connection just closes.
+        rejected(408);
+        answer_and_close(c, 408, "the request was not received in time");
+      } else {
+        close_conn(c);
+      }
+    } catch (...) {
+      abort_conn(c);  // out of memory
+    }
   }
+}
+
+void event_loop::answer_and_close(connection& c, int status, std::string_view message) {
+  if (c.state == conn_state::reading) {
+    c.http10 = false;  // of the previous request
+    c.head_method = false;
+    reset_parse(c);
+  }
+  queue_response(c, error_response(status, message), true);
 }
 
 }  // namespace simdup::detail::http

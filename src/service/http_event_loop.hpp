@@ -57,9 +57,21 @@ struct mailbox {
     if (event_fd >= 0) ::close(event_fd);
   }
 
-  /// Call with mu held before adding to a queue: the loop needs a wake-up only if both
-  /// queues were empty (otherwise one is already on its way).
-  bool needs_wake() const { return done.empty() && new_fds.empty(); }
+  /// Runs `add` (which appends to `done` or `new_fds`) with mu held and wakes the loop if both
+  /// queues were empty (otherwise a wake-up is already on its way). False, without running
+  /// `add`, once the loop has exited. If `add` throws, nothing was queued and it propagates.
+  template <class Fn>
+  bool post(Fn&& add) {
+    bool needs_wake;
+    {
+      std::lock_guard lock(mu);
+      if (!open) return false;
+      needs_wake = done.empty() && new_fds.empty();
+      add();
+    }
+    if (needs_wake) wake();
+    return true;
+  }
 
   void wake() const {
     const std::uint64_t one = 1;
@@ -100,8 +112,13 @@ struct connection {
   conn_state state = conn_state::reading;
   std::string in;  ///< received bytes; the unparsed ones start at in_off
   std::size_t in_off = 0;
-  std::size_t want = 0;  ///< the parser needs at least this many unparsed bytes
-  std::string out;       ///< bytes the socket did not take yet, from out_off
+  /// Parsing again cannot change the answer while fewer than `want` bytes are unparsed and no
+  /// LF arrived at or after unparsed index `lf_from` (see parse_result).
+  std::size_t want = 0;
+  std::size_t lf_from = std::string_view::npos;
+  parse_resume resume;     ///< where the next parse of a chunked body resumes
+  bool head_done = false;  ///< the request being received has a complete head
+  std::string out;         ///< bytes the socket did not take yet, from out_off
   std::size_t out_off = 0;
   loop_clock::time_point deadline;  ///< see the timeouts in http_server.hpp
   std::uint32_t events = 0;         ///< registered epoll interest
@@ -129,17 +146,13 @@ class event_loop {
   /// Connections this loop serves or was handed (read by other loops to balance).
   std::size_t load() const { return load_.load(std::memory_order_relaxed); }
 
-  /// Gives an accepted connection to this loop; false if it has exited.
-  bool hand_over(int fd) {
-    bool wake;
-    {
-      std::lock_guard lock(box_->mu);
-      if (!box_->open) return false;
-      wake = box_->needs_wake();
-      box_->new_fds.push_back(fd);
+  /// Gives an accepted connection to this loop; false if it has exited (or out of memory).
+  bool hand_over(int fd) noexcept {
+    try {
+      return box_->post([&] { box_->new_fds.push_back(fd); });
+    } catch (...) {
+      return false;
     }
-    if (wake) box_->wake();
-    return true;
   }
 
   void wake() { box_->wake(); }
@@ -147,7 +160,7 @@ class event_loop {
   void run();
 
   /// An answer for connection (fd, serial), on this loop's thread.
-  void complete(int fd, std::uint64_t serial, response&& r, bool dropped);
+  void complete(int fd, std::uint64_t serial, response&& r, bool dropped) noexcept;
 
  private:
   /// Adds the listening socket to this loop's epoll set.
@@ -159,13 +172,26 @@ class event_loop {
     return c != nullptr && c->serial == serial ? c : nullptr;
   }
 
-  void rejected(int status) {
-    if (server_.opt_.on_rejected) server_.opt_.on_rejected(status);
+  void rejected(int status) noexcept {
+    try {
+      if (server_.opt_.on_rejected) server_.opt_.on_rejected(status);
+    } catch (...) {  // a metrics callback must not take the loop down
+    }
   }
 
   void accept_all();
-  void add_conn(int fd);
-  void close_conn(connection& c);
+  void add_conn(int fd) noexcept;
+  /// Closes an accepted fd that never became a connection.
+  void discard_fd(int fd) noexcept;
+  void close_conn(connection& c) noexcept;
+  /// After an exception (out of memory) while serving `c`: closes it now, or once its handler
+  /// returns. Never throws, unlike fail() (which queues).
+  void abort_conn(connection& c) noexcept {
+    c.state = conn_state::closing;
+    if (!c.in_dispatch) close_conn(c);
+  }
+  /// The server's own error answer (408, 500) on a connection, then close.
+  void answer_and_close(connection& c, int status, std::string_view message);
   void drain_mailbox();
   void on_event(connection& c, std::uint32_t events);
   void on_readable(connection& c);
@@ -197,6 +223,7 @@ class event_loop {
   parser_limits limits_;
   std::size_t in_cap_ = 0;
   loop_clock::duration timeout_{};
+  loop_clock::duration reply_timeout_{};  ///< see server_options::reply_timeout_s
   loop_clock::duration sweep_every_{};
   int epoll_fd_ = -1;
   std::vector<std::unique_ptr<connection>> conns_;  ///< by fd
@@ -211,6 +238,9 @@ class event_loop {
   loop_clock::time_point listener_resume_{};
   /// Bytes read from a socket per recv.
   static constexpr std::size_t read_chunk = 64u << 10;
+  /// Connections accepted per wake-up at most: the listener is level-triggered, so the rest
+  /// wait for the next round and a connect flood cannot starve the open connections.
+  static constexpr int max_accepts = 64;
   std::unique_ptr<char[]> scratch_ = std::make_unique<char[]>(read_chunk);
 };
 

@@ -5,6 +5,7 @@
 // answer the whole buffer gives (the fuzz harness checks this).
 #include "service/http_parser.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdint>
 #include <cstring>
@@ -236,18 +237,32 @@ parse_result parse_header(std::string_view l, head& h) {
   return more(0);
 }
 
-/// Walks a chunked body starting at `pos`. With `out`, appends the decoded data (call it so
-/// only once the walk without `out` said complete).
-parse_result walk_chunked(std::string_view in, std::size_t pos, const parser_limits& limits,
+parse_result framing_too_large(const parser_limits& limits) {
+  return fail(413, "chunked framing exceeds " + std::to_string(limits.max_chunk_framing_bytes) +
+                       " bytes; send larger chunks");
+}
+
+/// need_more at the unfinished line starting at `w.pos`: only an LF or reaching the line's limit
+/// (`limit`, where find_line reports over_limit) can change the answer.
+parse_result more_line(std::string_view in, const parse_resume& w, std::size_t limit) {
+  parse_result r = more(std::max(limit, in.size() + 1));
+  r.lf_from = in.size();
+  r.resume = w;
+  return r;
+}
+
+/// Walks a chunked body from the resume point `w` (a chunk-size line, or with w.trailers a
+/// trailer line). With `out`, appends the decoded data (call it so only on a walk from the
+/// start of the body, once the walk without `out` said complete).
+parse_result walk_chunked(std::string_view in, parse_resume w, const parser_limits& limits,
                           std::string* out) {
-  std::uint64_t body = 0;
-  std::size_t framing = 0;
-  for (;;) {
-    const line l = find_line(in, pos, pos + max_chunk_line_bytes);
+  while (w.trailers == 0) {
+    const std::size_t limit = w.pos + max_chunk_line_bytes;
+    const line l = find_line(in, w.pos, limit);
     if (l.over_limit) return fail(400, "chunk-size line longer than 1024 bytes");
-    if (!l.found) return more(in.size() + 1);
+    if (!l.found) return more_line(in, w, limit);
     if (l.bare_lf) return fail(400, "chunk-size line must end with CRLF");
-    const std::string_view text = in.substr(pos, l.end - pos);
+    const std::string_view text = in.substr(w.pos, l.end - w.pos);
     std::size_t digits = 0;
     while (digits < text.size() && std::isxdigit(static_cast<unsigned char>(text[digits]))) {
       ++digits;
@@ -262,73 +277,123 @@ parse_result walk_chunked(std::string_view in, std::size_t pos, const parser_lim
       if (is_ctl(static_cast<unsigned char>(c)))
         return fail(400, "control character in chunk extension");
     }
-    framing += l.next - pos;
-    if (framing > limits.max_chunk_framing_bytes) {
-      return fail(413, "chunked framing exceeds " + std::to_string(limits.max_chunk_framing_bytes) +
-                           " bytes; send larger chunks");
-    }
-    body += size;
+    const std::size_t framing = w.framing + (l.next - w.pos);
+    if (framing > limits.max_chunk_framing_bytes) return framing_too_large(limits);
+    const std::uint64_t body = w.body + size;
     if (body > limits.max_body_bytes) {
       return fail(413, "request body exceeds " + std::to_string(limits.max_body_bytes) + " bytes");
     }
-    pos = l.next;
-    if (size == 0) break;
-    const std::size_t data_end = pos + static_cast<std::size_t>(size);
-    if (in.size() < data_end + 2) return more(data_end + 2);
+    if (size == 0) {
+      w.pos = w.trailers = l.next;
+      w.framing = framing;
+      break;
+    }
+    const std::size_t data = l.next;
+    const std::size_t data_end = data + static_cast<std::size_t>(size);
+    if (in.size() < data_end + 2) {
+      parse_result r = more(data_end + 2);
+      r.resume = w;  // resumes at this chunk's size line
+      return r;
+    }
     if (in[data_end] != '\r' || in[data_end + 1] != '\n') {
       return fail(400, "chunk data not followed by CRLF");
     }
-    if (out != nullptr) out->append(in.substr(pos, static_cast<std::size_t>(size)));
-    framing += 2;
-    if (framing > limits.max_chunk_framing_bytes) {
-      return fail(413, "chunked framing exceeds " + std::to_string(limits.max_chunk_framing_bytes) +
-                           " bytes; send larger chunks");
-    }
-    pos = data_end + 2;
+    if (out != nullptr) out->append(in.substr(data, static_cast<std::size_t>(size)));
+    if (framing + 2 > limits.max_chunk_framing_bytes) return framing_too_large(limits);
+    w.framing = framing + 2;
+    w.body = body;
+    w.pos = data_end + 2;
   }
   // Trailer fields, ignored; the section ends with an empty line.
-  const std::size_t trailers = pos;
   for (;;) {
-    const line l = find_line(in, pos, trailers + limits.max_header_bytes);
+    const std::size_t limit = w.trailers + limits.max_header_bytes;
+    const line l = find_line(in, w.pos, limit);
     if (l.over_limit) {
       return fail(431,
                   "trailer section exceeds " + std::to_string(limits.max_header_bytes) + " bytes");
     }
-    if (!l.found) return more(in.size() + 1);
+    if (!l.found) return more_line(in, w, limit);
     if (l.bare_lf) return fail(400, "trailer line must end with CRLF");
-    for (std::size_t i = pos; i < l.end; ++i) {
+    for (std::size_t i = w.pos; i < l.end; ++i) {
       if (is_ctl(static_cast<unsigned char>(in[i])))
         return fail(400, "control character in trailer");
     }
-    framing += l.next - pos;
-    if (framing > limits.max_chunk_framing_bytes) {
-      return fail(413, "chunked framing exceeds " + std::to_string(limits.max_chunk_framing_bytes) +
-                           " bytes; send larger chunks");
-    }
-    const bool last = l.end == pos;
-    pos = l.next;
+    w.framing += l.next - w.pos;
+    if (w.framing > limits.max_chunk_framing_bytes) return framing_too_large(limits);
+    const bool last = l.end == w.pos;
+    w.pos = l.next;
     if (last) break;
   }
   parse_result r;
   r.state = parse_status::complete;
-  r.consumed = pos;
-  r.req.body.reserve(static_cast<std::size_t>(body));
+  r.consumed = w.pos;
+  r.req.body.reserve(static_cast<std::size_t>(w.body));
   return r;
 }
 
-}  // namespace
+/// Positions of the head's views, to resume on a buffer that moved.
+head_state save(const head& h, std::string_view in, bool request_line) {
+  const auto off = [&](std::string_view v) {
+    return v.empty() ? std::size_t{0} : static_cast<std::size_t>(v.data() - in.data());
+  };
+  head_state s;
+  s.request_line = request_line;
+  s.method_off = off(h.method);
+  s.method_len = h.method.size();
+  s.target_off = off(h.target);
+  s.target_len = h.target.size();
+  s.auth_off = off(h.authorization);
+  s.auth_len = h.authorization.size();
+  s.http11 = h.http11;
+  s.has_length = h.has_length;
+  s.length = h.length;
+  s.has_te = h.has_te;
+  s.chunked_codings = h.chunked_codings;
+  s.other_coding = h.other_coding;
+  s.conn_close = h.conn_close;
+  s.conn_keep_alive = h.conn_keep_alive;
+  s.expect_continue = h.expect_continue;
+  s.has_authorization = h.has_authorization;
+  return s;
+}
 
-parse_result parse_request(std::string_view in, const parser_limits& limits) {
+head load(const head_state& s, std::string_view in) {
   head h;
-  std::size_t pos = 0;
-  bool have_request_line = false;
+  h.method = in.substr(s.method_off, s.method_len);
+  h.target = in.substr(s.target_off, s.target_len);
+  h.authorization = in.substr(s.auth_off, s.auth_len);
+  h.http11 = s.http11;
+  h.has_length = s.has_length;
+  h.length = s.length;
+  h.has_te = s.has_te;
+  h.chunked_codings = s.chunked_codings;
+  h.other_coding = s.other_coding;
+  h.conn_close = s.conn_close;
+  h.conn_keep_alive = s.conn_keep_alive;
+  h.expect_continue = s.expect_continue;
+  h.has_authorization = s.has_authorization;
+  return h;
+}
+
+/// Parses the head from the resume point `from`. need_more or error: the answer; complete: the
+/// head is in `h` and ends at `head_end`.
+parse_result parse_head(std::string_view in, const parser_limits& limits, const parse_resume& from,
+                        head& h, std::size_t& head_end) {
+  std::size_t pos = from.head_pos;
+  bool have_request_line = from.head.request_line;
   for (;;) {
     const line l = find_line(in, pos, limits.max_header_bytes);
     if (l.over_limit) {
       return fail(431,
                   "request head exceeds " + std::to_string(limits.max_header_bytes) + " bytes");
     }
-    if (!l.found) return more(in.size() + 1);
+    if (!l.found) {
+      parse_result r = more(std::max(limits.max_header_bytes, in.size() + 1));
+      r.lf_from = in.size();
+      r.resume.head_pos = pos;
+      r.resume.head = save(h, in, have_request_line);
+      return r;
+    }
     if (l.bare_lf) return fail(400, "header lines must end with CRLF");
     const std::string_view text = in.substr(pos, l.end - pos);
     pos = l.next;
@@ -343,34 +408,61 @@ parse_result parse_request(std::string_view in, const parser_limits& limits) {
     parse_result r = parse_header(text, h);
     if (r.state == parse_status::error) return r;
   }
-  const std::size_t head_end = pos;
+  head_end = pos;
   if (h.has_te && h.has_length) return fail(400, "both Content-Length and Transfer-Encoding");
   if (h.has_te) {
+    if (!h.http11) return fail(400, "Transfer-Encoding is not allowed in an HTTP/1.0 request");
     if (h.other_coding) return fail(501, "only the chunked transfer coding is supported");
     if (h.chunked_codings != 1) return fail(400, "invalid Transfer-Encoding");
   }
   if (h.has_length && h.length > limits.max_body_bytes) {
     return fail(413, "request body exceeds " + std::to_string(limits.max_body_bytes) + " bytes");
   }
-
   parse_result r;
-  if (h.has_te) {
-    r = walk_chunked(in, head_end, limits, nullptr);
-    if (r.state == parse_status::complete) walk_chunked(in, head_end, limits, &r.req.body);
+  r.state = parse_status::complete;
+  return r;
+}
+
+}  // namespace
+
+parse_result parse_request(std::string_view in, const parser_limits& limits,
+                           const parse_resume& from) {
+  head h = load(from.head, in);
+  parse_result r;
+  if (from.head_end > 0) {
+    // The head and the chunks before from.pos were valid in a prefix of `in`: walk on from there;
+    // the body is decoded in one more walk once it is complete.
+    r = walk_chunked(in, from, limits, nullptr);
+    if (r.state == parse_status::complete) {
+      parse_resume start;
+      start.head_end = start.pos = from.head_end;
+      walk_chunked(in, start, limits, &r.req.body);
+    }
   } else {
-    const std::size_t end = head_end + static_cast<std::size_t>(h.length);
-    if (in.size() < end) {
-      r = more(end);
+    std::size_t head_end = 0;
+    r = parse_head(in, limits, from, h, head_end);
+    if (r.state != parse_status::complete) return r;
+    if (h.has_te) {
+      parse_resume start;
+      start.head = save(h, in, true);
+      start.head_end = start.pos = head_end;
+      r = walk_chunked(in, start, limits, nullptr);
+      if (r.state == parse_status::complete) walk_chunked(in, start, limits, &r.req.body);
     } else {
-      r.state = parse_status::complete;
-      r.consumed = end;
-      r.req.body.assign(in.substr(head_end, end - head_end));
+      const std::size_t end = head_end + static_cast<std::size_t>(h.length);
+      if (in.size() < end) {
+        r = more(end);
+      } else {
+        r.consumed = end;
+        r.req.body.assign(in.substr(head_end, end - head_end));
+      }
     }
   }
   if (r.state == parse_status::error) return r;
   r.keep_alive = h.http11 ? !h.conn_close : (h.conn_keep_alive && !h.conn_close);
   r.expect_continue = h.http11 && h.expect_continue;
   r.http11 = h.http11;
+  r.head_complete = r.state == parse_status::need_more;
   if (r.state == parse_status::complete) {
     r.req.method.assign(h.method);
     const std::size_t q = h.target.find('?');
@@ -385,6 +477,8 @@ std::string_view error_code_for(int status) noexcept {
   switch (status) {
     case 400:
       return "bad_request";
+    case 408:
+      return "timeout";
     case 413:
       return "too_large";
     case 431:

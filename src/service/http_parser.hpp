@@ -1,6 +1,10 @@
 // Incremental HTTP/1.1 request parser for `simdup serve`: a pure function of the bytes a
-// connection has buffered so far (no sockets, no state between calls). The server calls it after
-// each read; it answers "need more", "complete request of N bytes" or "error (status, message)".
+// connection has buffered so far and, optionally, of the resume point an earlier call on a prefix
+// of them returned (no sockets, no hidden state). The server calls it after reads that can change
+// the answer; it answers "need more", "complete request of N bytes" or "error (status, message)".
+// Each need_more says which later buffers cannot change the answer (`want`, `lf_from`) and where
+// parsing can resume (`resume`), so a head sent a byte at a time or a body of many tiny chunks in
+// separate packets costs linear, not quadratic, time.
 //
 // Rules (RFC 9112, strict where laxness enables request smuggling):
 // - Lines end with CRLF. A bare LF or bare CR anywhere in the head or the chunk framing is a 400:
@@ -18,9 +22,11 @@
 //   overflow is 400; a value above max_body_bytes is 413, decided before any body byte arrives.
 // - Transfer-Encoding: exactly `chunked` is decoded (chunk extensions and trailers ignored); any
 //   other coding is 501; chunked listed twice is 400; Content-Length together with
-//   Transfer-Encoding is 400. The decoded body obeys max_body_bytes (413 as soon as a chunk size
-//   says so), the framing (chunk-size lines, CRLFs, trailers) obeys max_chunk_framing_bytes (413),
-//   each chunk-size line is at most 1 KiB (400) and the trailers at most max_header_bytes (431).
+//   Transfer-Encoding is 400; Transfer-Encoding on an HTTP/1.0 request is 400 (RFC 9112 6.1: a
+//   1.0 recipient may not know chunked, so the framing is ambiguous). The decoded body obeys
+//   max_body_bytes (413 as soon as a chunk size says so), the framing (chunk-size lines, CRLFs,
+//   trailers) obeys max_chunk_framing_bytes (413), each chunk-size line is at most 1 KiB (400) and
+//   the trailers at most max_header_bytes (431).
 // - `Expect: 100-continue` on HTTP/1.1 is reported once the head is complete so the server can
 //   send `HTTP/1.1 100 Continue` before the body; other expectations are ignored.
 // - The head (request line + headers + blank line) is at most max_header_bytes, else 431.
@@ -28,6 +34,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -50,9 +57,45 @@ struct parser_limits {
   /// Largest body after removing chunked encoding, bytes, inclusive.
   std::size_t max_body_bytes = 16u << 20;
   /// Largest total of chunked framing (chunk-size lines with extensions, CRLFs after chunk data,
-  /// trailers), bytes, inclusive. Bounds the buffered bytes and the cost of re-parsing a body of
-  /// tiny chunks; 256 KiB allows e.g. 30,000 chunks.
-  std::size_t max_chunk_framing_bytes = 256u << 10;
+  /// trailers), bytes, inclusive. Bounds the bytes buffered beyond the body; 16 KiB allows e.g.
+  /// 3,000 one-byte chunks.
+  std::size_t max_chunk_framing_bytes = 16u << 10;
+};
+
+/// What the complete lines of a head said, for resuming (offsets into the buffer).
+struct head_state {
+  bool request_line = false;  ///< the request line was parsed
+  std::size_t method_off = 0, method_len = 0;
+  std::size_t target_off = 0, target_len = 0;
+  std::size_t auth_off = 0, auth_len = 0;  ///< the Authorization value
+  bool http11 = false;
+  bool has_length = false;
+  std::uint64_t length = 0;
+  bool has_te = false;
+  int chunked_codings = 0;
+  bool other_coding = false;
+  bool conn_close = false;
+  bool conn_keep_alive = false;
+  bool expect_continue = false;
+  bool has_authorization = false;
+};
+
+/// Where parsing can resume: returned with need_more, passed back with the same buffer grown
+/// (same start), so the head lines and chunks already parsed are not parsed again.
+struct parse_resume {
+  /// Start of the first head line not yet complete (while head_end is 0).
+  std::size_t head_pos = 0;
+  /// The head lines before head_pos, or the whole head once head_end is set.
+  head_state head;
+  /// Length of the (valid) head of a chunked request; 0 while the head is incomplete.
+  std::size_t head_end = 0;
+  /// Start of the first chunk-size (or trailer) line not yet complete.
+  std::size_t pos = 0;
+  /// Decoded body bytes and framing bytes before `pos`.
+  std::uint64_t body = 0;
+  std::size_t framing = 0;
+  /// Start of the trailer section; 0 while still in the chunks.
+  std::size_t trailers = 0;
 };
 
 enum class parse_status {
@@ -65,10 +108,16 @@ struct parse_result {
   parse_status state = parse_status::need_more;
   /// complete: bytes of the buffer this request occupies (the next request starts there).
   std::size_t consumed = 0;
-  /// need_more: calling again before this many bytes are buffered gives need_more again
-  /// (lets the server skip re-parsing while a known-length body streams in). Always larger
-  /// than the size of the buffer that was parsed.
+  /// need_more: calling again on a longer buffer gives need_more again while it is shorter than
+  /// `want` bytes and, unless `lf_from` is npos, holds no LF at an index >= lf_from (lets the
+  /// server skip re-parsing while a known-length body or an unfinished line streams in). `want`
+  /// is always larger than the size of the buffer that was parsed.
   std::size_t want = 0;
+  std::size_t lf_from = std::string_view::npos;  ///< see want; npos: only want counts
+  /// need_more: the head is complete.
+  bool head_complete = false;
+  /// need_more: pass to the next call on the grown buffer.
+  parse_resume resume;
   /// need_more or complete: the head is complete and says `Expect: 100-continue`.
   bool expect_continue = false;
   /// need_more (once the head is complete) or complete: the connection stays open after the
@@ -85,13 +134,16 @@ struct parse_result {
   request req;
 };
 
-/// Parses the request at the front of `buffered`. Pure: the same bytes give the same answer, and
-/// a prefix of a valid request gives need_more.
-parse_result parse_request(std::string_view buffered, const parser_limits& limits);
+/// Parses the request at the front of `buffered`. Pure: the same bytes (and resume point) give
+/// the same answer, and a prefix of a valid request gives need_more. `from`: the `resume` of a
+/// need_more answer for a prefix of `buffered` (same limits); the answer is the same as without
+/// it, only cheaper.
+parse_result parse_request(std::string_view buffered, const parser_limits& limits,
+                           const parse_resume& from = {});
 
 /// The JSON error code the service uses for a status the parser or server answers itself:
-/// "bad_request" (400), "too_large" (413), "header_too_large" (431), "unavailable" (503),
-/// "unsupported" (501, 505), "internal" (500).
+/// "bad_request" (400), "timeout" (408), "too_large" (413), "header_too_large" (431),
+/// "unavailable" (503), "unsupported" (501, 505), "internal" (500).
 std::string_view error_code_for(int status) noexcept;
 
 /// Decodes %XX escapes (hex digits of either case) in one path segment; '+' stays '+'.

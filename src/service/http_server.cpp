@@ -58,14 +58,19 @@ std::string errno_text(int err) {
   return std::strerror(err);
 }
 
+std::string error_body(std::string_view code, std::string_view message) {
+  std::string body = "{\"error\":{\"code\":";
+  json::append_string(body, code);
+  body += ",\"message\":";
+  json::append_string(body, message);
+  body += "}}";
+  return body;
+}
+
 response error_response(int status, std::string_view message) {
   response r;
   r.status = status;
-  r.body = "{\"error\":{\"code\":";
-  json::append_string(r.body, error_code_for(status));
-  r.body += ",\"message\":";
-  json::append_string(r.body, message);
-  r.body += "}}";
+  r.body = error_body(error_code_for(status), message);
   return r;
 }
 
@@ -132,20 +137,18 @@ void reply::send(response r) {
 }
 
 void reply::deliver(response r, bool dropped) {
-  const std::shared_ptr<mailbox> box = std::move(box_);
+  std::shared_ptr<mailbox> box = std::move(box_);
   if (!box) return;
   if (current_box == box.get()) {
     box->owner->complete(fd_, serial_, std::move(r), dropped);
     return;
   }
-  bool wake;
-  {
-    std::lock_guard lock(box->mu);
-    if (!box->open) return;
-    wake = box->needs_wake();
-    box->done.push_back(completion{fd_, serial_, std::move(r), dropped});
+  try {
+    box->post([&] { box->done.push_back(completion{fd_, serial_, std::move(r), dropped}); });
+  } catch (...) {
+    box_ = std::move(box);  // nothing was queued: still pending (the destructor answers 500)
+    throw;
   }
-  if (wake) box->wake();
 }
 
 // ---- server ----
@@ -156,6 +159,9 @@ result<std::unique_ptr<server>> server::start(server_options options, handler h)
   }
   if (options.timeout_s < 1) {
     return make_error(errc::invalid_argument, "http server: timeout_s must be at least 1");
+  }
+  if (options.reply_timeout_s < 0) {
+    return make_error(errc::invalid_argument, "http server: reply_timeout_s must not be negative");
   }
   if (options.max_body_bytes == 0 || options.max_header_bytes < 64 ||
       options.max_connections == 0) {

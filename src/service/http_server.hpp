@@ -10,11 +10,15 @@
 // - reply::send on the loop thread writes at once; from another thread it queues the answer and
 //   wakes the loop through an eventfd (written only when the queue was empty).
 // - Each answer is written with one sendmsg (head and body together) when the socket takes it.
-// - Answers the server makes itself (400, 413, 431, 501, 505, 503) are JSON errors
-//   `{"error":{"code":...,"message":...}}` and close the connection.
-// - Timeouts (timeout_s): a connection must send a complete request within timeout_s of
-//   connecting or of its previous answer (covers idle keep-alive and slow senders); a stuck write
-//   makes no progress for timeout_s. A connection waiting for its reply never times out.
+// - Answers the server makes itself (400, 408, 413, 431, 500, 501, 505, 503) are JSON errors
+//   `{"error":{"code":...,"message":...}}` (error_body) and close the connection.
+// - Timeouts (timeout_s): a connection must send a request head within timeout_s of connecting
+//   or of its previous answer, and then keep the body coming (each read restarts the clock); a
+//   stuck write makes no progress for timeout_s. An idle keep-alive connection just closes; one
+//   cut off in the middle of a request gets a 408 first. A request whose reply does not come
+//   within reply_timeout_s gets a 500 and its connection closes.
+// - While a request waits for its reply, at most max_header_bytes of pipelined bytes beyond it
+//   are read (the socket buffers hold the rest); buffers emptied give large memory back.
 // - After an answer with `Connection: close` the server shuts down its sending side and reads
 //   and discards what the client still sends (at most 2 s) before closing, so the client reads
 //   the answer instead of a connection reset.
@@ -29,6 +33,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -49,6 +54,10 @@ struct response {
 class event_loop;
 struct mailbox;
 
+/// The JSON body of every error answer: `{"error":{"code":<code>,"message":<message>}}`, both
+/// strings JSON-escaped.
+std::string error_body(std::string_view code, std::string_view message);
+
 /// Move-only handle to one request's answer. send() once, from any thread, during or after the
 /// handler. Destroyed without send(): the client gets a 500 JSON error, never silence. Safe to
 /// use after the connection closed or the server stopped (the answer is then dropped).
@@ -61,7 +70,8 @@ class reply {
   reply& operator=(const reply&) = delete;
   ~reply();
 
-  /// Sends the answer; later calls (and calls on a moved-from reply) do nothing.
+  /// Sends the answer; later calls (and calls on a moved-from reply) do nothing. If queuing it
+  /// runs out of memory, throws std::bad_alloc and the reply stays pending.
   void send(response r);
   /// True until send() was called (or the reply was moved from).
   bool pending() const noexcept { return box_ != nullptr; }
@@ -98,11 +108,15 @@ struct server_options {
   /// Seconds (>= 1) a connection may stay idle or take to send a request, a write may stay
   /// stuck, and stop() waits for pending replies.
   int timeout_s = 10;
+  /// Seconds a request may wait for its reply before the server answers 500 ("internal") and
+  /// closes the connection, so a lost reply cannot hold a connection forever; 0: the larger of
+  /// 6 x timeout_s and 60.
+  int reply_timeout_s = 0;
   /// Open connections at most, inclusive; a connection beyond gets a 503 and is closed.
   std::size_t max_connections = 10000;
   /// Called (from loop threads, concurrently) with the status of every answer the server makes
-  /// itself: 400, 413, 431, 501, 505, 503, and 500 for a reply dropped without send(). For
-  /// metrics; may be empty.
+  /// itself: 400, 408, 413, 431, 501, 505, 503, and 500 for a reply dropped without send() or
+  /// not sent within reply_timeout_s. For metrics; may be empty.
   std::function<void(int status)> on_rejected;
 };
 

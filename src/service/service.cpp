@@ -53,15 +53,6 @@ int http_status(errc code) {
   }
 }
 
-std::string error_body(std::string_view code, std::string_view message) {
-  std::string body = "{\"error\":{\"code\":";
-  json::append_string(body, code);
-  body += ",\"message\":";
-  json::append_string(body, message);
-  body += "}}";
-  return body;
-}
-
 /// Compares without an early exit so the time taken does not reveal the matching prefix.
 bool equal_secret(std::string_view a, std::string_view b) {
   unsigned char diff = a.size() == b.size() ? 0 : 1;
@@ -129,7 +120,7 @@ struct service::impl {
       reply.send({code, std::move(content_type), std::move(body), std::move(headers)});
     }
     void fail(int code, std::string_view error_code, std::string_view message) {
-      send(code, error_body(error_code, message));
+      send(code, http::error_body(error_code, message));
     }
     void fail(const error_info& err) {
       fail(http_status(err.code), errc_name(err.code), err.message);
@@ -342,7 +333,8 @@ struct service::impl {
     const std::string_view path = req.path;
     const auto wrong_method = [&](const char* allowed) {
       ex.endpoint = "error";
-      ex.send(405, error_body("method_not_allowed", req.method + " is not allowed on " + req.path),
+      ex.send(405,
+              http::error_body("method_not_allowed", req.method + " is not allowed on " + req.path),
               "application/json", {{"Allow", allowed}});
     };
     if (path == "/healthz") {
@@ -352,7 +344,7 @@ struct service::impl {
     }
     if (!authorized(req)) {
       ex.endpoint = "unauthorized";
-      return ex.send(401, error_body("unauthorized", "missing or wrong bearer token"),
+      return ex.send(401, http::error_body("unauthorized", "missing or wrong bearer token"),
                      "application/json", {{"WWW-Authenticate", "Bearer"}});
     }
     if (path == "/metrics") {

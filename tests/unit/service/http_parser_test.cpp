@@ -9,6 +9,8 @@
 namespace simdup::detail::http {
 namespace {
 
+constexpr std::size_t npos_ = std::string_view::npos;
+
 parser_limits small_limits() {
   parser_limits l;
   l.max_header_bytes = 256;
@@ -17,19 +19,30 @@ parser_limits small_limits() {
   return l;
 }
 
-/// Parses `whole`, and checks that every shorter prefix gives need_more (honouring `want`) or
-/// the same answer, as a server reading one byte at a time would see.
+/// Parses `whole`, and checks that every shorter prefix gives need_more (honouring the `want` and
+/// `lf_from` hints) or the same answer, as a server reading one byte at a time would see, also
+/// when each parse resumes where the previous one stopped.
 parse_result parse_fed(std::string_view whole, const parser_limits& limits = {}) {
   const parse_result full = parse_request(whole, limits);
   std::size_t skip_until = 0;
+  std::size_t lf_from = std::string_view::npos;
+  parse_resume resume;
   for (std::size_t n = 0; n <= whole.size(); ++n) {
     const parse_result r = parse_request(whole.substr(0, n), limits);
-    if (n < skip_until) {
-      EXPECT_EQ(r.state, parse_status::need_more) << "prefix " << n << " inside want";
+    const parse_result resumed = parse_request(whole.substr(0, n), limits, resume);
+    EXPECT_EQ(resumed.state, r.state) << "prefix " << n;
+    EXPECT_EQ(resumed.want, r.want) << "prefix " << n;
+    EXPECT_EQ(resumed.req.body, r.req.body) << "prefix " << n;
+    resume = r.resume;
+    const bool lf_seen =
+        lf_from != std::string_view::npos && whole.substr(0, n).find('\n', lf_from) != npos_;
+    if (n < skip_until && !lf_seen) {
+      EXPECT_EQ(r.state, parse_status::need_more) << "prefix " << n << " inside the hint";
     }
     if (r.state == parse_status::need_more) {
       EXPECT_GT(r.want, n);
-      skip_until = std::max(skip_until, r.want);
+      skip_until = r.want;
+      lf_from = r.lf_from;
       continue;
     }
     EXPECT_EQ(r.state, full.state) << "prefix " << n;
@@ -220,6 +233,95 @@ TEST(HttpParser, ChunkedErrors) {
   expect_error("POST / HTTP/1.1\r\nTransfer-Encoding:\r\n\r\n", 400);
   expect_error("POST / HTTP/1.1\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n", 400);
   expect_error("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 1\r\n\r\n", 400);
+}
+
+TEST(HttpParser, TransferEncodingInHttp10IsRejected) {
+  // RFC 9112 6.1: chunked framing from a 1.0 client is ambiguous (request smuggling).
+  const auto r = expect_error(
+      "POST / HTTP/1.0\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "1\r\nx\r\n0\r\n\r\n",
+      400);
+  EXPECT_NE(r.message.find("HTTP/1.0"), std::string::npos) << r.message;
+  expect_error("POST / HTTP/1.0\r\nTransfer-Encoding: gzip\r\n\r\n", 400);
+}
+
+TEST(HttpParser, HeadSentByteByByteIsParsedInLinearTime) {
+  // 2,000 header lines, one byte per read, parsed the way the server does (see below).
+  const std::string request_line = "GET /x?q HTTP/1.1\r\n";
+  std::string in = request_line;
+  for (int i = 0; i < 2000; ++i) in += "A: b\r\n";
+  in += "\r\n";
+  parser_limits limits;
+  limits.max_header_bytes = in.size();
+  parse_result r;
+  std::size_t walked = 0;
+  std::string wrecked;  // the header lines before each resume point overwritten
+  std::size_t wrecked_to = request_line.size();
+  for (std::size_t end = 1; r.state == parse_status::need_more && end <= in.size(); ++end) {
+    wrecked.push_back(in[end - 1]);
+    const bool lf = r.lf_from != npos_ && wrecked.find('\n', r.lf_from) != npos_;
+    if (end > 1 && end < r.want && !lf) continue;
+    walked += end - r.resume.head_pos;
+    r = parse_request(wrecked, limits, r.resume);
+    if (r.state == parse_status::need_more && r.resume.head_pos > wrecked_to) {
+      std::fill(wrecked.begin() + static_cast<std::ptrdiff_t>(wrecked_to),
+                wrecked.begin() + static_cast<std::ptrdiff_t>(r.resume.head_pos), 'Z');
+      wrecked_to = r.resume.head_pos;
+    }
+  }
+  ASSERT_EQ(r.state, parse_status::complete) << r.message;
+  EXPECT_EQ(r.consumed, in.size());
+  EXPECT_EQ(r.req.method, "GET");
+  EXPECT_EQ(r.req.path, "/x");
+  EXPECT_EQ(r.req.query, "q");
+  EXPECT_LT(walked, 2 * in.size());
+}
+
+TEST(HttpParser, TinyChunksInSmallPiecesParseInLinearTime) {
+  // 3,000 one-byte chunks arriving 2 bytes at a time, parsed the way the server does: only when
+  // the hints allow a different answer, resuming where the last parse stopped.
+  parser_limits limits;
+  std::string in = "POST /c HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n";
+  const std::size_t head = in.size();
+  constexpr int chunks = 3000;
+  for (int i = 0; i < chunks; ++i)
+    in += "1\r\n" + std::string(1, static_cast<char>('a' + i % 26)) + "\r\n";
+  in += "0\r\n\r\n";
+  parse_result r;
+  std::size_t parses = 0;
+  std::size_t walked = 0;  // bytes from the resume point to the end of the buffer, summed
+  // What arrived, with the chunks before each resume point overwritten: a parse that walked
+  // them again would fail. Only the final parse (which builds the body) needs intact bytes.
+  std::string wrecked;
+  std::size_t wrecked_to = head;
+  std::size_t intact_parses = 0;
+  for (std::size_t end = 2; r.state == parse_status::need_more && end <= in.size(); end += 2) {
+    wrecked.append(in, wrecked.size(), end - wrecked.size());
+    const bool lf = r.lf_from != npos_ && wrecked.find('\n', r.lf_from) != npos_;
+    if (parses > 0 && end < r.want && !lf) continue;
+    const parse_resume from = r.resume;
+    walked += end - (from.head_end > 0 ? from.pos : 0);
+    ++parses;
+    r = parse_request(wrecked, limits, from);
+    if (r.state != parse_status::need_more) {
+      ++intact_parses;
+      r = parse_request(std::string_view(in).substr(0, end), limits, from);
+    } else if (r.resume.head_end > 0) {
+      ASSERT_GE(r.resume.pos, wrecked_to);
+      std::fill(wrecked.begin() + static_cast<std::ptrdiff_t>(wrecked_to),
+                wrecked.begin() + static_cast<std::ptrdiff_t>(r.resume.pos), 'Z');
+      wrecked_to = r.resume.pos;
+    }
+    if (end < in.size() && end + 2 > in.size()) end = in.size() - 2;  // last piece: 1 byte
+  }
+  ASSERT_EQ(r.state, parse_status::complete) << r.message;
+  EXPECT_EQ(intact_parses, 1u);
+  EXPECT_EQ(r.consumed, in.size());
+  EXPECT_EQ(r.req.body.size(), static_cast<std::size_t>(chunks));
+  EXPECT_EQ(r.req.body.substr(0, 3), "abc");
+  EXPECT_LE(parses, 2u * chunks + 10);
+  // Linear: each parse walks only the bytes since the last resume point (a few chunks).
+  EXPECT_LT(walked, 8 * in.size());
 }
 
 TEST(HttpParser, ChunkedLimits) {

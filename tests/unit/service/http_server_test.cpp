@@ -68,6 +68,11 @@ class client {
     }
   }
 
+  /// One non-blocking send: bytes taken, or -1 if the socket takes none now.
+  ssize_t send_some(std::string_view bytes) {
+    return ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  }
+
   /// The next answer, or nullopt on EOF, error or a 5 s timeout. `no_body`: an answer to HEAD.
   std::optional<http_answer> read(bool no_body = false) {
     std::size_t end;
@@ -524,10 +529,125 @@ TEST(HttpServer, IdleAndSlowConnectionsTimeOut) {
   ASSERT_TRUE(used.read().has_value());
   const auto t0 = std::chrono::steady_clock::now();
   EXPECT_TRUE(idle.closed_by_server());
+  // A request cut off half-way is told why; idle keep-alive connections just close.
+  const auto a = slow.read();
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->status, 408);
+  EXPECT_TRUE(a->has("connection: close"));
+  EXPECT_EQ(a->body.rfind(R"({"error":{"code":"timeout","message":")", 0), 0u) << a->body;
   EXPECT_TRUE(slow.closed_by_server());
   EXPECT_TRUE(used.closed_by_server());
+  EXPECT_EQ(f.rejected_statuses(), (std::vector<int>{408}));
   // Closed by the 1 s timeout, not by the client giving up; the margin is for loaded machines.
   EXPECT_LT(std::chrono::steady_clock::now() - t0, 6s);
+}
+
+TEST(HttpServer, SlowBodyIsServedWhileItKeepsComing) {
+  server_options o;
+  o.timeout_s = 1;
+  fixture f(o);
+  client c(f.port());
+  c.send("POST /echo HTTP/1.1\r\nContent-Length: 6\r\n\r\n");
+  // 6 bytes over ~1.8 s: longer than timeout_s in all, but each arrives within it.
+  for (const char ch : std::string("abcdef")) {
+    std::this_thread::sleep_for(300ms);
+    c.send(std::string(1, ch));
+  }
+  const auto a = c.read();
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->status, 200);
+  EXPECT_EQ(a->body, "POST /echo? abcdef");
+}
+
+TEST(HttpServer, LostReplyIsAnswered500AfterReplyTimeout) {
+  server_options o;
+  o.reply_timeout_s = 1;
+  fixture f(o);
+  client c(f.port());
+  c.send(get("/hold"));
+  reply r = f.held.take();
+  ASSERT_TRUE(r.pending());
+  const auto a = c.read();  // the reply is never sent in time
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->status, 500);
+  EXPECT_TRUE(a->has("connection: close"));
+  EXPECT_NE(a->body.find(R"("code":"internal")"), std::string::npos) << a->body;
+  EXPECT_NE(a->body.find("in time"), std::string::npos) << a->body;
+  EXPECT_TRUE(c.closed_by_server());
+  r.send(text("too late"));  // dropped
+  EXPECT_EQ(f.rejected_statuses(), (std::vector<int>{500}));
+  client next(f.port());
+  next.send(get("/echo"));
+  ASSERT_TRUE(next.read().has_value());
+}
+
+TEST(HttpServer, Http10WithTransferEncodingIs400) {
+  fixture f;
+  client c(f.port());
+  c.send(
+      "POST /echo HTTP/1.0\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "0\r\n\r\n" +
+      get("/echo"));
+  const auto a = c.read();
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->status, 400);
+  EXPECT_TRUE(a->has("connection: close"));
+  EXPECT_TRUE(c.closed_by_server());
+}
+
+TEST(HttpServer, PipelinedBytesWaitInTheSocketWhileAReplyIsPending) {
+  server_options o;
+  o.max_body_bytes = 64u << 20;
+  fixture f(o);
+  client c(f.port());
+  c.send(get("/hold"));
+  reply r = f.held.take();
+  ASSERT_TRUE(r.pending());
+  // Offer 64 MiB of a pipelined request without blocking: only the kernel's socket buffers
+  // (a few MiB) and a little of the server's take it while the reply is pending.
+  const std::string big = post("/len", pattern(64u << 20));
+  std::size_t taken = 0;
+  for (int idle_rounds = 0; idle_rounds < 5 && taken < big.size();) {
+    const ssize_t n = c.send_some(std::string_view(big).substr(taken));
+    if (n > 0) {
+      taken += static_cast<std::size_t>(n);
+      idle_rounds = 0;
+    } else {
+      ++idle_rounds;
+      std::this_thread::sleep_for(50ms);
+    }
+  }
+  EXPECT_LT(taken, 24u << 20);
+  // Once answered, the rest flows and the pipelined request is served.
+  r.send(text("held"));
+  auto a = c.read();
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->body, "held");
+  c.send(std::string_view(big).substr(taken));
+  a = c.read();
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->body, std::to_string(64u << 20) + " 1");
+}
+
+TEST(HttpServer, ThrowingRejectionCallbackDoesNotStopTheServer) {
+  server_options o;
+  o.on_rejected = [](int) { throw std::runtime_error("metrics failed"); };
+  auto s = server::start(o, [](request&& req, reply r) { r.send(text(req.path)); });
+  ASSERT_TRUE(s.has_value());
+  client c((*s)->port());
+  // The 400 is found after the first answer, outside any read event.
+  c.send(get("/a") + "NONSENSE\r\n\r\n");
+  auto a = c.read();
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->body, "/a");
+  a = c.read();
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->status, 400);
+  client next((*s)->port());
+  next.send(get("/b"));
+  a = next.read();
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->body, "/b");
 }
 
 TEST(HttpServer, ConnectionLimitAnswers503) {
@@ -552,7 +672,12 @@ TEST(HttpServer, RejectsBadOptions) {
   server_options o;
   o.threads = 0;
   EXPECT_FALSE(server::start(o, [](request&&, reply) {}).has_value());
+  o.threads = 257;  // service.cpp clamps; the server rejects
+  EXPECT_FALSE(server::start(o, [](request&&, reply) {}).has_value());
   o.threads = 1;
+  o.reply_timeout_s = -1;
+  EXPECT_FALSE(server::start(o, [](request&&, reply) {}).has_value());
+  o.reply_timeout_s = 0;
   o.host = "256.1.1.1";
   EXPECT_FALSE(server::start(o, [](request&&, reply) {}).has_value());
 }
