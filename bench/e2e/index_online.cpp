@@ -19,7 +19,9 @@
 
 namespace {
 
+using simdup::bench::cpu_seconds;
 using simdup::bench::seconds_since;
+using simdup::bench::thread_cpu_seconds;
 using clock_type = std::chrono::steady_clock;
 
 }  // namespace
@@ -93,6 +95,7 @@ int main(int argc, char** argv) {
                 static_cast<unsigned long long>(s.sealed_segments),
                 static_cast<unsigned long long>(s.largest_segment));
     std::vector<std::size_t> found(threads, 0);
+    const double c0 = cpu_seconds();
     auto q0 = clock_type::now();
     std::vector<std::thread> pool;
     for (unsigned t = 0; t < threads; ++t)
@@ -106,23 +109,32 @@ int main(int argc, char** argv) {
       });
     for (auto& p : pool) p.join();
     const double query_s = seconds_since(q0);
+    const double query_cpu = cpu_seconds() - c0;
     std::size_t total_found = 0;
     for (auto f : found) total_found += f;
-    std::printf("batch queries: %.0f /s on %u threads (%zu matches)\n",
-                static_cast<double>(queries) / query_s, threads, total_found);
+    std::printf(
+        "batch queries: %.0f /s on %u threads (%zu matches; wall %.2f s, CPU %.2f s, "
+        "%.2f us CPU per query)\n",
+        static_cast<double>(queries) / query_s, threads, total_found, query_s, query_cpu,
+        query_cpu * 1e6 / static_cast<double>(queries));
 
     std::vector<double> lat;
     const std::size_t single = std::min<std::size_t>(queries, 200'000);
     lat.reserve(single);
     std::size_t sink = 0;
+    const double t0_cpu = thread_cpu_seconds();
     for (std::size_t i = 0; i < single; ++i) {
       const auto a = clock_type::now();
       sink += idx.query(qs[i]).size();
       lat.push_back(std::chrono::duration<double, std::micro>(clock_type::now() - a).count());
     }
+    const double single_cpu = thread_cpu_seconds() - t0_cpu;
     std::sort(lat.begin(), lat.end());
-    std::printf("single query latency: p50 %.2f us, p99 %.2f us, max %.1f us (%zu matches)\n",
-                lat[lat.size() / 2], lat[lat.size() * 99 / 100], lat.back(), sink);
+    std::printf(
+        "single query latency: p50 %.2f us, p99 %.2f us, max %.1f us (%zu matches; "
+        "%.2f us CPU per query)\n",
+        lat[lat.size() / 2], lat[lat.size() * 99 / 100], lat.back(), sink,
+        single_cpu * 1e6 / static_cast<double>(single));
   };
   measure("as inserted");
   t0 = clock_type::now();

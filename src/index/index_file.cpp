@@ -1,6 +1,6 @@
-// The online index file, version 1: a 64-byte header, the level-1 block widths, then each
-// sealed segment's word block and deletion bitmap, then an XXH3-64 checksum. Little-endian;
-// every part starts at a multiple of 8 bytes so a mapping can be used in place.
+// The online index file, version 2 (reads version 1): a 64-byte header, the level-1 block widths,
+// then each sealed segment's word block and deletion bitmap, then an XXH3-64 checksum.
+// Little-endian; every part starts at a multiple of 8 bytes so a mapping can be used in place.
 #include "index/index_file.hpp"
 
 #include <bit>
@@ -182,6 +182,9 @@ result<index_file> read_index_file(const std::string& path) {
     const uint64_t nw = words[wpos], nd = words[wpos + 1];
     wpos += 2;
     if (nw > end_word - wpos || nd > end_word - wpos - nw) return corrupt("truncated segment");
+    // Version 1 predates filter bits: its segments are all old-form (header word 5 zero).
+    if (h.version == 1 && nw >= segment_header_words && words[wpos + 5] != 0)
+      return corrupt("version 1 segment with filter bits");
     file_segment seg;
     seg.words = std::span<const uint64_t>(words + wpos, nw);
     seg.deleted.assign(words + wpos + nw, words + wpos + nw + nd);

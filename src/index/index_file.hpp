@@ -1,4 +1,4 @@
-// Reading and writing the online index file (docs/index-format.md, version 1).
+// Reading and writing the online index file (docs/index-format.md, version 2; reads 1 too).
 #pragma once
 
 #include <simdup/error.hpp>
@@ -14,7 +14,9 @@
 
 namespace simdup::detail {
 
-inline constexpr uint32_t index_file_version = 1;
+/// Written by this build. Version 2 added filter bits beside the ordinals (segment header word
+/// 5); version 1 files hold only old-form segments (word 5 zero) and still load.
+inline constexpr uint32_t index_file_version = 2;
 
 struct file_segment {
   std::span<const uint64_t> words;  ///< into the mapping

@@ -323,10 +323,8 @@ void online_index::query(std::span<const uint64_t> fingerprints, query_results& 
   {
     std::shared_lock lock(impl_->mutex);
     for (const auto& s : impl_->sealed) s->probe_batch(impl_->ctx, fingerprints, p, per);
-    for (std::size_t i = 0; i < fingerprints.size(); ++i) {
-      for (const auto& f : impl_->frozen) f->probe(impl_->ctx, fingerprints[i], p, per[i]);
-      impl_->active->probe(impl_->ctx, fingerprints[i], p, per[i]);
-    }
+    for (const auto& f : impl_->frozen) f->probe_batch(impl_->ctx, fingerprints, p, per);
+    impl_->active->probe_batch(impl_->ctx, fingerprints, p, per);
   }
   out.matches.clear();
   out.offsets.assign(1, 0);

@@ -34,6 +34,27 @@ inline bool live_entry(int64_t ts, const probe_params& p) noexcept {
   return ts >= p.min_live_ts;
 }
 
+/// Low bits of an ordinal word that hold the ordinal, in a block of n entries (header word 5).
+inline int ordinal_bits(std::size_t n) noexcept {
+  return n <= 1 ? 1 : static_cast<int>(std::bit_width(n - 1));
+}
+
+/// Filter bits of a table's ordinal words: the key bits right after the d directory bits, as
+/// many as fit beside the ordinal and lie inside the table's prefix (only an entry that shares
+/// the whole prefix with a query can be reported by that table).
+inline int filter_bits(int ord_bits, int prefix_bits, int d) noexcept {
+  return std::min(32 - ord_bits, prefix_bits - d);
+}
+
+/// Fewer filter bits reject too few entries (half with one bit) to pay for testing them: a probe
+/// then reads every entry of the slot, as in the old form. Many-table layouts (k = 8) have one or
+/// two filter bits, where testing cost 20 to 40% of batch query time.
+constexpr int min_useful_filter_bits = 3;
+
+inline uint32_t filter_of(uint64_t key, int d, int bits) noexcept {
+  return bits == 0 ? 0 : static_cast<uint32_t>((key << d) >> (64 - bits));
+}
+
 /// Hash of a document id to `bits` bits (ids are often sequential: multiply-shift spreads them).
 inline std::size_t id_slot(uint64_t id, int bits) noexcept {
   return bits == 0 ? 0 : static_cast<std::size_t>((id * 0x9E3779B97F4A7C15ull) >> (64 - bits));
@@ -48,6 +69,13 @@ void sealed_segment::bind(const probe_context& ctx) {
   min_ts_ = static_cast<int64_t>(w[3]);
   max_ts_ = static_cast<int64_t>(w[4]);
   const std::size_t tables = ctx.tables->size();
+  // Word 5 is 0 in old-form blocks: plain 32-bit ordinals, no filter bits.
+  ord_bits_ = w[5] == 0 ? 32 : static_cast<int>(w[5]);
+  ord_mask_ = ord_bits_ == 32 ? UINT32_MAX : (uint32_t{1} << ord_bits_) - 1;
+  filter_bits_.assign(tables, 0);
+  if (w[5] != 0)
+    for (std::size_t t = 1; t < tables; ++t)
+      filter_bits_[t] = filter_bits(ord_bits_, (*ctx.tables)[t].prefix_bits, dir_bits_);
   const block_shape shape{n_, tables, dir_bits_};
   fp_ = w + segment_header_words;
   id_ = fp_ + n_;
@@ -78,6 +106,8 @@ std::shared_ptr<huge_block> fill_block(const probe_context& ctx, std::size_t n,
   w[0] = n;
   w[1] = static_cast<uint64_t>(d);
   w[2] = tables.size();
+  const int b = ordinal_bits(n);
+  w[5] = static_cast<uint64_t>(b);
 
   // Table 0: counting sort of the entries themselves by directory slot.
   auto* dir0 = reinterpret_cast<uint32_t*>(w + shape.dir_offset(0));
@@ -101,15 +131,19 @@ std::shared_ptr<huge_block> fill_block(const probe_context& ctx, std::size_t n,
     id[pos] = i;
     ts[pos] = static_cast<uint64_t>(t);
   });
-  // Tables 1..: ordinals (positions in table 0's order) by slot.
+  // Tables 1..: ordinal words (positions in table 0's order, filter bits above) by slot.
   for (std::size_t t = 1; t < tables.size(); ++t) {
     auto* dir = reinterpret_cast<uint32_t*>(w + shape.dir_offset(t));
     auto* order = reinterpret_cast<uint32_t*>(w + shape.order_offset(t));
+    const int pf = filter_bits(b, tables[t].prefix_bits, d);
     for (std::size_t i = 0; i < n; ++i) ++dir[slot_of(tables[t].apply(fp[i]), d) + 1];
     for (std::size_t s = 1; s < shape.dir_slots(); ++s) dir[s] += dir[s - 1];
     cursor.assign(dir, dir + shape.dir_slots() - 1);
-    for (std::size_t i = 0; i < n; ++i)
-      order[cursor[slot_of(tables[t].apply(fp[i]), d)]++] = static_cast<uint32_t>(i);
+    for (std::size_t i = 0; i < n; ++i) {
+      const uint64_t key = tables[t].apply(fp[i]);
+      order[cursor[slot_of(key, d)]++] =
+          static_cast<uint32_t>(i | (uint64_t{filter_of(key, d, pf)} << b));
+    }
   }
   return storage;
 }
@@ -167,6 +201,11 @@ std::shared_ptr<sealed_segment> sealed_segment::adopt(const probe_context& ctx,
   const block_shape shape{static_cast<std::size_t>(n), tables, static_cast<int>(d)};
   if (words.size() != shape.total_words() || deleted.size() != (n + 63) / 64) return nullptr;
   if (n % 64 && !deleted.empty() && (deleted.back() >> (n % 64)) != 0) return nullptr;
+  // Ordinal bits: 0 (old form, plain ordinals) or enough for every ordinal, at most 32.
+  const uint64_t b = words[5];
+  if (b > 32 || (b != 0 && b < static_cast<uint64_t>(ordinal_bits(n)))) return nullptr;
+  const int ob = b == 0 ? 32 : static_cast<int>(b);
+  const uint32_t mask = ob == 32 ? UINT32_MAX : (uint32_t{1} << ob) - 1;
   // Every directory must be a monotone cover of [0, n] and every ordinal in range, so that no
   // probe can read outside the block whatever the file holds.
   for (std::size_t t = 0; t < tables; ++t) {
@@ -175,76 +214,110 @@ std::shared_ptr<sealed_segment> sealed_segment::adopt(const probe_context& ctx,
     for (std::size_t s = 1; s < shape.dir_slots(); ++s)
       if (dir[s] < dir[s - 1]) return nullptr;
     if (t == 0) continue;
+    const int pf = b == 0 ? 0 : filter_bits(ob, (*ctx.tables)[t].prefix_bits, static_cast<int>(d));
     const auto* order = reinterpret_cast<const uint32_t*>(words.data() + shape.order_offset(t));
     for (std::size_t i = 0; i < n; ++i)
-      if (order[i] >= n) return nullptr;
+      if ((order[i] & mask) >= n || (uint64_t{order[i]} >> ob >> pf) != 0) return nullptr;
   }
   return assemble(ctx, words, std::move(deleted), std::move(owner));
 }
 
 template <class Emit>
 void sealed_segment::scan(const probe_context& ctx, std::size_t t, uint64_t q,
-                          const probe_params& p, uint32_t lo, uint32_t hi, Emit&& emit) const {
-  const uint32_t* order = order_[t];
-  for (uint32_t i = lo; i < hi; ++i) {
-    const uint32_t o = order ? order[i] : i;
+                          const probe_params& p, const table_probe& tp, Emit&& emit) const {
+  auto check = [&](uint32_t o) {
     const uint64_t x = fp_[o] ^ q;
     const int dist = std::popcount(x);
     // Report an entry only from the first table whose whole prefix it shares with q.
-    if (dist > p.k || !reporting_table(*ctx.tables, t, x)) continue;
-    if (is_deleted(o) || !live_entry(ts_[o], p)) continue;
+    if (dist > p.k || !reporting_table(*ctx.tables, t, x)) return;
+    if (is_deleted(o) || !live_entry(ts_[o], p)) return;
     emit(index_match{id_[o], fp_[o], ts_[o], dist});
+  };
+  const uint32_t* order = order_[t];
+  if (!order) {
+    for (uint32_t i = tp.lo; i < tp.hi; ++i) check(i);
+    return;
   }
+  if (filter_bits_[t] < min_useful_filter_bits) {
+    for (uint32_t i = tp.lo; i < tp.hi; ++i) check(order[i] & ord_mask_);
+    return;
+  }
+  // Entries whose filter bits differ from the query's cannot share the table's prefix: skipped
+  // without touching the entry arrays. The survivors are gathered without branches first, so
+  // that the test costs no mispredicted branch.
+  uint32_t keep[64];
+  for (uint32_t i = tp.lo; i < tp.hi;) {
+    std::size_t kept = 0;
+    for (const uint32_t end = tp.hi - i > 64 ? i + 64 : tp.hi; i < end; ++i) {
+      keep[kept] = order[i] & ord_mask_;
+      kept += (uint64_t{order[i]} >> ord_bits_) == tp.filter;
+    }
+    for (std::size_t c = 0; c < kept; ++c) check(keep[c]);
+  }
+}
+
+template <class Emit>
+void sealed_segment::probe_group(const probe_context& ctx, std::span<const uint64_t> qs,
+                                 const probe_params& p, table_probe* tp, Emit&& emit) const {
+  const auto& tables = *ctx.tables;
+  const std::size_t nt = tables.size();
+  // Stage by stage over every table of every query, prefetching what the next stage reads: the
+  // directory slot, then the first ordinal word or entry, then the entries an ordinal word
+  // points to, only those whose filter bits match (the others are never read).
+  for (std::size_t j = 0; j < qs.size(); ++j)
+    for (std::size_t t = 0; t < nt; ++t) {
+      const uint64_t key = tables[t].apply(qs[j]);
+      const auto s = static_cast<uint32_t>(slot_of(key, dir_bits_));
+      tp[j * nt + t] = {0, 0, s, filter_of(key, dir_bits_, filter_bits_[t])};
+      __builtin_prefetch(dir_[t] + s);
+    }
+  for (std::size_t j = 0; j < qs.size(); ++j)
+    for (std::size_t t = 0; t < nt; ++t) {
+      table_probe& x = tp[j * nt + t];
+      x.lo = dir_[t][x.slot];
+      x.hi = dir_[t][x.slot + 1];
+      if (x.lo < x.hi)
+        __builtin_prefetch(order_[t] ? static_cast<const void*>(order_[t] + x.lo)
+                                     : static_cast<const void*>(fp_ + x.lo));
+    }
+  for (std::size_t j = 0; j < qs.size(); ++j)
+    for (std::size_t t = 1; t < nt; ++t) {
+      const table_probe& x = tp[j * nt + t];
+      const bool filtered = filter_bits_[t] >= min_useful_filter_bits;
+      for (uint32_t i = x.lo; i < x.hi; ++i) {
+        // Without a branch (see scan): a filtered-out entry prefetches fp_[0], which is cheap.
+        const uint32_t w = order_[t][i];
+        const bool skip = filtered && (uint64_t{w} >> ord_bits_) != x.filter;
+        __builtin_prefetch(fp_ + ((w & ord_mask_) & (skip ? 0u : UINT32_MAX)));
+      }
+    }
+  for (std::size_t j = 0; j < qs.size(); ++j)
+    for (std::size_t t = 0; t < nt; ++t)
+      scan(ctx, t, qs[j], p, tp[j * nt + t], [&](const index_match& m) { emit(j, m); });
 }
 
 void sealed_segment::probe(const probe_context& ctx, uint64_t q, const probe_params& p,
                            std::vector<index_match>& out) const {
   if (n_ == 0) return;
-  const auto& tables = *ctx.tables;
-  for (std::size_t t = 0; t < tables.size(); ++t) {
-    const std::size_t s = slot_of(tables[t].apply(q), dir_bits_);
-    scan(ctx, t, q, p, dir_[t][s], dir_[t][s + 1], [&](const index_match& m) { out.push_back(m); });
-  }
+  // Even one query is probed stage-wise: its tables' misses overlap.
+  const std::size_t nt = ctx.tables->size();
+  constexpr std::size_t on_stack = 64;
+  table_probe local[on_stack];
+  std::vector<table_probe> heap(nt > on_stack ? nt : 0);
+  probe_group(ctx, std::span(&q, 1), p, nt > on_stack ? heap.data() : local,
+              [&](std::size_t, const index_match& m) { out.push_back(m); });
 }
 
 void sealed_segment::probe_batch(const probe_context& ctx, std::span<const uint64_t> qs,
                                  const probe_params& p,
                                  std::vector<std::vector<index_match>>& out) const {
   if (n_ == 0) return;
-  const auto& tables = *ctx.tables;
-  const std::size_t nt = tables.size();
   constexpr std::size_t group = 16;
-  std::vector<std::size_t> slot(group * nt);
-  std::vector<uint32_t> lo(group * nt), hi(group * nt);
+  std::vector<table_probe> tp(group * ctx.tables->size());
   for (std::size_t g0 = 0; g0 < qs.size(); g0 += group) {
     const std::size_t gn = std::min(group, qs.size() - g0);
-    // Stage by stage over the whole group, prefetching what the next stage reads: the
-    // directory slot, then the first ordinal or entry, then the entry an ordinal points to.
-    for (std::size_t j = 0; j < gn; ++j)
-      for (std::size_t t = 0; t < nt; ++t) {
-        const std::size_t s = slot_of(tables[t].apply(qs[g0 + j]), dir_bits_);
-        slot[j * nt + t] = s;
-        __builtin_prefetch(dir_[t] + s);
-      }
-    for (std::size_t j = 0; j < gn; ++j)
-      for (std::size_t t = 0; t < nt; ++t) {
-        const std::size_t s = slot[j * nt + t];
-        lo[j * nt + t] = dir_[t][s];
-        hi[j * nt + t] = dir_[t][s + 1];
-        if (lo[j * nt + t] < hi[j * nt + t])
-          __builtin_prefetch(order_[t] ? static_cast<const void*>(order_[t] + lo[j * nt + t])
-                                       : static_cast<const void*>(fp_ + lo[j * nt + t]));
-      }
-    for (std::size_t j = 0; j < gn; ++j)
-      for (std::size_t t = 1; t < nt; ++t)
-        for (uint32_t i = lo[j * nt + t]; i < hi[j * nt + t]; ++i)
-          __builtin_prefetch(fp_ + order_[t][i]);
-    for (std::size_t j = 0; j < gn; ++j) {
-      auto& dst = out[g0 + j];
-      for (std::size_t t = 0; t < nt; ++t)
-        scan(ctx, t, qs[g0 + j], p, lo[j * nt + t], hi[j * nt + t],
-             [&](const index_match& m) { dst.push_back(m); });
-    }
+    probe_group(ctx, qs.subspan(g0, gn), p, tp.data(),
+                [&](std::size_t j, const index_match& m) { out[g0 + j].push_back(m); });
   }
 }
 
@@ -306,18 +379,57 @@ void mutable_segment::insert(const probe_context& ctx, const index_entry& e) {
   }
 }
 
+template <class Emit>
+void mutable_segment::probe_group(const probe_context& ctx, std::span<const uint64_t> qs,
+                                  const probe_params& p, uint32_t* cursor, Emit&& emit) const {
+  const auto& tables = *ctx.tables;
+  const std::size_t nt = tables.size();
+  // Stage by stage, as in sealed segments: the bucket heads of every table, then the newest
+  // entry of each bucket and its link, then the chains (mostly of one entry or none).
+  for (std::size_t j = 0; j < qs.size(); ++j)
+    for (std::size_t t = 0; t < nt; ++t) {
+      const auto s = static_cast<uint32_t>(slot_of(tables[t].apply(qs[j]), bucket_bits_));
+      cursor[j * nt + t] = s;
+      __builtin_prefetch(heads_[t].data() + s);
+    }
+  for (std::size_t j = 0; j < qs.size(); ++j)
+    for (std::size_t t = 0; t < nt; ++t) {
+      const uint32_t i = heads_[t][cursor[j * nt + t]];
+      cursor[j * nt + t] = i;
+      if (i == none) continue;
+      __builtin_prefetch(fp_.data() + i);
+      __builtin_prefetch(next_[t].data() + i);
+    }
+  for (std::size_t j = 0; j < qs.size(); ++j)
+    for (std::size_t t = 0; t < nt; ++t)
+      for (uint32_t i = cursor[j * nt + t]; i != none; i = next_[t][i]) {
+        const uint64_t x = fp_[i] ^ qs[j];
+        const int dist = std::popcount(x);
+        if (dist > p.k || !reporting_table(tables, t, x)) continue;
+        if (deleted_[i] || !live_entry(ts_[i], p)) continue;
+        emit(j, index_match{id_[i], fp_[i], ts_[i], dist});
+      }
+}
+
 void mutable_segment::probe(const probe_context& ctx, uint64_t q, const probe_params& p,
                             std::vector<index_match>& out) const {
-  const auto& tables = *ctx.tables;
-  for (std::size_t t = 0; t < tables.size(); ++t) {
-    for (uint32_t i = heads_[t][slot_of(tables[t].apply(q), bucket_bits_)]; i != none;
-         i = next_[t][i]) {
-      const uint64_t x = fp_[i] ^ q;
-      const int dist = std::popcount(x);
-      if (dist > p.k || !reporting_table(tables, t, x)) continue;
-      if (deleted_[i] || !live_entry(ts_[i], p)) continue;
-      out.push_back(index_match{id_[i], fp_[i], ts_[i], dist});
-    }
+  const std::size_t nt = ctx.tables->size();
+  constexpr std::size_t on_stack = 64;
+  uint32_t local[on_stack];
+  std::vector<uint32_t> heap(nt > on_stack ? nt : 0);
+  probe_group(ctx, std::span(&q, 1), p, nt > on_stack ? heap.data() : local,
+              [&](std::size_t, const index_match& m) { out.push_back(m); });
+}
+
+void mutable_segment::probe_batch(const probe_context& ctx, std::span<const uint64_t> qs,
+                                  const probe_params& p,
+                                  std::vector<std::vector<index_match>>& out) const {
+  constexpr std::size_t group = 16;
+  std::vector<uint32_t> cursor(group * ctx.tables->size());
+  for (std::size_t g0 = 0; g0 < qs.size(); g0 += group) {
+    const std::size_t gn = std::min(group, qs.size() - g0);
+    probe_group(ctx, qs.subspan(g0, gn), p, cursor.data(),
+                [&](std::size_t j, const index_match& m) { out[g0 + j].push_back(m); });
   }
 }
 

@@ -1,6 +1,8 @@
 // Segments of the online index. A mutable segment takes inserts (per table, hash chains on the
 // key prefix); a sealed segment is immutable: entries stored in table 0's prefix order, and per
-// table a directory on the top d key bits (plus, for tables 1.., the ordinals in that order).
+// table a directory on the top d key bits (plus, for tables 1.., the ordinals in that order,
+// each with the next few key bits of the table's prefix beside it, so that a probe skips most
+// entries of its slot without reading them).
 // Sealed segments live in one block of 64-bit words that is also their on-disk form
 // (docs/index-format.md), so a loaded file is used in place.
 #pragma once
@@ -105,11 +107,23 @@ class sealed_segment {
                                                   std::span<const uint64_t> words,
                                                   std::vector<uint64_t> deleted,
                                                   std::shared_ptr<const void> owner);
+  /// What a probe of one table found in the directory, for one query.
+  struct table_probe {
+    uint32_t lo, hi;  ///< the slot's range of ordinal words (table 0: of entries)
+    uint32_t slot;    ///< directory slot
+    uint32_t filter;  ///< the query's filter bits for this table (0 when it has none)
+  };
+
   void bind(const probe_context& ctx);
   bool is_deleted(std::size_t i) const noexcept { return (deleted_[i >> 6] >> (i & 63)) & 1; }
+  /// Probes queries qs (as many as `tp` has room for: qs.size() * tables) stage by stage over
+  /// all of them, prefetching what the next stage reads; emit(j, match) for query j's matches.
   template <class Emit>
-  void scan(const probe_context& ctx, std::size_t t, uint64_t q, const probe_params& p, uint32_t lo,
-            uint32_t hi, Emit&& emit) const;
+  void probe_group(const probe_context& ctx, std::span<const uint64_t> qs, const probe_params& p,
+                   table_probe* tp, Emit&& emit) const;
+  template <class Emit>
+  void scan(const probe_context& ctx, std::size_t t, uint64_t q, const probe_params& p,
+            const table_probe& tp, Emit&& emit) const;
 
   std::span<const uint64_t> words_;
   std::shared_ptr<const void> owner_;  ///< keeps words_ alive (a vector or a file mapping)
@@ -119,6 +133,11 @@ class sealed_segment {
   const uint64_t* fp_ = nullptr;
   const uint64_t* id_ = nullptr;
   const int64_t* ts_ = nullptr;
+  /// Ordinal words of tables 1..: the ordinal in the low ord_bits_ bits, filter bits above.
+  int ord_bits_ = 32;
+  uint32_t ord_mask_ = UINT32_MAX;
+  /// Per table: filter bits in its ordinal words (0 for table 0 and for old-form blocks).
+  std::vector<int> filter_bits_;
   std::vector<const uint32_t*> order_;  ///< per table (table 0: null, entries are in its order)
   std::vector<const uint32_t*> dir_;    ///< per table, 2^d + 1 slots
   std::vector<uint64_t> deleted_;
@@ -138,6 +157,9 @@ class mutable_segment {
   void insert(const probe_context& ctx, const index_entry& e);
   void probe(const probe_context& ctx, uint64_t q, const probe_params& p,
              std::vector<index_match>& out) const;
+  /// Probes a batch, interleaving queries to overlap cache misses; out[i] gets query i's.
+  void probe_batch(const probe_context& ctx, std::span<const uint64_t> qs, const probe_params& p,
+                   std::vector<std::vector<index_match>>& out) const;
   void collect(entry_columns& e, int64_t min_live_ts) const;
   std::size_t remove(uint64_t id);
 
@@ -147,6 +169,12 @@ class mutable_segment {
 
  private:
   static constexpr uint32_t none = UINT32_MAX;
+  /// Probes queries qs (`cursor` has room for qs.size() * tables) stage by stage over all of
+  /// them, prefetching what the next stage reads; emit(j, match) for query j's matches.
+  template <class Emit>
+  void probe_group(const probe_context& ctx, std::span<const uint64_t> qs, const probe_params& p,
+                   uint32_t* cursor, Emit&& emit) const;
+
   std::size_t capacity_;
   int bucket_bits_;
   int id_bits_;  ///< id hash buckets: between capacity and 2 * capacity

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -15,6 +16,7 @@
 #include <tuple>
 
 #include <unistd.h>
+#include <xxhash.h>
 
 namespace simdup {
 namespace {
@@ -354,12 +356,38 @@ TEST(OnlineIndex, LoadRejectsDamagedFiles) {
   std::filesystem::remove(path);
 }
 
-// tests/data/index/v1_small.simdupix was written by the version-1 writer from
-// make_entries(300, 3, 2026) with layout "5", segment capacity 64, id 5 removed. It must keep
-// loading as the format evolves. SIMDUP_WRITE_INDEX_FIXTURE=1 rewrites it (only for a new
-// version's fixture: keep the old file).
+// tests/data/index/v1_small.simdupix was written by the version-1 writer (old-form segments:
+// plain ordinals) from make_entries(300, 3, 2026) with layout "5", segment capacity 64, id 5
+// removed. It must keep loading as the format evolves; the version-1 writer is gone, so it
+// can no longer be rewritten.
 TEST(OnlineIndex, OldFileStillLoads) {
   const std::string path = std::string(SIMDUP_TEST_DATA_DIR) + "/index/v1_small.simdupix";
+  const auto es = make_entries(300, 3, 2026);
+  auto idx = online_index::load(path);
+  ASSERT_TRUE(idx.has_value()) << idx.error().message;
+  EXPECT_EQ(idx->layout().describe(), "13,13,13,13,12");
+  EXPECT_EQ(idx->stats().size, 299u);
+  for (const auto& e : es)
+    ASSERT_EQ(hits(idx->query(e.fingerprint)), brute(es, e.fingerprint, 3, INT64_MIN, {5}));
+  // Saved again (a version-2 file holding the old-form segments as they are), then merged
+  // into new-form segments and saved again: both load and answer alike.
+  const std::string again = temp_path("v1_again");
+  for (int round = 0; round < 2; ++round) {
+    if (round == 1) idx->compact();
+    ASSERT_TRUE(idx->save(again));
+    auto back = online_index::load(again);
+    ASSERT_TRUE(back.has_value()) << back.error().message;
+    for (const auto& e : es)
+      ASSERT_EQ(hits(back->query(e.fingerprint)), brute(es, e.fingerprint, 3, INT64_MIN, {5}));
+  }
+  std::filesystem::remove(again);
+}
+
+// tests/data/index/v2_small.simdupix was written by the version-2 writer (ordinal words with
+// filter bits) from the same entries, layout and removal as v1_small. SIMDUP_WRITE_INDEX_FIXTURE=1
+// rewrites it (only for a new version's fixture: keep the old file).
+TEST(OnlineIndex, Version2FileStillLoads) {
+  const std::string path = std::string(SIMDUP_TEST_DATA_DIR) + "/index/v2_small.simdupix";
   const auto es = make_entries(300, 3, 2026);
   if (std::getenv("SIMDUP_WRITE_INDEX_FIXTURE")) {
     auto idx = make("5", 3, 64);
@@ -373,6 +401,36 @@ TEST(OnlineIndex, OldFileStillLoads) {
   EXPECT_EQ(idx->stats().size, 299u);
   for (const auto& e : es)
     ASSERT_EQ(hits(idx->query(e.fingerprint)), brute(es, e.fingerprint, 3, INT64_MIN, {5}));
+}
+
+TEST(OnlineIndex, VersionOneFileWithFilterBitsIsCorrupt) {
+  // A version-2 file relabelled as version 1 (checksum made valid again): its segments carry
+  // filter bits, which version 1 never had.
+  auto idx = make("5", 3, 64);
+  idx.insert(make_entries(200, 3, 4));
+  const std::string path = temp_path("relabelled");
+  ASSERT_TRUE(idx.save(path));
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  ASSERT_GT(bytes.size(), 72u);
+  auto rewrite = [&](uint32_t version) {
+    std::string b = bytes;
+    std::memcpy(b.data() + 8, &version, 4);
+    const uint64_t sum = XXH3_64bits(b.data(), b.size() - 8);
+    std::memcpy(b.data() + b.size() - 8, &sum, 8);
+    std::ofstream(path, std::ios::binary | std::ios::trunc)
+        .write(b.data(), static_cast<std::streamsize>(b.size()));
+  };
+  rewrite(1);
+  EXPECT_EQ(online_index::load(path).error().code, errc::corrupt_data);
+  rewrite(3);
+  EXPECT_EQ(online_index::load(path).error().code, errc::unsupported);
+  rewrite(2);
+  EXPECT_TRUE(online_index::load(path).has_value());
+  std::filesystem::remove(path);
 }
 
 TEST(OnlineIndexConcurrent, QueriesDuringInserts) {

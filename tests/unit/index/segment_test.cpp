@@ -1,0 +1,311 @@
+// Sealed segments against brute force, with and without filter bits beside the ordinals, and
+// against blocks written by hand from docs/index-format.md (independently of the builder).
+#include "index/segment.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <bit>
+#include <numeric>
+#include <random>
+#include <string>
+#include <tuple>
+
+namespace simdup::detail {
+namespace {
+
+using hit = std::tuple<uint64_t, int>;  // id, distance
+
+/// The tables of a layout and the probe context over them.
+struct fixture {
+  std::vector<table_perm> tables;
+  probe_context ctx{};
+
+  explicit fixture(const index_layout& layout) : tables(build_tables(layout)) {
+    int min_prefix = 64;
+    for (const auto& t : tables) min_prefix = std::min(min_prefix, t.prefix_bits);
+    ctx = probe_context{&tables, min_prefix};
+  }
+};
+
+/// n entries: random fingerprints, every third one a copy of an earlier one with 0..k+1 bits
+/// flipped (planted near-duplicates); id = 1000 + position, timestamp = position.
+entry_columns make_entries(std::size_t n, int k, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  entry_columns e;
+  for (std::size_t i = 0; i < n; ++i) {
+    uint64_t f = rng();
+    if (i % 3 == 2) {
+      f = e.fp[rng() % i];
+      const int d = static_cast<int>(i / 3 % static_cast<std::size_t>(k + 2));
+      for (int b = 0; b < d; ++b) f ^= uint64_t{1} << (rng() % 64);
+    }
+    e.push(f, 1000 + i, static_cast<int64_t>(i));
+  }
+  return e;
+}
+
+std::vector<uint64_t> make_queries(const entry_columns& e, std::size_t count, int k,
+                                   uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<uint64_t> qs;
+  for (std::size_t i = 0; i < count; ++i) {
+    if (i % 4 == 3 || e.size() == 0) {
+      qs.push_back(rng());
+      continue;
+    }
+    uint64_t q = e.fp[rng() % e.size()];
+    const int d = static_cast<int>(i % static_cast<std::size_t>(k + 2));
+    for (int b = 0; b < d; ++b) q ^= uint64_t{1} << (rng() % 64);
+    qs.push_back(q);
+  }
+  return qs;
+}
+
+std::vector<hit> brute(const entry_columns& e, uint64_t q, int k) {
+  std::vector<hit> out;
+  for (std::size_t i = 0; i < e.size(); ++i) {
+    const int d = std::popcount(e.fp[i] ^ q);
+    if (d <= k) out.emplace_back(e.id[i], d);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<hit> hits(const std::vector<index_match>& ms) {
+  std::vector<hit> out;
+  for (const auto& m : ms) out.emplace_back(m.id, m.distance);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+/// A segment block written from docs/index-format.md alone. ord_bits 0 writes the old form
+/// (plain ordinals, header word 5 zero); otherwise ordinal words carry filter bits above
+/// ord_bits bits of ordinal.
+std::vector<uint64_t> hand_block(const fixture& f, const entry_columns& e, int ord_bits) {
+  const std::size_t n = e.size(), nt = f.tables.size();
+  const int d = std::clamp(static_cast<int>(std::bit_width(n)) - 2, 0, f.ctx.min_prefix_bits);
+  auto slot = [&](std::size_t t, uint64_t fp) -> uint64_t {
+    return d == 0 ? 0 : f.tables[t].apply(fp) >> (64 - d);
+  };
+  // Entries in table 0's slot order (stable: insertion order within a slot).
+  std::vector<std::size_t> pos(n);
+  std::iota(pos.begin(), pos.end(), 0);
+  std::stable_sort(pos.begin(), pos.end(), [&](std::size_t a, std::size_t b) {
+    return slot(0, e.fp[a]) < slot(0, e.fp[b]);
+  });
+  const std::size_t order_words = (n + 1) / 2;
+  const std::size_t dir_slots = (std::size_t{1} << d) + 1, dir_words = (dir_slots + 1) / 2;
+  std::vector<uint64_t> w(8 + 3 * n + (nt - 1) * order_words + nt * dir_words, 0);
+  w[0] = n;
+  w[1] = static_cast<uint64_t>(d);
+  w[2] = nt;
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  for (std::size_t i = 0; i < n; ++i) {
+    lo = std::min(lo, e.ts[i]);
+    hi = std::max(hi, e.ts[i]);
+  }
+  w[3] = static_cast<uint64_t>(n ? lo : 0);
+  w[4] = static_cast<uint64_t>(n ? hi : 0);
+  w[5] = static_cast<uint64_t>(ord_bits);
+  std::vector<uint64_t> fp(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    fp[i] = e.fp[pos[i]];
+    w[8 + i] = fp[i];
+    w[8 + n + i] = e.id[pos[i]];
+    w[8 + 2 * n + i] = static_cast<uint64_t>(e.ts[pos[i]]);
+  }
+  auto* order_base = reinterpret_cast<uint32_t*>(w.data() + 8 + 3 * n);
+  auto* dir_base = reinterpret_cast<uint32_t*>(w.data() + 8 + 3 * n + (nt - 1) * order_words);
+  for (std::size_t t = 0; t < nt; ++t) {
+    uint32_t* dir = dir_base + t * dir_words * 2;
+    std::vector<std::size_t> ord(n);
+    std::iota(ord.begin(), ord.end(), 0);
+    std::stable_sort(ord.begin(), ord.end(),
+                     [&](std::size_t a, std::size_t b) { return slot(t, fp[a]) < slot(t, fp[b]); });
+    for (std::size_t i = 0; i < n; ++i) ++dir[slot(t, fp[i]) + 1];
+    for (std::size_t s = 1; s < dir_slots; ++s) dir[s] += dir[s - 1];
+    if (t == 0) continue;
+    uint32_t* order = order_base + (t - 1) * order_words * 2;
+    const int pf = ord_bits == 0 ? 0 : std::min(32 - ord_bits, f.tables[t].prefix_bits - d);
+    for (std::size_t i = 0; i < n; ++i) {
+      const uint64_t key = f.tables[t].apply(fp[ord[i]]);
+      const uint64_t filter = pf == 0 ? 0 : (key << d) >> (64 - pf);
+      order[i] = static_cast<uint32_t>(ord[i] | (ord_bits == 0 ? 0 : filter << ord_bits));
+    }
+  }
+  return w;
+}
+
+std::shared_ptr<sealed_segment> adopt(const fixture& f, const std::vector<uint64_t>& words) {
+  return sealed_segment::adopt(f.ctx, words, std::vector<uint64_t>((words[0] + 63) / 64, 0),
+                               nullptr);
+}
+
+/// probe() and probe_batch() of `seg` against brute force over `e`, at k and k - 1.
+void expect_brute(const fixture& f, const sealed_segment& seg, const entry_columns& e, int k,
+                  std::span<const uint64_t> qs) {
+  for (int kk : {k, k - 1}) {
+    if (kk < 0) continue;
+    const probe_params p{kk, INT64_MIN};
+    std::vector<std::vector<index_match>> batch(qs.size());
+    seg.probe_batch(f.ctx, qs, p, batch);
+    for (std::size_t i = 0; i < qs.size(); ++i) {
+      std::vector<index_match> one;
+      seg.probe(f.ctx, qs[i], p, one);
+      const auto expected = brute(e, qs[i], kk);
+      ASSERT_EQ(hits(one), expected) << "query " << i << " k " << kk;
+      ASSERT_EQ(hits(batch[i]), expected) << "batch query " << i << " k " << kk;
+    }
+  }
+}
+
+struct layout_case {
+  const char* name;
+  index_layout layout;
+};
+
+std::vector<layout_case> layouts() {
+  return {{"13,13,13,13,12 k=3", *index_layout::parse(3, "13,13,13,13,12")},
+          {"4 x 16 k=3", index_layout::even(3, 4)},
+          {"4/4 k=3", index_layout::two_level(3, 4, 4)},
+          {"12 blocks k=8", index_layout::even(8, 12)}};
+}
+
+TEST(SealedSegment, BuildWritesTheDocumentedBlock) {
+  for (const auto& lc : layouts()) {
+    SCOPED_TRACE(lc.name);
+    const fixture f(lc.layout);
+    const bool many = f.tables.size() > 20;
+    for (std::size_t n : {0, 1, 2, 3, 4, 5, 8, 9, 64, 65, 300}) {
+      if (many && n > 65) continue;
+      SCOPED_TRACE("n=" + std::to_string(n));
+      const auto e = make_entries(n, lc.layout.k, n + 1);
+      const int b = n <= 1 ? 1 : static_cast<int>(std::bit_width(n - 1));
+      const auto seg = sealed_segment::build(f.ctx, e);
+      const auto words = seg->words();
+      ASSERT_EQ(std::vector<uint64_t>(words.begin(), words.end()), hand_block(f, e, b));
+    }
+  }
+}
+
+TEST(SealedSegment, ProbesMatchBruteForce) {
+  for (const auto& lc : layouts()) {
+    SCOPED_TRACE(lc.name);
+    const fixture f(lc.layout);
+    const int k = lc.layout.k;
+    const bool many = f.tables.size() > 20;
+    for (std::size_t n : {1, 2, 3, 4, 7, 8, 9, 63, 64, 65, 256, 257, 1000, 4096, 4097}) {
+      if (many && n > 1000) continue;
+      SCOPED_TRACE("n=" + std::to_string(n));
+      const auto e = make_entries(n, k, 3 * n + 7);
+      const auto qs = make_queries(e, many ? 37 : 101, k, n);
+      expect_brute(f, *sealed_segment::build(f.ctx, e), e, k, qs);
+    }
+  }
+}
+
+TEST(SealedSegment, CrowdedSlotsReportEveryEntry) {
+  // Hundreds of equal or nearly equal fingerprints share one slot per table: the filter test
+  // works through a slot in chunks, and every entry of the slot passes it.
+  for (const auto& lc : layouts()) {
+    SCOPED_TRACE(lc.name);
+    const fixture f(lc.layout);
+    const int k = lc.layout.k;
+    std::mt19937_64 rng(77);
+    const uint64_t a = rng();
+    entry_columns e;
+    for (std::size_t i = 0; i < 1000; ++i) {
+      uint64_t fp = rng();
+      if (i % 3 == 0) fp = a;
+      if (i % 3 == 1) fp = a ^ (uint64_t{1} << (i % 64));
+      e.push(fp, i, static_cast<int64_t>(i));
+    }
+    const std::vector<uint64_t> qs{a, a ^ 1, a ^ 0x8000000000000001ull, ~a, rng()};
+    expect_brute(f, *sealed_segment::build(f.ctx, e), e, k, qs);
+  }
+}
+
+TEST(SealedSegment, EveryOrdinalWidthAndOldFormProbe) {
+  // Blocks may give the ordinal more bits than it needs (up to all 32), leaving 1 or 2 filter
+  // bits or none; header word 5 zero is the old form (plain ordinals). All probe alike.
+  for (const auto& lc : layouts()) {
+    SCOPED_TRACE(lc.name);
+    const fixture f(lc.layout);
+    const int k = lc.layout.k;
+    const std::size_t n = f.tables.size() > 20 ? 300 : 2000;
+    const auto e = make_entries(n, k, 11);
+    const auto qs = make_queries(e, 61, k, 12);
+    for (int b : {0, 11, 20, 30, 31, 32}) {
+      SCOPED_TRACE("ordinal bits " + std::to_string(b));
+      const auto words = hand_block(f, e, b);
+      const auto seg = adopt(f, words);
+      ASSERT_NE(seg, nullptr);
+      expect_brute(f, *seg, e, k, qs);
+    }
+  }
+}
+
+TEST(SealedSegment, MergesOldAndNewForms) {
+  const fixture f(*index_layout::parse(3, "13,13,13,13,12"));
+  const auto a = make_entries(700, 3, 21), b = make_entries(900, 3, 22);
+  const auto old_words = hand_block(f, a, 0);
+  const std::vector<std::shared_ptr<sealed_segment>> inputs{adopt(f, old_words),
+                                                            sealed_segment::build(f.ctx, b)};
+  ASSERT_NE(inputs[0], nullptr);
+  const auto merged = sealed_segment::merge(f.ctx, inputs, INT64_MIN);
+  entry_columns all = a;
+  for (std::size_t i = 0; i < b.size(); ++i) all.push(b.fp[i], b.id[i], b.ts[i]);
+  ASSERT_EQ(merged->size(), all.size());
+  // The merged block is new-form and holds the inputs' entries in their order.
+  const auto words = merged->words();
+  entry_columns in_order;
+  for (const auto& s : inputs)
+    for (std::size_t i = 0; i < s->size(); ++i)
+      in_order.push(s->words()[8 + i], s->words()[8 + s->size() + i],
+                    static_cast<int64_t>(s->words()[8 + 2 * s->size() + i]));
+  EXPECT_EQ(std::vector<uint64_t>(words.begin(), words.end()), hand_block(f, in_order, 11));
+  expect_brute(f, *merged, all, 3, make_queries(all, 200, 3, 23));
+}
+
+TEST(SealedSegment, AdoptRejectsBadOrdinalWords) {
+  const fixture f(*index_layout::parse(3, "13,13,13,13,12"));
+  const std::size_t n = 1000;  // 10 ordinal bits; d = 8, so 17 or 18 filter bits per table
+  const auto e = make_entries(n, 3, 31);
+  const auto good = hand_block(f, e, 10);
+  ASSERT_NE(adopt(f, good), nullptr);
+  ASSERT_NE(adopt(f, hand_block(f, e, 0)), nullptr);
+  const std::size_t order0 = 8 + 3 * n;  // first word of table 1's ordinal words
+  auto with = [&](auto&& change) {
+    auto w = good;
+    change(w);
+    return adopt(f, w);
+  };
+  auto set_ordinal = [&](std::vector<uint64_t>& w, std::size_t i, uint32_t word) {
+    reinterpret_cast<uint32_t*>(w.data() + order0)[i] = word;
+  };
+  auto get_ordinal = [&](const std::vector<uint64_t>& w, std::size_t i) {
+    return reinterpret_cast<const uint32_t*>(w.data() + order0)[i];
+  };
+  // Ordinal part n (= 1000 < 1024) with the filter bits kept: out of range.
+  EXPECT_EQ(with([&](auto& w) { set_ordinal(w, 5, (get_ordinal(w, 5) & ~1023u) | 1000u); }),
+            nullptr);
+  EXPECT_EQ(with([&](auto& w) {
+              set_ordinal(w, 2 * n - 1, (get_ordinal(w, 2 * n - 1) & ~1023u) | 1023u);
+            }),
+            nullptr);
+  // The same block read as the old form: every ordinal word with filter bits is >= n.
+  EXPECT_EQ(with([&](auto& w) { w[5] = 0; }), nullptr);
+  // Ordinal bits out of 1..32, or too few for n.
+  EXPECT_EQ(with([&](auto& w) { w[5] = 33; }), nullptr);
+  EXPECT_EQ(with([&](auto& w) { w[5] = 9; }), nullptr);
+  // A filter bit above the table's filter width (10 + 18 = 28 bits at most here).
+  EXPECT_EQ(with([&](auto& w) { set_ordinal(w, 7, get_ordinal(w, 7) | (1u << 31)); }), nullptr);
+  // An old-form block with an ordinal >= n.
+  auto old = hand_block(f, e, 0);
+  reinterpret_cast<uint32_t*>(old.data() + order0)[3] = static_cast<uint32_t>(n);
+  EXPECT_EQ(adopt(f, old), nullptr);
+}
+
+}  // namespace
+}  // namespace simdup::detail
