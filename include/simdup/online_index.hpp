@@ -85,6 +85,11 @@ struct online_index_options {
   /// Returns "now" in timestamp units when a call passes use_clock. Default (empty): seconds
   /// since the Unix epoch from std::chrono::system_clock. Injectable for tests and replays.
   std::function<int64_t()> clock;
+  /// Whether insert and check_insert seal and merge full segments themselves, on the inserting
+  /// thread (default). false: they only set full segments aside (still queried, as hash
+  /// chains) and the owner calls maintain() from a thread of its own, so that a writer holding
+  /// a lock of its own is not held up by a merge (seconds at 10M entries).
+  bool maintain_on_insert = true;
 };
 
 /// Per-call query settings.
@@ -168,6 +173,12 @@ class online_index {
   /// not merged across more than a quarter of the window, so expiry stays fine-grained). The
   /// merge cap does not apply: merging everything needs up to the index's size again, briefly.
   void compact();
+  /// Seals the segments inserts set aside and merges sealed ones by tier; safe to call from any
+  /// thread at any time (one maintenance runs at a time; queries and inserts go on). Needed only
+  /// with online_index_options::maintain_on_insert = false.
+  void maintain();
+  /// Whether full segments wait for maintain().
+  bool maintenance_due() const;
 
   index_stats stats() const;
   /// The layout in use (its k is the largest distance queries can ask for).

@@ -299,7 +299,16 @@ void online_index::insert(std::span<const index_entry> entries) {
     std::unique_lock lock(impl_->mutex);
     for (const auto& e : entries) froze |= impl_->insert_locked(e);
   }
-  if (froze) impl_->maintain();
+  if (froze && impl_->options.maintain_on_insert) impl_->maintain();
+}
+
+void online_index::maintain() {
+  impl_->maintain();
+}
+
+bool online_index::maintenance_due() const {
+  std::shared_lock lock(impl_->mutex);
+  return !impl_->frozen.empty();
 }
 
 std::vector<index_match> online_index::query(uint64_t fingerprint,
@@ -347,7 +356,7 @@ std::vector<index_match> online_index::check_insert(const index_entry& entry,
     impl_->probe_all(entry.fingerprint, p, out);
     if (out.empty()) froze = impl_->insert_locked(entry);
   }
-  if (froze) impl_->maintain();
+  if (froze && impl_->options.maintain_on_insert) impl_->maintain();
   std::sort(out.begin(), out.end(), [](const index_match& a, const index_match& b) {
     return std::tie(a.distance, a.timestamp, a.id) < std::tie(b.distance, b.timestamp, b.id);
   });

@@ -47,6 +47,9 @@ online_index_options index_options(const collection_config& c) {
   o.k = c.k;
   o.layout.k = c.k;
   o.window = c.window_s;
+  // Writers insert under the collection lock; sealing and merging run on the backend's
+  // maintenance thread instead (rocks_backend::maintenance_loop).
+  o.maintain_on_insert = false;
   return o;
 }
 
@@ -99,9 +102,16 @@ rocks_backend::rocks_backend(std::unique_ptr<rocksdb::DB> db, rocksdb::ColumnFam
       time_cf_(time_cf),
       dir_(std::move(dir)),
       options_(options),
-      sync_thread_([this] { sync_loop(); }) {}
+      sync_thread_([this] { sync_loop(); }),
+      maint_thread_([this] { maintenance_loop(); }) {}
 
 rocks_backend::~rocks_backend() {
+  {
+    std::lock_guard lock(maint_mu_);
+    maint_stop_ = true;
+  }
+  maint_cv_.notify_one();
+  maint_thread_.join();
   // The sync thread completes what is queued before it ends.
   {
     std::lock_guard lock(sync_mu_);
@@ -261,6 +271,7 @@ result<uint64_t> rocks_backend::apply_pending(const collection_config& config, d
     }
     c.published.store(c.next_num, std::memory_order_release);
   }
+  if (c.index.maintenance_due()) request_maintenance(c);
   if (auto st = resolve_all(c, hits, max_matches, out); !st) return std::move(st).error();
   return seq;
 }
@@ -497,6 +508,31 @@ void rocks_backend::rollback(collection_state& c, std::vector<undo_step>& undo) 
   for (auto it = undo.rbegin(); it != undo.rend(); ++it) {
     c.index.remove(it->inserted_num);
     if (it->old) c.index.insert(index_entry{it->old->fingerprint, it->old->num, it->old->time});
+  }
+}
+
+void rocks_backend::request_maintenance(collection_state& c) {
+  {
+    std::lock_guard lock(maint_mu_);
+    if (c.maintenance_queued) return;
+    c.maintenance_queued = true;
+    maint_queue_.push_back(&c);
+  }
+  maint_cv_.notify_one();
+}
+
+void rocks_backend::maintenance_loop() {
+  std::unique_lock lock(maint_mu_);
+  for (;;) {
+    maint_cv_.wait(lock, [this] { return maint_stop_ || !maint_queue_.empty(); });
+    // At close the segments still set aside are saved as they are (save() covers them).
+    if (maint_stop_) return;
+    collection_state* c = maint_queue_.front();
+    maint_queue_.pop_front();
+    c->maintenance_queued = false;
+    lock.unlock();
+    c->index.maintain();
+    lock.lock();
   }
 }
 

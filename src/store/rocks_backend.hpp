@@ -105,6 +105,8 @@ struct collection_state {
   /// Requests in apply() that may write (a writer stuck behind a long index merge changes
   /// nothing for a while, yet the collection is not idle).
   std::atomic<int> writers{0};
+  /// Queued for the maintenance thread (under rocks_backend::maint_mu_).
+  bool maintenance_queued = false;
 };
 
 class rocks_backend final : public backend {
@@ -159,6 +161,10 @@ class rocks_backend final : public backend {
   /// The group commit, on its own thread: writes and fsyncs the WAL once for every ticket
   /// queued while the previous sync ran, then completes them all.
   void sync_loop();
+  /// Seals and merges the index segments that writers set aside, on its own thread, so that
+  /// no writer holds the collection lock through a merge.
+  void maintenance_loop();
+  void request_maintenance(collection_state& c);
   status resolve_all(const collection_state& c, std::vector<std::vector<index_match>>& hits,
                      std::size_t max_matches, std::span<doc_outcome> out);
 
@@ -197,8 +203,13 @@ class rocks_backend final : public backend {
   bool sync_stop_ = false;
   /// Every write numbered up to this is synced (under sync_mu_).
   uint64_t synced_ = 0;
+  std::mutex maint_mu_;
+  std::condition_variable maint_cv_;
+  std::deque<collection_state*> maint_queue_;  ///< under maint_mu_
+  bool maint_stop_ = false;                    ///< under maint_mu_
   /// Started last in the constructor, joined first in the destructor.
   std::thread sync_thread_;
+  std::thread maint_thread_;
 };
 
 }  // namespace simdup::detail

@@ -108,6 +108,44 @@ TEST(OnlineIndex, MatchesBruteForce) {
   }
 }
 
+TEST(OnlineIndex, MaintenanceByTheOwnerFindsTheSameEntries) {
+  online_index_options o;
+  o.layout = *index_layout::parse(3, "5");
+  o.segment_capacity = 32;
+  o.maintain_on_insert = false;
+  auto idx = online_index::create(o);
+  ASSERT_TRUE(idx.has_value());
+  const auto es = make_entries(700, 3, 21);
+  for (std::size_t i = 0; i < 200; ++i) idx->insert(es[i]);
+  idx->insert(std::span(es).subspan(200));
+  // Full segments were only set aside: nothing sealed, every entry still found.
+  EXPECT_TRUE(idx->maintenance_due());
+  EXPECT_EQ(idx->stats().sealed_segments, 0u);
+  EXPECT_GT(idx->stats().segments, 20u);
+  std::vector<uint64_t> qs;
+  for (std::size_t i = 0; i < es.size(); i += 5) qs.push_back(es[i].fingerprint ^ 1);
+  const auto check_all = [&] {
+    query_results batch;
+    idx->query(qs, batch);
+    for (std::size_t i = 0; i < qs.size(); ++i) {
+      const auto expected = brute(es, qs[i], 3);
+      ASSERT_EQ(hits(idx->query(qs[i])), expected) << "query " << i;
+      ASSERT_EQ(hits({batch[i].begin(), batch[i].end()}), expected) << "batch query " << i;
+    }
+  };
+  check_all();
+  // The owner's maintain() seals and merges them (from another thread here, as the service
+  // does), while queries go on.
+  std::thread maintainer([&] { idx->maintain(); });
+  check_all();
+  maintainer.join();
+  EXPECT_FALSE(idx->maintenance_due());
+  EXPECT_GT(idx->stats().sealed_segments, 0u);
+  EXPECT_LT(idx->stats().segments, 20u);
+  EXPECT_EQ(idx->stats().size, es.size());
+  check_all();
+}
+
 TEST(OnlineIndex, EqualFingerprintsAndEmpty) {
   auto idx = make("4", 3, 4);
   EXPECT_TRUE(idx.query(0).empty());
