@@ -137,18 +137,8 @@ bool parse_number(std::string_view s, unsigned base, std::uint64_t& out) {
 }
 
 /// What the head (request line and headers) says.
-struct head {
+struct head : head_flags {
   std::string_view method, target;
-  bool http11 = false;
-  bool has_length = false;
-  std::uint64_t length = 0;
-  bool has_te = false;
-  int chunked_codings = 0;
-  bool other_coding = false;
-  bool conn_close = false;
-  bool conn_keep_alive = false;
-  bool expect_continue = false;
-  bool has_authorization = false;
   std::string_view authorization;
 };
 
@@ -344,16 +334,7 @@ head_state save(const head& h, std::string_view in, bool request_line) {
   s.target_len = h.target.size();
   s.auth_off = off(h.authorization);
   s.auth_len = h.authorization.size();
-  s.http11 = h.http11;
-  s.has_length = h.has_length;
-  s.length = h.length;
-  s.has_te = h.has_te;
-  s.chunked_codings = h.chunked_codings;
-  s.other_coding = h.other_coding;
-  s.conn_close = h.conn_close;
-  s.conn_keep_alive = h.conn_keep_alive;
-  s.expect_continue = h.expect_continue;
-  s.has_authorization = h.has_authorization;
+  s.flags = h;
   return s;
 }
 
@@ -362,16 +343,7 @@ head load(const head_state& s, std::string_view in) {
   h.method = in.substr(s.method_off, s.method_len);
   h.target = in.substr(s.target_off, s.target_len);
   h.authorization = in.substr(s.auth_off, s.auth_len);
-  h.http11 = s.http11;
-  h.has_length = s.has_length;
-  h.length = s.length;
-  h.has_te = s.has_te;
-  h.chunked_codings = s.chunked_codings;
-  h.other_coding = s.other_coding;
-  h.conn_close = s.conn_close;
-  h.conn_keep_alive = s.conn_keep_alive;
-  h.expect_continue = s.expect_continue;
-  h.has_authorization = s.has_authorization;
+  static_cast<head_flags&>(h) = s.flags;
   return h;
 }
 

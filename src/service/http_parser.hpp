@@ -62,12 +62,8 @@ struct parser_limits {
   std::size_t max_chunk_framing_bytes = 16u << 10;
 };
 
-/// What the complete lines of a head said, for resuming (offsets into the buffer).
-struct head_state {
-  bool request_line = false;  ///< the request line was parsed
-  std::size_t method_off = 0, method_len = 0;
-  std::size_t target_off = 0, target_len = 0;
-  std::size_t auth_off = 0, auth_len = 0;  ///< the Authorization value
+/// What a head's lines said about framing and the connection.
+struct head_flags {
   bool http11 = false;
   bool has_length = false;
   std::uint64_t length = 0;
@@ -78,6 +74,15 @@ struct head_state {
   bool conn_keep_alive = false;
   bool expect_continue = false;
   bool has_authorization = false;
+};
+
+/// What the complete lines of a head said, for resuming (offsets into the buffer).
+struct head_state {
+  bool request_line = false;  ///< the request line was parsed
+  std::size_t method_off = 0, method_len = 0;
+  std::size_t target_off = 0, target_len = 0;
+  std::size_t auth_off = 0, auth_len = 0;  ///< the Authorization value
+  head_flags flags;
 };
 
 /// Where parsing can resume: returned with need_more, passed back with the same buffer grown
