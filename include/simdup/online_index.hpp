@@ -177,8 +177,8 @@ class online_index {
   /// thread at any time (one maintenance runs at a time; queries and inserts go on). Needed only
   /// with online_index_options::maintain_on_insert = false.
   void maintain();
-  /// Whether full segments wait for maintain().
-  bool maintenance_due() const;
+  /// Full segments waiting for maintain() (0: none).
+  std::size_t awaiting_maintenance() const;
 
   index_stats stats() const;
   /// The layout in use (its k is the largest distance queries can ask for).

@@ -306,9 +306,9 @@ void online_index::maintain() {
   impl_->maintain();
 }
 
-bool online_index::maintenance_due() const {
+std::size_t online_index::awaiting_maintenance() const {
   std::shared_lock lock(impl_->mutex);
-  return !impl_->frozen.empty();
+  return impl_->frozen.size();
 }
 
 std::vector<index_match> online_index::query(uint64_t fingerprint,

@@ -116,8 +116,9 @@ struct service::impl {
     void send(int code, std::string body, std::string content_type = "application/json",
               std::vector<std::pair<std::string, std::string>> headers = {}) {
       const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
-      s->stats.observe_request(endpoint, code, took.count());
       reply.send({code, std::move(content_type), std::move(body), std::move(headers)});
+      // Counted once sent: a send that throws is answered (and counted) as a 500 instead.
+      s->stats.observe_request(endpoint, code, took.count());
     }
     void fail(int code, std::string_view error_code, std::string_view message) {
       send(code, http::error_body(error_code, message));

@@ -174,15 +174,29 @@ result<uint64_t> rocks_backend::apply_pending(const collection_config& config, d
   // Plain inserts report nothing, so they need no probe.
   std::vector<std::vector<index_match>> hits =
       op == doc_op::insert ? std::vector<std::vector<index_match>>(docs.size()) : probe(c, docs);
+  const bool any_hit =
+      std::any_of(hits.begin(), hits.end(), [](const auto& h) { return !h.empty(); });
   if (op == doc_op::check) {
+    uint64_t ticket = 0;
+    if (any_hit) {
+      // A hit may be an entry whose writer still holds the lock (it is in the index before it
+      // is in the store): once the lock is free, its write is done and last_write covers it.
+      std::lock_guard lock(c.mu);
+      ticket = c.last_write;
+    }
     if (auto st = resolve_all(c, hits, max_matches, out); !st) return std::move(st).error();
-    return uint64_t{0};
+    return ticket;
   }
   c.writers.fetch_add(1, std::memory_order_relaxed);
+  // On every way out, error paths included: the writer count, and full index segments.
   struct writer_guard {
-    std::atomic<int>& n;
-    ~writer_guard() { n.fetch_sub(1, std::memory_order_relaxed); }
-  } guard{c.writers};
+    rocks_backend& b;
+    collection_state& c;
+    ~writer_guard() {
+      c.writers.fetch_sub(1, std::memory_order_relaxed);
+      b.after_index_change(c);
+    }
+  } guard{*this, c};
   // Documents the probe found duplicates of are most likely not inserted: not looked up now.
   std::vector<char> looked_up(docs.size());
   for (std::size_t i = 0; i < docs.size(); ++i) looked_up[i] = hits[i].empty();
@@ -265,13 +279,16 @@ result<uint64_t> rocks_backend::apply_pending(const collection_config& config, d
         rollback(c, undo);
         return db_error("write", s);
       }
-      seq = db_->GetLatestSequenceNumber();
+      c.last_write = db_->GetLatestSequenceNumber();
       c.inserted += undo.size();
       c.documents += undo.size() - replaced;
     }
     c.published.store(c.next_num, std::memory_order_release);
+    // Duplicates are answered only once what they match is synced, like inserts.
+    const bool duplicate =
+        std::any_of(out.begin(), out.end(), [](const doc_outcome& o) { return !o.inserted; });
+    if (!undo.empty() || (op == doc_op::check_insert && duplicate)) seq = c.last_write;
   }
-  if (c.index.maintenance_due()) request_maintenance(c);
   if (auto st = resolve_all(c, hits, max_matches, out); !st) return std::move(st).error();
   return seq;
 }
@@ -286,7 +303,8 @@ result<pending_removal> rocks_backend::remove_pending(const collection_config& c
     std::lock_guard lock(c.mu);
     auto old = get_doc(c, id);
     if (!old) return std::move(old).error();
-    if (!*old) return pending_removal{};
+    // Not found may be due to a removal not synced yet.
+    if (!*old) return pending_removal{false, c.last_write};
     const doc_value& v = **old;
     rocksdb::WriteBatch batch;
     batch.Delete(doc_key(c.config.name, id));
@@ -299,7 +317,7 @@ result<pending_removal> rocks_backend::remove_pending(const collection_config& c
     ++c.next_removal;
     c.removals.fetch_add(1, std::memory_order_release);
     c.index.remove(v.num);
-    seq = db_->GetLatestSequenceNumber();
+    seq = c.last_write = db_->GetLatestSequenceNumber();
     --c.documents;
   }
   ++c.deleted;
@@ -521,6 +539,22 @@ void rocks_backend::request_maintenance(collection_state& c) {
   maint_cv_.notify_one();
 }
 
+void rocks_backend::after_index_change(collection_state& c) {
+  // Set-aside segments are probed as hash chains, each one costing every query; past this
+  // many, the writer seals them itself (waiting for a merge in progress, if one is).
+  constexpr std::size_t max_set_aside = 32;
+  const std::size_t waiting = c.index.awaiting_maintenance();
+  if (waiting > max_set_aside) {
+    try {
+      c.index.maintain();
+    } catch (const std::exception&) {
+      request_maintenance(c);
+    }
+  } else if (waiting > 0) {
+    request_maintenance(c);
+  }
+}
+
 void rocks_backend::maintenance_loop() {
   std::unique_lock lock(maint_mu_);
   for (;;) {
@@ -531,7 +565,14 @@ void rocks_backend::maintenance_loop() {
     maint_queue_.pop_front();
     c->maintenance_queued = false;
     lock.unlock();
-    c->index.maintain();
+    try {
+      c->index.maintain();
+    } catch (const std::exception& e) {
+      // Out of memory while merging: the segments stay set aside (and queried) and the next
+      // write asks again.
+      std::fprintf(stderr, "simdup serve: index maintenance of %s failed: %s\n",
+                   c->config.name.c_str(), e.what());
+    }
     lock.lock();
   }
 }
@@ -541,6 +582,12 @@ void rocks_backend::when_durable(uint64_t ticket, std::function<void(status)> do
   if (ticket <= synced_) {
     lock.unlock();
     done({});
+    return;
+  }
+  if (sync_ended_) {
+    lock.unlock();
+    const auto s = db_->FlushWAL(true);
+    done(s.ok() ? status{} : status(db_error("sync", s)));
     return;
   }
   sync_queue_.push_back({ticket, std::move(done)});
@@ -559,7 +606,10 @@ void rocks_backend::sync_loop() {
       sync_idle_ = true;
       sync_cv_.wait(lock);
     }
-    if (sync_queue_.empty()) return;  // stopping, nothing left
+    if (sync_queue_.empty()) {  // stopping, nothing left
+      sync_ended_ = true;
+      return;
+    }
     batch.swap(sync_queue_);
     lock.unlock();
     // Every ticket queued is a sequence number already in the WAL buffer (manual_wal_flush), so
@@ -578,7 +628,7 @@ void rocks_backend::sync_loop() {
       try {
         p.done(result);
       } catch (...) {
-        std::fprintf(stderr, "simdup serve: answering after a sync failed\n");
+        std::fprintf(stderr, "simdup serve: an answer callback threw after a sync\n");
       }
     }
     batch.clear();
@@ -624,9 +674,6 @@ result<std::unique_ptr<backend>> open_rocks_backend(const std::string& dir,
   // commit writes and syncs it for every request queued (sync_loop). What a crash loses
   // from the buffer was never acknowledged.
   db_options.manual_wal_flush = true;
-  // Log files are reused instead of created: a sync of a preallocated file writes only the
-  // data blocks, not also the inode (whose size would change with every append).
-  db_options.recycle_log_file_num = 4;
   // One small block cache for every family: reads are id lookups (mostly absent, answered by
   // the Bloom filters) and scans at start.
   const auto cache = rocksdb::NewLRUCache(std::size_t{8} << 20);

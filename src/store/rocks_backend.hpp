@@ -107,6 +107,9 @@ struct collection_state {
   std::atomic<int> writers{0};
   /// Queued for the maintenance thread (under rocks_backend::maint_mu_).
   bool maintenance_queued = false;
+  /// Sequence number of the newest write (under mu): an answer that reports what the index
+  /// holds waits for it, since what it reports may not be synced yet.
+  uint64_t last_write = 0;
 };
 
 class rocks_backend final : public backend {
@@ -165,6 +168,9 @@ class rocks_backend final : public backend {
   /// no writer holds the collection lock through a merge.
   void maintenance_loop();
   void request_maintenance(collection_state& c);
+  /// After a request changed the index: hands full segments to the maintenance thread, or
+  /// seals them on this thread when it falls behind (back-pressure on writers).
+  void after_index_change(collection_state& c);
   status resolve_all(const collection_state& c, std::vector<std::vector<index_match>>& hits,
                      std::size_t max_matches, std::span<doc_outcome> out);
 
@@ -201,6 +207,8 @@ class rocks_backend final : public backend {
   /// The sync thread sleeps on sync_cv_ (under sync_mu_): only then is it worth a wake-up.
   bool sync_idle_ = false;
   bool sync_stop_ = false;
+  /// The sync thread has ended (under sync_mu_): tickets are then synced by their caller.
+  bool sync_ended_ = false;
   /// Every write numbered up to this is synced (under sync_mu_).
   uint64_t synced_ = 0;
   std::mutex maint_mu_;

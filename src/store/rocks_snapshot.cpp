@@ -84,7 +84,7 @@ status rocks_backend::load() {
       if (auto st = rebuild(**state); !st) return st;
     }
     // The documents replayed after a segment file were only set aside in the index.
-    if ((*state)->index.maintenance_due()) request_maintenance(**state);
+    if ((*state)->index.awaiting_maintenance() > 0) request_maintenance(**state);
     collections_.emplace(config->name, std::move(*state));
   }
   if (!it->status().ok()) return db_error("scan", it->status());

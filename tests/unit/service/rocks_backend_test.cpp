@@ -50,6 +50,40 @@ class RocksBackend : public ::testing::Test {
   collection_config config_;
 };
 
+TEST_F(RocksBackend, AnswersAboutUnsyncedDocumentsWaitForTheirSync) {
+  auto b = open();
+  ASSERT_TRUE(b->create(config_));
+  const auto pending = [&](doc_op op, std::string id, uint64_t fp) {
+    doc_input in{std::move(id), fp, 1000};
+    doc_outcome out;
+    auto t = b->apply_pending(config_, op, std::span(&in, 1), 1000, 10, std::span(&out, 1));
+    EXPECT_TRUE(t) << t.error().message;
+    return std::make_pair(t ? *t : 0, out);
+  };
+  // Not waited for: the insert of "a" may still be in the WAL buffer only.
+  const auto [inserted, a] = pending(doc_op::check_insert, "a", 0xF0F0);
+  ASSERT_TRUE(a.inserted);
+  ASSERT_GT(inserted, 0u);
+  // Every answer that reports "a" carries a ticket that covers a's write.
+  const auto [dup_ticket, dup] = pending(doc_op::check_insert, "b", 0xF0F1);
+  EXPECT_FALSE(dup.inserted);
+  ASSERT_EQ(dup.matches.size(), 1u);
+  EXPECT_GE(dup_ticket, inserted);
+  const auto [check_ticket, check] = pending(doc_op::check, "q", 0xF0F3);
+  ASSERT_EQ(check.matches.size(), 1u);
+  EXPECT_GE(check_ticket, inserted);
+  // A check that finds nothing reports nothing unsynced.
+  EXPECT_EQ(pending(doc_op::check, "far", ~uint64_t{0xF0F0}).first, 0u);
+  // Removals: found, and not found (perhaps because of a removal not synced yet).
+  auto removed = b->remove_pending(config_, "a");
+  ASSERT_TRUE(removed && removed->removed);
+  EXPECT_GT(removed->ticket, inserted);
+  auto missing = b->remove_pending(config_, "a");
+  ASSERT_TRUE(missing && !missing->removed);
+  EXPECT_GE(missing->ticket, removed->ticket);
+  EXPECT_TRUE(b->wait_durable(missing->ticket));
+}
+
 TEST_F(RocksBackend, CheckInsertPersistsAcrossReopen) {
   {
     auto b = open();
