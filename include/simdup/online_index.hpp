@@ -166,6 +166,14 @@ class online_index {
   /// first remove after a load or a merge builds the affected segments' id tables (O(size),
   /// 5 to 10 bytes per entry, queries keep running meanwhile).
   std::size_t remove(uint64_t id);
+  /// Like remove(), without waiting for a maintenance in progress (a merge holds it for
+  /// seconds at 10M entries): queries skip the id at once, and its entries are marked removed
+  /// by the next maintain(), save() or remove() (stats count them then). The id must not be
+  /// inserted again before that (cancel_removal takes a removal back).
+  void remove_deferred(uint64_t id);
+  /// Takes back a remove_deferred not applied yet (waits for a maintenance in progress);
+  /// false when it was applied already, or never made.
+  bool cancel_removal(uint64_t id);
   /// Drops sealed segments whose newest entry is no longer live at `now`. Returns entries
   /// dropped. Also done automatically (see online_index_options::window).
   std::size_t expire(int64_t now = use_clock);
@@ -177,7 +185,8 @@ class online_index {
   /// thread at any time (one maintenance runs at a time; queries and inserts go on). Needed only
   /// with online_index_options::maintain_on_insert = false.
   void maintain();
-  /// Full segments waiting for maintain() (0: none).
+  /// Work waiting for maintain(): full segments set aside, plus one when deferred removals
+  /// wait (0: none).
   std::size_t awaiting_maintenance() const;
 
   index_stats stats() const;

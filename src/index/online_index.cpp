@@ -27,6 +27,57 @@ struct online_index::impl {
   std::vector<std::shared_ptr<detail::mutable_segment>> frozen;  // full, awaiting sealing
   std::shared_ptr<detail::mutable_segment> active;
   uint64_t expired = 0, removed = 0;
+  /// Ids given to remove_deferred and not yet applied (under `mutex`; appended only, applied
+  /// from the front under `maintenance`): queries skip their entries meanwhile.
+  std::vector<uint64_t> pending_removals;
+
+  /// Drops matches of ids whose removal waits. Caller holds `mutex` (shared or exclusive).
+  void drop_pending(std::vector<index_match>& out) const {
+    if (pending_removals.empty()) return;
+    std::erase_if(out, [&](const index_match& m) {
+      return std::find(pending_removals.begin(), pending_removals.end(), m.id) !=
+             pending_removals.end();
+    });
+  }
+
+  /// Marks every entry with this id removed. Caller holds `maintenance` (not `mutex`).
+  std::size_t remove_locked(uint64_t id) {
+    // Sealed segments are found through their id tables under `maintenance` alone (it freezes
+    // the sealed list and its deletion bits), so queries go on while a table is first built;
+    // only the marking takes the exclusive lock.
+    std::vector<uint32_t> hits;
+    std::vector<std::size_t> ends;  // hits of sealed segment i end at ends[i]
+    ends.reserve(sealed.size());
+    for (auto& s : sealed) {
+      s->find_id(id, hits);
+      ends.push_back(hits.size());
+    }
+    std::unique_lock lock(mutex);
+    std::size_t count = hits.size(), begin = 0;
+    for (std::size_t i = 0; i < sealed.size(); ++i) {
+      sealed[i]->mark_deleted(std::span(hits).subspan(begin, ends[i] - begin));
+      begin = ends[i];
+    }
+    for (auto& f : frozen) count += f->remove(id);
+    count += active->remove(id);
+    removed += count;
+    return count;
+  }
+
+  /// Applies the removals remove_deferred left. Caller holds `maintenance` (not `mutex`).
+  void apply_pending_removals() {
+    std::vector<uint64_t> ids;
+    {
+      std::shared_lock lock(mutex);
+      ids = pending_removals;
+    }
+    if (ids.empty()) return;
+    for (uint64_t id : ids) remove_locked(id);
+    // Only these are dropped: others may have been appended meanwhile.
+    std::unique_lock lock(mutex);
+    pending_removals.erase(pending_removals.begin(),
+                           pending_removals.begin() + static_cast<std::ptrdiff_t>(ids.size()));
+  }
   int64_t newest_ts = INT64_MIN;
 
   void init_tables() {
@@ -179,6 +230,7 @@ struct online_index::impl {
   /// Seals frozen segments, merges by tier, expires. Caller holds no lock.
   void maintain() {
     std::lock_guard guard(maintenance);
+    apply_pending_removals();
     const int64_t newest = newest_inserted();
     const int64_t min_live_ts = min_live(newest);
     while (true) {
@@ -204,6 +256,8 @@ struct online_index::impl {
       }
     }
     if (newest != INT64_MIN) expire_locked(newest);
+    // Removals that came while merging: the merged segments still hold their entries.
+    apply_pending_removals();
   }
 
   void compact() {
@@ -308,7 +362,7 @@ void online_index::maintain() {
 
 std::size_t online_index::awaiting_maintenance() const {
   std::shared_lock lock(impl_->mutex);
-  return impl_->frozen.size();
+  return impl_->frozen.size() + (impl_->pending_removals.empty() ? 0 : 1);
 }
 
 std::vector<index_match> online_index::query(uint64_t fingerprint,
@@ -318,6 +372,7 @@ std::vector<index_match> online_index::query(uint64_t fingerprint,
   {
     std::shared_lock lock(impl_->mutex);
     impl_->probe_all(fingerprint, p, out);
+    impl_->drop_pending(out);
   }
   std::sort(out.begin(), out.end(), [](const index_match& a, const index_match& b) {
     return std::tie(a.distance, a.timestamp, a.id) < std::tie(b.distance, b.timestamp, b.id);
@@ -334,6 +389,7 @@ void online_index::query(std::span<const uint64_t> fingerprints, query_results& 
     for (const auto& s : impl_->sealed) s->probe_batch(impl_->ctx, fingerprints, p, per);
     for (const auto& f : impl_->frozen) f->probe_batch(impl_->ctx, fingerprints, p, per);
     impl_->active->probe_batch(impl_->ctx, fingerprints, p, per);
+    for (auto& m : per) impl_->drop_pending(m);
   }
   out.matches.clear();
   out.offsets.assign(1, 0);
@@ -354,6 +410,7 @@ std::vector<index_match> online_index::check_insert(const index_entry& entry,
   {
     std::unique_lock lock(impl_->mutex);
     impl_->probe_all(entry.fingerprint, p, out);
+    impl_->drop_pending(out);
     if (out.empty()) froze = impl_->insert_locked(entry);
   }
   if (froze && impl_->options.maintain_on_insert) impl_->maintain();
@@ -365,26 +422,23 @@ std::vector<index_match> online_index::check_insert(const index_entry& entry,
 
 std::size_t online_index::remove(uint64_t id) {
   std::lock_guard guard(impl_->maintenance);
-  // Sealed segments are found through their id tables under `maintenance` alone (it freezes
-  // the sealed list and its deletion bits), so queries go on while a table is first built;
-  // only the marking takes the exclusive lock.
-  std::vector<uint32_t> hits;
-  std::vector<std::size_t> ends;  // hits of sealed segment i end at ends[i]
-  ends.reserve(impl_->sealed.size());
-  for (auto& s : impl_->sealed) {
-    s->find_id(id, hits);
-    ends.push_back(hits.size());
-  }
+  impl_->apply_pending_removals();
+  return impl_->remove_locked(id);
+}
+
+void online_index::remove_deferred(uint64_t id) {
   std::unique_lock lock(impl_->mutex);
-  std::size_t count = hits.size(), begin = 0;
-  for (std::size_t i = 0; i < impl_->sealed.size(); ++i) {
-    impl_->sealed[i]->mark_deleted(std::span(hits).subspan(begin, ends[i] - begin));
-    begin = ends[i];
-  }
-  for (auto& f : impl_->frozen) count += f->remove(id);
-  count += impl_->active->remove(id);
-  impl_->removed += count;
-  return count;
+  impl_->pending_removals.push_back(id);
+}
+
+bool online_index::cancel_removal(uint64_t id) {
+  std::lock_guard guard(impl_->maintenance);
+  std::unique_lock lock(impl_->mutex);
+  auto& p = impl_->pending_removals;
+  const auto it = std::find(p.begin(), p.end(), id);
+  if (it == p.end()) return false;
+  p.erase(it);
+  return true;
 }
 
 std::size_t online_index::expire(int64_t now) {
@@ -426,6 +480,7 @@ status online_index::save(const std::string& path) const {
   // Holding `maintenance` freezes the sealed list and all deletion bits; the unsealed segments
   // are sealed into temporary copies under a short shared lock.
   std::lock_guard guard(impl_->maintenance);
+  impl_->apply_pending_removals();
   std::vector<std::shared_ptr<detail::sealed_segment>> segs;
   uint64_t expired, removed;
   {

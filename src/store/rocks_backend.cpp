@@ -249,7 +249,9 @@ result<uint64_t> rocks_backend::apply_pending(const collection_config& config, d
       if (old) {
         // Re-sending an id replaces its document.
         c.removals.fetch_add(1, std::memory_order_release);
-        c.index.remove(old->num);
+        // Deferred: a merge on the maintenance thread may hold the index for seconds, and this
+        // thread holds the collection lock.
+        c.index.remove_deferred(old->num);
       }
       if (old && p == pending.end()) {
         batch.Delete(num_cf_, num_key(c.config.name, old->num));
@@ -316,11 +318,12 @@ result<pending_removal> rocks_backend::remove_pending(const collection_config& c
     if (!s.ok()) return db_error("write", s);
     ++c.next_removal;
     c.removals.fetch_add(1, std::memory_order_release);
-    c.index.remove(v.num);
+    c.index.remove_deferred(v.num);
     seq = c.last_write = db_->GetLatestSequenceNumber();
     --c.documents;
   }
   ++c.deleted;
+  after_index_change(c);
   return pending_removal{true, seq};
 }
 
@@ -525,7 +528,11 @@ void rocks_backend::rollback(collection_state& c, std::vector<undo_step>& undo) 
   }
   for (auto it = undo.rbegin(); it != undo.rend(); ++it) {
     c.index.remove(it->inserted_num);
-    if (it->old) c.index.insert(index_entry{it->old->fingerprint, it->old->num, it->old->time});
+    // The replaced document's removal may not have been applied yet: then taking it back is
+    // enough; else its entry goes back in.
+    if (it->old && !c.index.cancel_removal(it->old->num)) {
+      c.index.insert(index_entry{it->old->fingerprint, it->old->num, it->old->time});
+    }
   }
 }
 

@@ -146,6 +146,83 @@ TEST(OnlineIndex, MaintenanceByTheOwnerFindsTheSameEntries) {
   check_all();
 }
 
+TEST(OnlineIndex, DeferredRemovalsHideAtOnceAndApplyAtMaintenance) {
+  auto idx = make("5", 3, 16);
+  auto es = make_entries(300, 3, 33);
+  idx.insert(es);
+  idx.compact();  // every entry in a sealed segment, so removals go through the id tables
+  std::set<uint64_t> gone;
+  for (uint64_t id = 0; id < 300; id += 3) {
+    idx.remove_deferred(id);
+    gone.insert(id);
+  }
+  EXPECT_EQ(idx.stats().removed, 0u);  // not applied yet
+  EXPECT_GT(idx.awaiting_maintenance(), 0u);
+  const auto check_all = [&] {
+    std::vector<uint64_t> qs;
+    for (const auto& e : es) qs.push_back(e.fingerprint);
+    query_results batch;
+    idx.query(qs, batch);
+    for (std::size_t i = 0; i < qs.size(); ++i) {
+      const auto expected = brute(es, qs[i], 3, INT64_MIN, gone);
+      ASSERT_EQ(hits(idx.query(qs[i])), expected) << "query " << i;
+      ASSERT_EQ(hits({batch[i].begin(), batch[i].end()}), expected) << "batch query " << i;
+    }
+  };
+  check_all();
+  // check_insert does not count a removed entry as a duplicate (id 0 is removed).
+  const index_entry again{es[0].fingerprint, 1000, 1};
+  const auto expected = brute(es, again.fingerprint, 3, INT64_MIN, gone);
+  EXPECT_EQ(hits(idx.check_insert(again)), expected);
+  if (expected.empty()) es.push_back(again);
+  // Taking one back before it is applied: its entry is found again.
+  EXPECT_TRUE(idx.cancel_removal(3));
+  gone.erase(3);
+  EXPECT_FALSE(idx.cancel_removal(4));  // never removed
+  check_all();
+  idx.maintain();
+  EXPECT_EQ(idx.awaiting_maintenance(), 0u);
+  EXPECT_EQ(idx.stats().removed, gone.size());
+  EXPECT_FALSE(idx.cancel_removal(0));  // applied already
+  check_all();
+}
+
+TEST(OnlineIndex, ConcurrentDeferredRemovalsAndMaintenance) {
+  online_index_options o;
+  o.layout = *index_layout::parse(3, "5");
+  o.segment_capacity = 64;
+  o.maintain_on_insert = false;
+  auto idx = online_index::create(o);
+  ASSERT_TRUE(idx.has_value());
+  const auto es = make_entries(4000, 3, 41);
+  std::atomic<std::size_t> inserted{0};
+  // One thread inserts and maintains (seals, merges) as the service's threads do ...
+  std::thread writer([&] {
+    for (std::size_t i = 0; i < es.size(); i += 100) {
+      idx->insert(std::span(es).subspan(i, 100));
+      inserted = i + 100;
+      idx->maintain();
+    }
+  });
+  // ... while another removes every fifth entry once inserted, deferred, and queries.
+  std::set<uint64_t> gone;
+  for (std::size_t next = 0; next < es.size();) {
+    for (const std::size_t have = inserted; next < have; ++next) {
+      if (next % 5 == 0) {
+        idx->remove_deferred(es[next].id);
+        gone.insert(es[next].id);
+      }
+    }
+    (void)idx->query(es[next % es.size()].fingerprint);
+  }
+  writer.join();
+  idx->maintain();
+  EXPECT_EQ(idx->stats().removed, gone.size());
+  for (std::size_t i = 0; i < es.size(); i += 7)
+    ASSERT_EQ(hits(idx->query(es[i].fingerprint)),
+              brute(es, es[i].fingerprint, 3, INT64_MIN, gone));
+}
+
 TEST(OnlineIndex, EqualFingerprintsAndEmpty) {
   auto idx = make("4", 3, 4);
   EXPECT_TRUE(idx.query(0).empty());
