@@ -71,6 +71,35 @@ online_index make(const char* blocks, int k, std::size_t capacity, int64_t windo
   return std::move(*idx);
 }
 
+std::string file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+/// An index whose owner calls maintain() (as the service does): inserts only set full
+/// segments aside.
+online_index owner_maintained(std::size_t capacity) {
+  online_index_options o;
+  o.layout = *index_layout::parse(3, "5");
+  o.segment_capacity = capacity;
+  o.maintain_on_insert = false;
+  auto idx = online_index::create(o);
+  EXPECT_TRUE(idx.has_value()) << idx.error().message;
+  return std::move(*idx);
+}
+
+/// Single and batch queries for `qs` agree with brute force over `es` without `gone` (k = 3).
+void expect_brute_force(const online_index& idx, const std::vector<index_entry>& es,
+                        const std::vector<uint64_t>& qs, const std::set<uint64_t>& gone = {}) {
+  query_results batch;
+  idx.query(qs, batch);
+  for (std::size_t i = 0; i < qs.size(); ++i) {
+    const auto expected = brute(es, qs[i], 3, INT64_MIN, gone);
+    ASSERT_EQ(hits(idx.query(qs[i])), expected) << "query " << i;
+    ASSERT_EQ(hits({batch[i].begin(), batch[i].end()}), expected) << "batch query " << i;
+  }
+}
+
 TEST(OnlineIndex, MatchesBruteForce) {
   struct cfg {
     const char* blocks;
@@ -109,41 +138,27 @@ TEST(OnlineIndex, MatchesBruteForce) {
 }
 
 TEST(OnlineIndex, MaintenanceByTheOwnerFindsTheSameEntries) {
-  online_index_options o;
-  o.layout = *index_layout::parse(3, "5");
-  o.segment_capacity = 32;
-  o.maintain_on_insert = false;
-  auto idx = online_index::create(o);
-  ASSERT_TRUE(idx.has_value());
+  auto idx = owner_maintained(32);
   const auto es = make_entries(700, 3, 21);
-  for (std::size_t i = 0; i < 200; ++i) idx->insert(es[i]);
-  idx->insert(std::span(es).subspan(200));
+  for (std::size_t i = 0; i < 200; ++i) idx.insert(es[i]);
+  idx.insert(std::span(es).subspan(200));
   // Full segments were only set aside: nothing sealed, every entry still found.
-  EXPECT_EQ(idx->awaiting_maintenance(), 700u / 32);
-  EXPECT_EQ(idx->stats().sealed_segments, 0u);
-  EXPECT_GT(idx->stats().segments, 20u);
+  EXPECT_EQ(idx.awaiting_maintenance(), 700u / 32);
+  EXPECT_EQ(idx.stats().sealed_segments, 0u);
+  EXPECT_GT(idx.stats().segments, 20u);
   std::vector<uint64_t> qs;
   for (std::size_t i = 0; i < es.size(); i += 5) qs.push_back(es[i].fingerprint ^ 1);
-  const auto check_all = [&] {
-    query_results batch;
-    idx->query(qs, batch);
-    for (std::size_t i = 0; i < qs.size(); ++i) {
-      const auto expected = brute(es, qs[i], 3);
-      ASSERT_EQ(hits(idx->query(qs[i])), expected) << "query " << i;
-      ASSERT_EQ(hits({batch[i].begin(), batch[i].end()}), expected) << "batch query " << i;
-    }
-  };
-  check_all();
+  expect_brute_force(idx, es, qs);
   // The owner's maintain() seals and merges them (from another thread here, as the service
   // does), while queries go on.
-  std::thread maintainer([&] { idx->maintain(); });
-  check_all();
+  std::thread maintainer([&] { idx.maintain(); });
+  expect_brute_force(idx, es, qs);
   maintainer.join();
-  EXPECT_EQ(idx->awaiting_maintenance(), 0u);
-  EXPECT_GT(idx->stats().sealed_segments, 0u);
-  EXPECT_LT(idx->stats().segments, 20u);
-  EXPECT_EQ(idx->stats().size, es.size());
-  check_all();
+  EXPECT_EQ(idx.awaiting_maintenance(), 0u);
+  EXPECT_GT(idx.stats().sealed_segments, 0u);
+  EXPECT_LT(idx.stats().segments, 20u);
+  EXPECT_EQ(idx.stats().size, es.size());
+  expect_brute_force(idx, es, qs);
 }
 
 TEST(OnlineIndex, DeferredRemovalsHideAtOnceAndApplyAtMaintenance) {
@@ -158,17 +173,9 @@ TEST(OnlineIndex, DeferredRemovalsHideAtOnceAndApplyAtMaintenance) {
   }
   EXPECT_EQ(idx.stats().removed, 0u);  // not applied yet
   EXPECT_GT(idx.awaiting_maintenance(), 0u);
-  const auto check_all = [&] {
-    std::vector<uint64_t> qs;
-    for (const auto& e : es) qs.push_back(e.fingerprint);
-    query_results batch;
-    idx.query(qs, batch);
-    for (std::size_t i = 0; i < qs.size(); ++i) {
-      const auto expected = brute(es, qs[i], 3, INT64_MIN, gone);
-      ASSERT_EQ(hits(idx.query(qs[i])), expected) << "query " << i;
-      ASSERT_EQ(hits({batch[i].begin(), batch[i].end()}), expected) << "batch query " << i;
-    }
-  };
+  std::vector<uint64_t> qs;
+  for (const auto& e : es) qs.push_back(e.fingerprint);
+  const auto check_all = [&] { expect_brute_force(idx, es, qs, gone); };
   check_all();
   // check_insert does not count a removed entry as a duplicate (id 0 is removed).
   const index_entry again{es[0].fingerprint, 1000, 1};
@@ -188,20 +195,15 @@ TEST(OnlineIndex, DeferredRemovalsHideAtOnceAndApplyAtMaintenance) {
 }
 
 TEST(OnlineIndex, ConcurrentDeferredRemovalsAndMaintenance) {
-  online_index_options o;
-  o.layout = *index_layout::parse(3, "5");
-  o.segment_capacity = 64;
-  o.maintain_on_insert = false;
-  auto idx = online_index::create(o);
-  ASSERT_TRUE(idx.has_value());
+  auto idx = owner_maintained(64);
   const auto es = make_entries(4000, 3, 41);
   std::atomic<std::size_t> inserted{0};
   // One thread inserts and maintains (seals, merges) as the service's threads do ...
   std::thread writer([&] {
     for (std::size_t i = 0; i < es.size(); i += 100) {
-      idx->insert(std::span(es).subspan(i, 100));
+      idx.insert(std::span(es).subspan(i, 100));
       inserted = i + 100;
-      idx->maintain();
+      idx.maintain();
     }
   });
   // ... while another removes every fifth entry once inserted, deferred, and queries.
@@ -209,18 +211,17 @@ TEST(OnlineIndex, ConcurrentDeferredRemovalsAndMaintenance) {
   for (std::size_t next = 0; next < es.size();) {
     for (const std::size_t have = inserted; next < have; ++next) {
       if (next % 5 == 0) {
-        idx->remove_deferred(es[next].id);
+        idx.remove_deferred(es[next].id);
         gone.insert(es[next].id);
       }
     }
-    (void)idx->query(es[next % es.size()].fingerprint);
+    (void)idx.query(es[next % es.size()].fingerprint);
   }
   writer.join();
-  idx->maintain();
-  EXPECT_EQ(idx->stats().removed, gone.size());
+  idx.maintain();
+  EXPECT_EQ(idx.stats().removed, gone.size());
   for (std::size_t i = 0; i < es.size(); i += 7)
-    ASSERT_EQ(hits(idx->query(es[i].fingerprint)),
-              brute(es, es[i].fingerprint, 3, INT64_MIN, gone));
+    ASSERT_EQ(hits(idx.query(es[i].fingerprint)), brute(es, es[i].fingerprint, 3, INT64_MIN, gone));
 }
 
 TEST(OnlineIndex, EqualFingerprintsAndEmpty) {
@@ -449,11 +450,7 @@ TEST(OnlineIndex, LoadRejectsDamagedFiles) {
   idx.insert(make_entries(40, 3, 2));
   const std::string path = temp_path("damaged");
   ASSERT_TRUE(idx.save(path));
-  std::string bytes;
-  {
-    std::ifstream in(path, std::ios::binary);
-    bytes.assign(std::istreambuf_iterator<char>(in), {});
-  }
+  std::string bytes = file_bytes(path);
   auto write = [&](const std::string& b) {
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     out.write(b.data(), static_cast<std::streamsize>(b.size()));
@@ -471,6 +468,14 @@ TEST(OnlineIndex, LoadRejectsDamagedFiles) {
   std::filesystem::remove(path);
 }
 
+/// What the fixture files hold: make_entries(300, 3, 2026), layout "5", id 5 removed.
+void expect_fixture_contents(const online_index& idx, const std::vector<index_entry>& es) {
+  EXPECT_EQ(idx.layout().describe(), "13,13,13,13,12");
+  EXPECT_EQ(idx.stats().size, 299u);
+  for (const auto& e : es)
+    ASSERT_EQ(hits(idx.query(e.fingerprint)), brute(es, e.fingerprint, 3, INT64_MIN, {5}));
+}
+
 // tests/data/index/v1_small.simdupix was written by the version-1 writer (old-form segments:
 // plain ordinals) from make_entries(300, 3, 2026) with layout "5", segment capacity 64, id 5
 // removed. It must keep loading as the format evolves; the version-1 writer is gone, so it
@@ -480,10 +485,7 @@ TEST(OnlineIndex, OldFileStillLoads) {
   const auto es = make_entries(300, 3, 2026);
   auto idx = online_index::load(path);
   ASSERT_TRUE(idx.has_value()) << idx.error().message;
-  EXPECT_EQ(idx->layout().describe(), "13,13,13,13,12");
-  EXPECT_EQ(idx->stats().size, 299u);
-  for (const auto& e : es)
-    ASSERT_EQ(hits(idx->query(e.fingerprint)), brute(es, e.fingerprint, 3, INT64_MIN, {5}));
+  expect_fixture_contents(*idx, es);
   // Saved again (a version-2 file holding the old-form segments as they are), then merged
   // into new-form segments and saved again: both load and answer alike.
   const std::string again = temp_path("v1_again");
@@ -512,10 +514,7 @@ TEST(OnlineIndex, Version2FileStillLoads) {
   }
   auto idx = online_index::load(path);
   ASSERT_TRUE(idx.has_value()) << idx.error().message;
-  EXPECT_EQ(idx->layout().describe(), "13,13,13,13,12");
-  EXPECT_EQ(idx->stats().size, 299u);
-  for (const auto& e : es)
-    ASSERT_EQ(hits(idx->query(e.fingerprint)), brute(es, e.fingerprint, 3, INT64_MIN, {5}));
+  expect_fixture_contents(*idx, es);
 }
 
 TEST(OnlineIndex, VersionOneFileWithFilterBitsIsCorrupt) {
@@ -525,11 +524,7 @@ TEST(OnlineIndex, VersionOneFileWithFilterBitsIsCorrupt) {
   idx.insert(make_entries(200, 3, 4));
   const std::string path = temp_path("relabelled");
   ASSERT_TRUE(idx.save(path));
-  std::string bytes;
-  {
-    std::ifstream in(path, std::ios::binary);
-    bytes.assign(std::istreambuf_iterator<char>(in), {});
-  }
+  std::string bytes = file_bytes(path);
   ASSERT_GT(bytes.size(), 72u);
   auto rewrite = [&](uint32_t version) {
     std::string b = bytes;
