@@ -27,6 +27,7 @@ struct online_index::impl {
   std::vector<std::shared_ptr<detail::mutable_segment>> frozen;  // full, awaiting sealing
   std::shared_ptr<detail::mutable_segment> active;
   uint64_t expired = 0, removed = 0;
+  int64_t newest_ts = INT64_MIN;
   /// Ids given to remove_deferred and not yet applied (under `mutex`; appended only, applied
   /// from the front under `maintenance`): queries skip their entries meanwhile.
   std::vector<uint64_t> pending_removals;
@@ -40,8 +41,10 @@ struct online_index::impl {
     });
   }
 
-  /// Marks every entry with this id removed. Caller holds `maintenance` (not `mutex`).
-  std::size_t remove_locked(uint64_t id) {
+  /// Marks every entry with these ids removed; with `applied`, also drops that many ids from
+  /// the front of pending_removals in the same exclusive section. Caller holds `maintenance`
+  /// (not `mutex`).
+  std::size_t remove_locked(std::span<const uint64_t> ids, std::size_t applied = 0) {
     // Sealed segments are found through their id tables under `maintenance` alone (it freezes
     // the sealed list and its deletion bits), so queries go on while a table is first built;
     // only the marking takes the exclusive lock.
@@ -49,7 +52,7 @@ struct online_index::impl {
     std::vector<std::size_t> ends;  // hits of sealed segment i end at ends[i]
     ends.reserve(sealed.size());
     for (auto& s : sealed) {
-      s->find_id(id, hits);
+      for (uint64_t id : ids) s->find_id(id, hits);
       ends.push_back(hits.size());
     }
     std::unique_lock lock(mutex);
@@ -58,9 +61,14 @@ struct online_index::impl {
       sealed[i]->mark_deleted(std::span(hits).subspan(begin, ends[i] - begin));
       begin = ends[i];
     }
-    for (auto& f : frozen) count += f->remove(id);
-    count += active->remove(id);
+    for (uint64_t id : ids) {
+      for (auto& f : frozen) count += f->remove(id);
+      count += active->remove(id);
+    }
     removed += count;
+    // Only these are dropped: others may have been appended meanwhile.
+    pending_removals.erase(pending_removals.begin(),
+                           pending_removals.begin() + static_cast<std::ptrdiff_t>(applied));
     return count;
   }
 
@@ -71,14 +79,8 @@ struct online_index::impl {
       std::shared_lock lock(mutex);
       ids = pending_removals;
     }
-    if (ids.empty()) return;
-    for (uint64_t id : ids) remove_locked(id);
-    // Only these are dropped: others may have been appended meanwhile.
-    std::unique_lock lock(mutex);
-    pending_removals.erase(pending_removals.begin(),
-                           pending_removals.begin() + static_cast<std::ptrdiff_t>(ids.size()));
+    if (!ids.empty()) remove_locked(ids, ids.size());
   }
-  int64_t newest_ts = INT64_MIN;
 
   void init_tables() {
     tables = detail::build_tables(layout);
@@ -119,6 +121,7 @@ struct online_index::impl {
     for (const auto& s : sealed) s->probe(ctx, q, p, out);
     for (const auto& f : frozen) f->probe(ctx, q, p, out);
     active->probe(ctx, q, p, out);
+    drop_pending(out);
   }
 
   /// Caller holds `mutex` exclusively. Returns true when a segment was frozen (needs sealing).
@@ -158,24 +161,23 @@ struct online_index::impl {
     sealed.insert(sealed.begin() + static_cast<std::ptrdiff_t>(first), std::move(merged));
   }
 
+  std::size_t live_of(std::size_t first, std::size_t last) const {
+    std::size_t live = 0;
+    for (std::size_t i = first; i < last; ++i) live += sealed[i]->live();
+    return live;
+  }
+
   /// Largest segment a merge may build now (see online_index_options::merge_cap_divisor).
   /// Caller holds `maintenance`.
   std::size_t merge_cap() const {
     if (options.merge_cap_divisor == 0) return SIZE_MAX;
-    std::size_t live = 0;
-    for (const auto& s : sealed) live += s->live();
+    std::size_t live = live_of(0, sealed.size());
     {
       std::shared_lock lock(mutex);
       for (const auto& f : frozen) live += f->live();
       live += active->live();
     }
     return std::max(live / options.merge_cap_divisor, options.merge_cap_floor);
-  }
-
-  std::size_t live_of(std::size_t first, std::size_t last) const {
-    std::size_t live = 0;
-    for (std::size_t i = first; i < last; ++i) live += sealed[i]->live();
-    return live;
   }
 
   /// Merges the newest run of merge_fanout adjacent sealed segments of one tier whose merge
@@ -372,7 +374,6 @@ std::vector<index_match> online_index::query(uint64_t fingerprint,
   {
     std::shared_lock lock(impl_->mutex);
     impl_->probe_all(fingerprint, p, out);
-    impl_->drop_pending(out);
   }
   std::sort(out.begin(), out.end(), [](const index_match& a, const index_match& b) {
     return std::tie(a.distance, a.timestamp, a.id) < std::tie(b.distance, b.timestamp, b.id);
@@ -410,7 +411,6 @@ std::vector<index_match> online_index::check_insert(const index_entry& entry,
   {
     std::unique_lock lock(impl_->mutex);
     impl_->probe_all(entry.fingerprint, p, out);
-    impl_->drop_pending(out);
     if (out.empty()) froze = impl_->insert_locked(entry);
   }
   if (froze && impl_->options.maintain_on_insert) impl_->maintain();
@@ -423,7 +423,7 @@ std::vector<index_match> online_index::check_insert(const index_entry& entry,
 std::size_t online_index::remove(uint64_t id) {
   std::lock_guard guard(impl_->maintenance);
   impl_->apply_pending_removals();
-  return impl_->remove_locked(id);
+  return impl_->remove_locked(std::span(&id, 1));
 }
 
 void online_index::remove_deferred(uint64_t id) {

@@ -174,11 +174,9 @@ result<uint64_t> rocks_backend::apply_pending(const collection_config& config, d
   // Plain inserts report nothing, so they need no probe.
   std::vector<std::vector<index_match>> hits =
       op == doc_op::insert ? std::vector<std::vector<index_match>>(docs.size()) : probe(c, docs);
-  const bool any_hit =
-      std::any_of(hits.begin(), hits.end(), [](const auto& h) { return !h.empty(); });
   if (op == doc_op::check) {
     uint64_t ticket = 0;
-    if (any_hit) {
+    if (std::any_of(hits.begin(), hits.end(), [](const auto& h) { return !h.empty(); })) {
       // A hit may be an entry whose writer still holds the lock (it is in the index before it
       // is in the store): once the lock is free, its write is done and last_write covers it.
       std::lock_guard lock(c.mu);
@@ -287,9 +285,11 @@ result<uint64_t> rocks_backend::apply_pending(const collection_config& config, d
     }
     c.published.store(c.next_num, std::memory_order_release);
     // Duplicates are answered only once what they match is synced, like inserts.
-    const bool duplicate =
-        std::any_of(out.begin(), out.end(), [](const doc_outcome& o) { return !o.inserted; });
-    if (!undo.empty() || (op == doc_op::check_insert && duplicate)) seq = c.last_write;
+    const auto duplicate = [](const doc_outcome& o) { return !o.inserted; };
+    if (!undo.empty() ||
+        (op == doc_op::check_insert && std::any_of(out.begin(), out.end(), duplicate))) {
+      seq = c.last_write;
+    }
   }
   if (auto st = resolve_all(c, hits, max_matches, out); !st) return std::move(st).error();
   return seq;
@@ -597,7 +597,7 @@ void rocks_backend::when_durable(uint64_t ticket, std::function<void(status)> do
     done(s.ok() ? status{} : status(db_error("sync", s)));
     return;
   }
-  sync_queue_.push_back({ticket, std::move(done)});
+  sync_queue_.push_back(std::move(done));
   // A busy sync thread looks at the queue again when its sync ends.
   const bool wake = sync_idle_;
   sync_idle_ = false;
@@ -606,7 +606,7 @@ void rocks_backend::when_durable(uint64_t ticket, std::function<void(status)> do
 }
 
 void rocks_backend::sync_loop() {
-  std::vector<pending_sync> batch;
+  std::vector<std::function<void(status)>> batch;
   std::unique_lock lock(sync_mu_);
   for (;;) {
     while (sync_queue_.empty() && !sync_stop_) {
@@ -628,12 +628,12 @@ void rocks_backend::sync_loop() {
     lock.lock();
     if (s.ok()) synced_ = std::max(synced_, target);
     lock.unlock();
-    for (auto& p : batch) {
+    for (auto& done : batch) {
       // A callback that throws (out of memory while answering) must not end this thread, or
       // every later ticket would wait forever; its answer is lost with it (the HTTP layer
       // answers 500 for a reply dropped unsent).
       try {
-        p.done(result);
+        done(result);
       } catch (...) {
         std::fprintf(stderr, "simdup serve: an answer callback threw after a sync\n");
       }

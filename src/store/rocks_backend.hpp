@@ -196,14 +196,10 @@ class rocks_backend final : public backend {
   rocks_options options_;
   std::shared_mutex collections_mu_;
   std::map<std::string, std::unique_ptr<collection_state>, std::less<>> collections_;
-  struct pending_sync {
-    uint64_t seq;
-    std::function<void(status)> done;
-  };
   std::mutex sync_mu_;
   std::condition_variable sync_cv_;
-  /// Tickets waiting for the next sync (under sync_mu_).
-  std::vector<pending_sync> sync_queue_;
+  /// Completions of the tickets waiting for the next sync (under sync_mu_).
+  std::vector<std::function<void(status)>> sync_queue_;
   /// The sync thread sleeps on sync_cv_ (under sync_mu_): only then is it worth a wake-up.
   bool sync_idle_ = false;
   bool sync_stop_ = false;
