@@ -124,7 +124,7 @@ void event_loop::run() {
         try {
           advance(*c);
         } catch (...) {
-          abort_conn(*c);  // out of memory: drop this connection, keep serving the others
+          close_conn(*c);  // out of memory: drop this connection, keep serving the others
         }
       }
     }
@@ -156,11 +156,7 @@ void event_loop::shut_down() {
   {
     std::lock_guard lock(box_->mu);
     box_->open = false;
-    for (const int fd : box_->new_fds) {
-      ::close(fd);
-      load_.fetch_sub(1, std::memory_order_relaxed);
-      server_.open_connections_.fetch_sub(1, std::memory_order_relaxed);
-    }
+    for (const int fd : box_->new_fds) discard_fd(fd);
     box_->new_fds.clear();
     dropped.swap(box_->done);
   }
@@ -280,7 +276,7 @@ void event_loop::complete(int fd, std::uint64_t serial, response&& r, bool dropp
   try {
     queue_response(*c, r, !c->keep_alive || stopping_);
   } catch (...) {
-    abort_conn(*c);  // out of memory
+    close_conn(*c);  // out of memory
   }
 }
 
@@ -291,7 +287,7 @@ void event_loop::on_event(connection& c, std::uint32_t events) {
       on_readable(c);
     }
   } catch (...) {
-    abort_conn(c);  // out of memory: drop this connection, keep serving the others
+    close_conn(c);  // out of memory: drop this connection, keep serving the others
   }
 }
 
@@ -373,13 +369,9 @@ void event_loop::advance(connection& c) {
       return;
     }
     if (r.state == parse_status::error) {
-      rejected(r.status);
       clear_buffer(c.in);
       c.in_off = 0;
-      reset_parse(c);
-      c.http10 = false;
-      c.head_method = false;
-      queue_response(c, error_response(r.status, r.message), true);
+      answer_and_close(c, r.status, r.message);
       continue;
     }
     c.in_off += r.consumed;
@@ -523,23 +515,22 @@ void event_loop::sweep() {
     try {
       if (c.state == conn_state::awaiting) {
         // The reply was lost or the handler's backend is stuck: do not wait forever.
-        rejected(500);
         answer_and_close(c, 500, "the answer to this request did not come in time");
       } else if (c.state == conn_state::reading && c.in.size() > c.in_off &&
                  c.out_off == c.out.size()) {
         // Part of a request came but not the rest; an idle connection just closes.
-        rejected(408);
         answer_and_close(c, 408, "the request was not received in time");
       } else {
         close_conn(c);
       }
     } catch (...) {
-      abort_conn(c);  // out of memory
+      close_conn(c);  // out of memory
     }
   }
 }
 
 void event_loop::answer_and_close(connection& c, int status, std::string_view message) {
+  rejected(status);
   if (c.state == conn_state::reading) {
     c.http10 = false;  // of the previous request
     c.head_method = false;

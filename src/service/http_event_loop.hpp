@@ -183,14 +183,11 @@ class event_loop {
   void add_conn(int fd) noexcept;
   /// Closes an accepted fd that never became a connection.
   void discard_fd(int fd) noexcept;
+  /// Closes `c` now, or once its handler returns. Never throws (unlike fail(), which queues an
+  /// answer), so it also serves after an exception (out of memory) while serving `c`.
   void close_conn(connection& c) noexcept;
-  /// After an exception (out of memory) while serving `c`: closes it now, or once its handler
-  /// returns. Never throws, unlike fail() (which queues).
-  void abort_conn(connection& c) noexcept {
-    c.state = conn_state::closing;
-    if (!c.in_dispatch) close_conn(c);
-  }
-  /// The server's own error answer (408, 500) on a connection, then close.
+  /// The server's own error answer (400, 408, 413, 500, ...) on a connection, counted through
+  /// on_rejected, then close.
   void answer_and_close(connection& c, int status, std::string_view message);
   void drain_mailbox();
   void on_event(connection& c, std::uint32_t events);

@@ -41,13 +41,17 @@ char to_lower(char c) {
   return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
 }
 
-bool iequals(std::string_view a, std::string_view b) {
+}  // namespace
+
+bool iequals(std::string_view a, std::string_view b) noexcept {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i) {
     if (to_lower(a[i]) != to_lower(b[i])) return false;
   }
   return true;
 }
+
+namespace {
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -317,7 +321,21 @@ parse_result walk_chunked(std::string_view in, parse_resume w, const parser_limi
   parse_result r;
   r.state = parse_status::complete;
   r.consumed = w.pos;
-  r.req.body.reserve(static_cast<std::size_t>(w.body));
+  // The checking walk sizes the body the decoding walk then fills.
+  if (out == nullptr) r.req.body.reserve(static_cast<std::size_t>(w.body));
+  return r;
+}
+
+/// Walks the chunks on from `from`, checking only; once the body is complete, decodes it in one
+/// more walk from the first chunk.
+parse_result walk_and_decode(std::string_view in, const parse_resume& from,
+                             const parser_limits& limits) {
+  parse_result r = walk_chunked(in, from, limits, nullptr);
+  if (r.state == parse_status::complete) {
+    parse_resume start;
+    start.head_end = start.pos = from.head_end;
+    walk_chunked(in, start, limits, &r.req.body);
+  }
   return r;
 }
 
@@ -402,14 +420,8 @@ parse_result parse_request(std::string_view in, const parser_limits& limits,
   head h = load(from.head, in);
   parse_result r;
   if (from.head_end > 0) {
-    // The head and the chunks before from.pos were valid in a prefix of `in`: walk on from there;
-    // the body is decoded in one more walk once it is complete.
-    r = walk_chunked(in, from, limits, nullptr);
-    if (r.state == parse_status::complete) {
-      parse_resume start;
-      start.head_end = start.pos = from.head_end;
-      walk_chunked(in, start, limits, &r.req.body);
-    }
+    // The head and the chunks before from.pos were valid in a prefix of `in`: walk on from there.
+    r = walk_and_decode(in, from, limits);
   } else {
     std::size_t head_end = 0;
     r = parse_head(in, limits, from, h, head_end);
@@ -418,8 +430,7 @@ parse_result parse_request(std::string_view in, const parser_limits& limits,
       parse_resume start;
       start.head = save(h, in, true);
       start.head_end = start.pos = head_end;
-      r = walk_chunked(in, start, limits, nullptr);
-      if (r.state == parse_status::complete) walk_chunked(in, start, limits, &r.req.body);
+      r = walk_and_decode(in, start, limits);
     } else {
       const std::size_t end = head_end + static_cast<std::size_t>(h.length);
       if (in.size() < end) {

@@ -10,7 +10,6 @@
 #endif
 
 #include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
@@ -128,6 +127,8 @@ struct service::impl {
     }
   };
 
+  bool redis_store() const { return opt.store.rfind("redis://", 0) == 0; }
+
   int64_t now() const {
     if (!opt.clock_file.empty()) {
       std::ifstream in(opt.clock_file);
@@ -241,17 +242,26 @@ struct service::impl {
     }
     std::map<std::string, uint64_t> counts;
     std::string body = documents_body(*parsed, op, slot, inputs, outcomes, counts);
-    auto answer = [this, name = config->name, counts = std::move(counts)](
-                      exchange& e, std::string b, const status& durable) {
-      if (!durable) return e.fail(durable.error());
-      for (const auto& [outcome, n] : counts) stats.count_documents(name, outcome, n);
-      e.send(200, std::move(b));
-    };
-    if (ticket == 0) return answer(ex, std::move(body), status{});
+    answer_when_durable(ticket, std::move(ex),
+                        [this, name = config->name, counts = std::move(counts),
+                         body = std::move(body)](exchange& e, const status& durable) mutable {
+                          if (!durable) return e.fail(durable.error());
+                          for (const auto& [outcome, n] : counts)
+                            stats.count_documents(name, outcome, n);
+                          e.send(200, std::move(body));
+                        });
+  }
+
+  /// Calls answer(exchange&, status) once the store's changes under `ticket` are durable: at
+  /// once for ticket 0, else from the store's sync thread (the event loop serves others
+  /// meanwhile).
+  template <class Answer>
+  void answer_when_durable(uint64_t ticket, exchange ex, Answer answer) {
+    if (ticket == 0) return answer(ex, status{});
     // std::function needs a copyable callable: the exchange (move-only) is shared.
     auto shared = std::make_shared<exchange>(std::move(ex));
-    store->when_durable(ticket, [shared, answer = std::move(answer), body = std::move(body)](
-                                    status st) mutable { answer(*shared, std::move(body), st); });
+    store->when_durable(
+        ticket, [shared, answer = std::move(answer)](status st) mutable { answer(*shared, st); });
   }
 
   void handle_put(const std::string& name, const std::string& request_body, exchange ex) {
@@ -290,16 +300,20 @@ struct service::impl {
     }
     auto removed = store->remove_pending(*config, *id);
     if (!removed) return ex.fail(removed.error());
-    if (!removed->removed) return ex.fail(404, "not_found", "no document \"" + *id + "\"");
-    std::string body = "{\"id\":";
-    json::append_string(body, *id);
-    body += ",\"deleted\":true}";
-    // Answered once durable, like the document endpoints (the loop serves others meanwhile).
-    auto shared = std::make_shared<exchange>(std::move(ex));
-    store->when_durable(removed->ticket, [shared, body = std::move(body)](status st) mutable {
-      if (!st) return shared->fail(st.error());
-      shared->send(200, std::move(body));
-    });
+    std::string body;
+    if (removed->removed) {
+      body = "{\"id\":";
+      json::append_string(body, *id);
+      body += ",\"deleted\":true}";
+    }
+    // A 404 too waits for the sync: the document may be gone by a removal not yet durable.
+    answer_when_durable(removed->ticket, std::move(ex),
+                        [found = removed->removed, id = *id, body = std::move(body)](
+                            exchange& e, const status& durable) mutable {
+                          if (!durable) return e.fail(durable.error());
+                          if (!found) return e.fail(404, "not_found", "no document \"" + id + "\"");
+                          e.send(200, std::move(body));
+                        });
   }
 
   void handle_metrics(exchange ex) {
@@ -322,10 +336,7 @@ struct service::impl {
     // The scheme is case-insensitive (RFC 9110 11.1); the token is not.
     constexpr std::string_view scheme = "bearer ";
     const std::string_view header = req.authorization;
-    if (header.size() < scheme.size()) return false;
-    for (std::size_t i = 0; i < scheme.size(); ++i) {
-      if (std::tolower(static_cast<unsigned char>(header[i])) != scheme[i]) return false;
-    }
+    if (!http::iequals(header.substr(0, scheme.size()), scheme)) return false;
     return equal_secret(header.substr(scheme.size()), token);
   }
 
@@ -451,7 +462,7 @@ result<std::unique_ptr<service>> service::create(const service_options& options)
   detail::rocks_options ro;
   ro.snapshot_documents = options.snapshot_documents;
   auto store =
-      options.store.rfind("redis://", 0) == 0 ? detail::open_redis_backend(options.store)
+      p->redis_store() ? detail::open_redis_backend(options.store)
       : options.store == "rocksdb"
           ? detail::open_rocks_backend(options.data_dir, ro)
           : result<std::unique_ptr<detail::backend>>(make_error(
@@ -483,8 +494,8 @@ result<int> service::start() {
   // (the fsync happens on its own thread), so a loop per core keeps every core busy; a Redis
   // call holds its loop for a network round trip, so more loops keep more calls in flight.
   const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  const bool redis = s.opt.store.rfind("redis://", 0) == 0;
-  o.threads = s.opt.threads > 0 ? s.opt.threads : std::min(256, redis ? 4 * cores : cores);
+  o.threads =
+      s.opt.threads > 0 ? s.opt.threads : std::min(256, s.redis_store() ? 4 * cores : cores);
   o.max_body_bytes = s.opt.max_body_bytes;
   o.timeout_s = std::max(1, s.opt.timeout_s);
   o.on_rejected = [&s](int code) { s.stats.observe_request("error", code, 0.0); };
