@@ -14,7 +14,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -117,18 +116,26 @@ int connect_to(const std::string& host, int port) {
   return fd;
 }
 
-/// Length of the complete response at the start of `in`: 0 while incomplete, -1 for an answer
-/// other than 200 or one without a Content-Length.
-long response_length(const std::string& in) {
+/// Bytes of the response at the start of `in` as its head announces them: 0 while the head is
+/// incomplete, -1 for a head without a Content-Length (or not HTTP/1.1).
+long framed_length(const std::string& in) {
   const auto end = in.find("\r\n\r\n");
   if (end == std::string::npos) return 0;
-  if (in.compare(0, 12, "HTTP/1.1 200") != 0) return -1;
+  if (in.compare(0, 9, "HTTP/1.1 ") != 0) return -1;
   std::string head = in.substr(0, end);
   std::transform(head.begin(), head.end(), head.begin(),
                  [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
   const auto at = head.find("\r\ncontent-length:");
   if (at == std::string::npos) return -1;
-  const long total = static_cast<long>(end + 4) + std::atol(head.c_str() + at + 17);
+  return static_cast<long>(end + 4) + std::atol(head.c_str() + at + 17);
+}
+
+/// Length of the complete response at the start of `in`: 0 while incomplete, -1 for an answer
+/// other than 200 or one without a Content-Length.
+long response_length(const std::string& in) {
+  const long total = framed_length(in);
+  if (total <= 0) return total;
+  if (in.compare(0, 12, "HTTP/1.1 200") != 0) return -1;
   return static_cast<long>(in.size()) >= total ? total : 0;
 }
 
@@ -213,15 +220,10 @@ int round_trip(int fd, const options& o, const char* method, const std::string& 
   answer.clear();
   char buf[65536];
   for (;;) {
-    const auto end = answer.find("\r\n\r\n");
-    if (end != std::string::npos) {
-      std::string head = answer.substr(0, end);
-      std::transform(head.begin(), head.end(), head.begin(),
-                     [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
-      const auto at = head.find("\r\ncontent-length:");
-      if (at == std::string::npos || answer.compare(0, 9, "HTTP/1.1 ") != 0) return 0;
-      const std::size_t total = end + 4 + std::strtoul(head.c_str() + at + 17, nullptr, 10);
-      if (answer.size() >= total) return std::atoi(answer.c_str() + 9);
+    const long total = framed_length(answer);
+    if (total < 0) return 0;
+    if (total > 0 && static_cast<long>(answer.size()) >= total) {
+      return std::atoi(answer.c_str() + 9);
     }
     const ssize_t n = recv(fd, buf, sizeof buf, 0);
     if (n <= 0) return 0;
