@@ -8,21 +8,20 @@
 #include "dedup/job_parts.hpp"
 #include "dedup/output_dir.hpp"
 #include "dedup/progress.hpp"
+#include "io/byte_source.hpp"
 
-#include <poll.h>
 #include <sys/resource.h>
 #include <tbb/global_control.h>
 #include <tbb/parallel_pipeline.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cmath>
-#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 namespace simdup {
@@ -64,7 +63,8 @@ struct chunk {
       if (it->first <= i) return it->header;
     return {};
   }
-  bool fatal = false;        // the reader failed (unreadable or truncated input): always an error
+  /// The reader failed (unreadable or truncated input, or a stop): always an error.
+  std::optional<error_info> fatal;
   uint64_t bytes = 0;        // decompressed bytes read so far
   uint64_t input_bytes = 0;  // compressed bytes read so far
 };
@@ -114,20 +114,11 @@ status spool_stdin(const fs::path& path, const std::atomic<bool>* stop) {
   if (!sink) return std::move(sink).error();
   std::string buffer(1 << 20, '\0');
   for (;;) {
-    if (stop_requested(stop)) return interrupted_error();
-    pollfd p{STDIN_FILENO, POLLIN, 0};
-    const int ready = ::poll(&p, 1, 100);
-    if (ready == 0 || (ready < 0 && errno == EINTR)) continue;
-    const ssize_t n = ::read(STDIN_FILENO, buffer.data(), buffer.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return make_error(errc::io_error, std::string("cannot read stdin: ") + std::strerror(errno));
-    }
-    if (n == 0) break;
-    if (auto st = sink->write(std::string_view(buffer).substr(0, static_cast<std::size_t>(n)));
-        !st) {
-      return st;
-    }
+    auto n = detail::read_fd(STDIN_FILENO, buffer.data(), buffer.size(), "stdin", stop);
+    if (!n)
+      return stop_requested(stop) ? status(interrupted_error()) : status(std::move(n).error());
+    if (*n == 0) break;
+    if (auto st = sink->write(std::string_view(buffer).substr(0, *n)); !st) return st;
   }
   return sink->close();
 }
@@ -281,15 +272,14 @@ status job::pass_one(const document_signer& signer) {
     }
     chunk* c = pool.get();
     c->count = 0;
-    c->fatal = false;
+    c->fatal.reset();
     c->bad.clear();
     c->csv_headers.clear();
     std::size_t bytes = 0;
     error_info err;
     while (c->count < kChunkDocs && bytes < kChunkBytes) {
       if (stop_requested(o_.stop)) {
-        c->fatal = true;
-        c->bad.push_back({interrupted_error(), "interrupted"});
+        c->fatal = interrupted_error();
         input_done = true;
         break;
       }
@@ -312,10 +302,9 @@ status job::pass_one(const document_signer& signer) {
       } else {
         // end, or failed: an unreadable or truncated input with --on-error fail, or an
         // interrupted read (with skip, failed inputs come as bad records).
-        c->fatal = rs == read_status::failed;
-        if (c->fatal) {
+        if (rs == read_status::failed) {
           if (!stop_requested(o_.stop)) err.message += " (--on-error skip skips it and goes on)";
-          c->bad.push_back({err, "failed"});
+          c->fatal = std::move(err);
         }
         input_done = true;
         break;
@@ -333,7 +322,7 @@ status job::pass_one(const document_signer& signer) {
   };
   const auto decide_chunk = [&](chunk* c) {
     // After the first error the remaining chunks are only recycled.
-    if (outcome) outcome = c->fatal ? status(c->bad.back().error) : consume(*c);
+    if (outcome) outcome = c->fatal ? status(*c->fatal) : consume(*c);
     pool.put(c);
   };
   tbb::parallel_pipeline(

@@ -22,13 +22,10 @@ constexpr int kCancelPollMs = 100;  // how soon a blocked pipe read notices a ca
 /// A file descriptor (a file or stdin). Bytes already peeked at are served first.
 class fd_source final : public byte_source {
  public:
+  /// `cancel`: polled between reads (for pipes and terminals, which can block indefinitely).
   fd_source(int fd, bool owned, std::string name, uint64_t* counter,
             const std::atomic<bool>* cancel)
-      : fd_(fd), owned_(owned), name_(std::move(name)), counter_(counter) {
-    // Only pipes and terminals can block indefinitely; regular files need no polling.
-    struct stat st {};
-    if (cancel != nullptr && ::fstat(fd_, &st) == 0 && !S_ISREG(st.st_mode)) cancel_ = cancel;
-  }
+      : fd_(fd), owned_(owned), name_(std::move(name)), counter_(counter), cancel_(cancel) {}
   ~fd_source() override {
     if (owned_) ::close(fd_);
   }
@@ -59,30 +56,16 @@ class fd_source final : public byte_source {
 
  private:
   result<std::size_t> read_fd(char* buffer, std::size_t size) {
-    for (;;) {
-      if (cancel_ != nullptr) {
-        if (cancel_->load(std::memory_order_relaxed)) {
-          return make_error(errc::io_error, "reading " + name_ + " interrupted");
-        }
-        pollfd p{fd_, POLLIN, 0};
-        const int ready = ::poll(&p, 1, kCancelPollMs);
-        if (ready == 0 || (ready < 0 && errno == EINTR)) continue;
-      }
-      const ssize_t n = ::read(fd_, buffer, size);
-      if (n >= 0) {
-        if (counter_) *counter_ += static_cast<uint64_t>(n);
-        return static_cast<std::size_t>(n);
-      }
-      if (errno == EINTR) continue;
-      return make_error(errc::io_error, "cannot read " + name_ + ": " + std::strerror(errno));
-    }
+    auto n = detail::read_fd(fd_, buffer, size, name_, cancel_);
+    if (n && counter_) *counter_ += *n;
+    return n;
   }
 
   int fd_;
   bool owned_;
   std::string name_;
   uint64_t* counter_;
-  const std::atomic<bool>* cancel_ = nullptr;
+  const std::atomic<bool>* cancel_;
   std::string pending_;
   std::size_t pos_ = 0;
 };
@@ -263,25 +246,46 @@ result<std::unique_ptr<byte_source>> wrap(std::unique_ptr<byte_source> src, comp
 
 }  // namespace
 
+result<std::size_t> read_fd(int fd, char* buffer, std::size_t size, const std::string& name,
+                            const std::atomic<bool>* cancel) {
+  for (;;) {
+    if (cancel != nullptr) {
+      if (cancel->load(std::memory_order_relaxed)) {
+        return make_error(errc::io_error, "reading " + name + " interrupted");
+      }
+      pollfd p{fd, POLLIN, 0};
+      const int ready = ::poll(&p, 1, kCancelPollMs);
+      if (ready == 0 || (ready < 0 && errno == EINTR)) continue;
+    }
+    const ssize_t n = ::read(fd, buffer, size);
+    if (n >= 0) return static_cast<std::size_t>(n);
+    if (errno == EINTR) continue;
+    return make_error(errc::io_error, "cannot read " + name + ": " + std::strerror(errno));
+  }
+}
+
 result<std::unique_ptr<byte_source>> open_source(const std::string& path, const std::string& name,
                                                  uint64_t* raw_bytes,
                                                  const std::atomic<bool>* cancel) {
   std::unique_ptr<fd_source> src;
-  if (path == "-") {
-    src = std::make_unique<fd_source>(STDIN_FILENO, false, name, raw_bytes, cancel);
-  } else {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = STDIN_FILENO;
+  const bool owned = path != "-";
+  if (owned) {
+    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
       const errc code = errno == ENOENT ? errc::not_found : errc::io_error;
       return make_error(code, "cannot open " + path + ": " + std::strerror(errno));
     }
-    struct stat st {};
-    if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-      ::close(fd);
-      return make_error(errc::invalid_input, "cannot read " + path + ": it is a directory");
-    }
-    src = std::make_unique<fd_source>(fd, true, name, raw_bytes, cancel);
   }
+  struct stat st {};
+  const bool known = (owned || cancel != nullptr) && ::fstat(fd, &st) == 0;
+  if (owned && known && S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    return make_error(errc::invalid_input, "cannot read " + path + ": it is a directory");
+  }
+  // Only pipes and terminals can block indefinitely; regular files need no polling.
+  const std::atomic<bool>* poll_cancel = known && !S_ISREG(st.st_mode) ? cancel : nullptr;
+  src = std::make_unique<fd_source>(fd, owned, name, raw_bytes, poll_cancel);
   auto head = src->peek(4);
   if (!head) return std::move(head).error();
   const compression kind = sniff(*head);
@@ -307,7 +311,6 @@ const char* input_failure_reason(const error_info& error) noexcept {
   }
   // The decompressors' own messages (above) are the only ones that start this way.
   if (error.message.starts_with("truncated ")) return "truncated_input";
-  if (error.message.ends_with(" interrupted")) return "interrupted";
   return "unreadable_input";
 }
 

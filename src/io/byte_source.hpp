@@ -29,14 +29,18 @@ result<std::unique_ptr<byte_source>> open_source(const std::string& path, const 
                                                  uint64_t* raw_bytes,
                                                  const std::atomic<bool>* cancel = nullptr);
 
+/// read(2) of `fd`, retried on EINTR. With `cancel`, waits in 0.1 s poll() slices and returns
+/// errc::io_error "reading NAME interrupted" once the flag holds. Errors name the input.
+result<std::size_t> read_fd(int fd, char* buffer, std::size_t size, const std::string& name,
+                            const std::atomic<bool>* cancel);
+
 /// Same for a buffer held in memory.
 result<std::unique_ptr<byte_source>> open_memory_source(std::string data, const std::string& name,
                                                         uint64_t* raw_bytes);
 
 /// A short stable name for why an input could not be read to its end (the summaries' skipped
 /// reasons): "missing_file", "not_a_file" (a directory), "truncated_input" (a .gz/.zst that
-/// ends inside a member/frame), "corrupt_input", "interrupted", "unreadable_input" (other I/O
-/// errors).
+/// ends inside a member/frame), "corrupt_input", "unreadable_input" (other I/O errors).
 const char* input_failure_reason(const error_info& error) noexcept;
 
 }  // namespace simdup::detail
