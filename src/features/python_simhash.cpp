@@ -153,18 +153,8 @@ class md5_cache {
   /// together and remembered.
   void hash_all(std::span<const count_map::entry> entries, std::vector<uint64_t>& hashes) {
     hashes.resize(entries.size());
-    std::string_view keys[kBatch];
-    std::size_t where[kBatch];
-    uint64_t values[kBatch];
-    std::size_t k = 0;
-    const auto flush = [&] {
-      md5_64_many(std::span(keys, k), std::span(values, k));
-      for (std::size_t j = 0; j < k; ++j) {
-        hashes[where[j]] = values[j];
-        store(keys[j], entries[where[j]].hash, values[j]);
-      }
-      k = 0;
-    };
+    miss_keys_.clear();
+    miss_at_.clear();
     for (std::size_t i = 0; i < entries.size(); ++i) {
       const count_map::entry& e = entries[i];
       const slot& s = slots_[e.hash & (kSlots - 1)];
@@ -172,11 +162,16 @@ class md5_cache {
         hashes[i] = s.value;
         continue;
       }
-      keys[k] = e.key;
-      where[k] = i;
-      if (++k == kBatch) flush();
+      miss_keys_.push_back(e.key);
+      miss_at_.push_back(i);
     }
-    flush();
+    // md5_64_many batches the misses into vector lanes itself.
+    miss_values_.resize(miss_keys_.size());
+    md5_64_many(miss_keys_, miss_values_);
+    for (std::size_t j = 0; j < miss_keys_.size(); ++j) {
+      hashes[miss_at_[j]] = miss_values_[j];
+      store(miss_keys_[j], entries[miss_at_[j]].hash, miss_values_[j]);
+    }
   }
 
  private:
@@ -186,7 +181,6 @@ class md5_cache {
     char key[23] = {};
   };
   static constexpr std::size_t kSlots = std::size_t{1} << 15;  // 1 MiB per thread
-  static constexpr std::size_t kBatch = 64;                    // misses hashed together
 
   void store(std::string_view key, uint64_t key_hash, uint64_t value) noexcept {
     if (key.size() > sizeof(slot::key)) return;
@@ -197,6 +191,10 @@ class md5_cache {
   }
 
   std::vector<slot> slots_;
+  /// The misses of the current hash_all (kept to reuse their capacity).
+  std::vector<std::string_view> miss_keys_;
+  std::vector<std::size_t> miss_at_;
+  std::vector<uint64_t> miss_values_;
 };
 
 // Appends UTF-8 to a string through a raw pointer, sizing the string in chunks, and gives
