@@ -17,6 +17,8 @@
 #include <immintrin.h>
 #endif
 
+#include "features/cpu.hpp"
+
 namespace simdup {
 namespace {
 
@@ -115,7 +117,7 @@ __attribute__((target("avx512f,avx512dq"))) void window_hashes_avx512(const uint
 }
 
 bool has_avx512dq() {
-  static const bool yes = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+  static const bool yes = detail::cpu_has_avx512f_dq();
   return yes;
 }
 #endif

@@ -2,25 +2,18 @@
 
 #include <gtest/gtest.h>
 
-#include <stdlib.h>
-
 #include <filesystem>
 #include <random>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "io/io_test_util.hpp"
+
 namespace simdup::detail {
 namespace {
 
-struct temp_dir {
-  std::filesystem::path path;
-  temp_dir() {
-    std::string name = (std::filesystem::temp_directory_path() / "simdup-pairs-XXXXXX").string();
-    path = ::mkdtemp(name.data());
-  }
-  ~temp_dir() { std::filesystem::remove_all(path); }
-};
+using test::temp_dir;
 
 // Arrays that share a common core with some noise, of sizes from 40% to 100% of the largest:
 // some pairs reach 0.8, some fail on their sizes alone, some only after merging.
@@ -43,7 +36,7 @@ std::vector<std::vector<uint32_t>> family(std::size_t count, uint32_t seed) {
 TEST(PairJaccards, AgreesWithComparingTheArraysDirectly) {
   temp_dir dir;
   // A small buffer: most arrays are read back from the file, the last ones from the buffer.
-  auto store = shingle_store::create(dir.path.string(), 4096);
+  auto store = shingle_store::create(dir.path().string(), 4096);
   ASSERT_TRUE(store) << store.error().message;
   const auto arrays = family(40, 9);
   for (uint32_t i = 0; i < arrays.size(); ++i) ASSERT_TRUE(store->put(i, arrays[i]));

@@ -2,8 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <stdlib.h>
-
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -14,6 +12,8 @@
 #include <sstream>
 #include <string>
 #include <thread>
+
+#include "io/io_test_util.hpp"
 
 namespace simdup {
 namespace {
@@ -205,23 +205,15 @@ TEST(ShingleHashes, SetIsTheUnionOfOverlappingPieces) {
   }
 }
 
-// A fresh directory for one test, removed at the end.
-struct temp_dir {
-  std::filesystem::path path;
-  temp_dir() {
-    std::string name = (std::filesystem::temp_directory_path() / "simdup-verify-XXXXXX").string();
-    path = ::mkdtemp(name.data());
-  }
-  ~temp_dir() { std::filesystem::remove_all(path); }
-};
+using test::temp_dir;
 
 TEST(ShingleStore, RoundTripsArraysThroughTheFileAndTheBuffer) {
   temp_dir dir;
   // A 100-byte buffer: most arrays go to the file, the last ones stay buffered.
-  auto store = shingle_store::create(dir.path.string(), 100);
+  auto store = shingle_store::create(dir.path().string(), 100);
   ASSERT_TRUE(store) << store.error().message;
   // Unlinked at once: nothing is visible in the directory.
-  EXPECT_TRUE(std::filesystem::is_empty(dir.path));
+  EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
   std::mt19937 rng(7);
   std::vector<std::vector<uint32_t>> arrays(40);
   std::size_t hashes = 0;
@@ -263,7 +255,7 @@ TEST(ShingleStore, RoundTripsArraysThroughTheFileAndTheBuffer) {
 
 TEST(ShingleStore, CountsHashesByTopByteWithoutDecoding) {
   temp_dir dir;
-  auto store = shingle_store::create(dir.path.string(), 256);
+  auto store = shingle_store::create(dir.path().string(), 256);
   ASSERT_TRUE(store);
   std::mt19937 rng(23);
   std::vector<std::vector<uint32_t>> arrays;
@@ -297,7 +289,7 @@ TEST(JaccardSharedBound, RulesOutWhatTooFewSharedHashesCannotReach) {
 TEST(ShingleStore, CountsEveryArraySizeFromItsLength) {
   // The count comes from the encoded length alone: every size maps to a distinct length.
   temp_dir dir;
-  auto store = shingle_store::create(dir.path.string(), 1 << 16);
+  auto store = shingle_store::create(dir.path().string(), 1 << 16);
   ASSERT_TRUE(store);
   std::mt19937 rng(17);
   std::vector<uint32_t> array;
@@ -316,7 +308,7 @@ TEST(ShingleStore, CountsEveryArraySizeFromItsLength) {
 
 TEST(ShingleStore, CodesDeltasCompactly) {
   temp_dir dir;
-  auto store = shingle_store::create(dir.path.string());
+  auto store = shingle_store::create(dir.path().string());
   ASSERT_TRUE(store);
   // A typical English article: 2,000 distinct random hashes. 3 bytes each for the low 24 bits
   // and n + 256 bits for the top 8: 6,282 bytes, 3.14 per hash instead of 4.
@@ -329,7 +321,7 @@ TEST(ShingleStore, CodesDeltasCompactly) {
 
 TEST(ShingleStore, ReadsFromManyThreadsAtOnce) {
   temp_dir dir;
-  auto store = shingle_store::create(dir.path.string(), 64);
+  auto store = shingle_store::create(dir.path().string(), 64);
   ASSERT_TRUE(store);
   for (uint32_t i = 0; i < 200; ++i) {
     const std::vector<uint32_t> a{i, i + 1000, i + 100000};
