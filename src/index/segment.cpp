@@ -148,6 +148,30 @@ std::shared_ptr<huge_block> fill_block(const probe_context& ctx, std::size_t n,
   return storage;
 }
 
+/// One query through `group(queries, scratch, emit)`, with one Scratch per table: on the stack
+/// for the usual table counts. Even one query is probed stage-wise: its tables' misses overlap.
+template <class Scratch, class Group>
+void probe_one(std::size_t tables, uint64_t q, std::vector<index_match>& out, Group&& group) {
+  constexpr std::size_t on_stack = 64;
+  Scratch local[on_stack];
+  std::vector<Scratch> heap(tables > on_stack ? tables : 0);
+  group(std::span(&q, 1), tables > on_stack ? heap.data() : local,
+        [&](std::size_t, const index_match& m) { out.push_back(m); });
+}
+
+/// Queries through `group` in groups of 16, whose stages overlap their misses; out[i] gets
+/// query i's matches.
+template <class Scratch, class Group>
+void probe_in_groups(std::size_t tables, std::span<const uint64_t> qs,
+                     std::vector<std::vector<index_match>>& out, Group&& group) {
+  constexpr std::size_t size = 16;
+  std::vector<Scratch> scratch(size * tables);
+  for (std::size_t g0 = 0; g0 < qs.size(); g0 += size) {
+    group(qs.subspan(g0, std::min(size, qs.size() - g0)), scratch.data(),
+          [&, g0](std::size_t j, const index_match& m) { out[g0 + j].push_back(m); });
+  }
+}
+
 }  // namespace
 
 std::shared_ptr<sealed_segment> sealed_segment::from_block(
@@ -299,26 +323,18 @@ void sealed_segment::probe_group(const probe_context& ctx, std::span<const uint6
 void sealed_segment::probe(const probe_context& ctx, uint64_t q, const probe_params& p,
                            std::vector<index_match>& out) const {
   if (n_ == 0) return;
-  // Even one query is probed stage-wise: its tables' misses overlap.
-  const std::size_t nt = ctx.tables->size();
-  constexpr std::size_t on_stack = 64;
-  table_probe local[on_stack];
-  std::vector<table_probe> heap(nt > on_stack ? nt : 0);
-  probe_group(ctx, std::span(&q, 1), p, nt > on_stack ? heap.data() : local,
-              [&](std::size_t, const index_match& m) { out.push_back(m); });
+  probe_one<table_probe>(ctx.tables->size(), q, out, [&](auto qs, auto* tp, auto&& emit) {
+    probe_group(ctx, qs, p, tp, emit);
+  });
 }
 
 void sealed_segment::probe_batch(const probe_context& ctx, std::span<const uint64_t> qs,
                                  const probe_params& p,
                                  std::vector<std::vector<index_match>>& out) const {
   if (n_ == 0) return;
-  constexpr std::size_t group = 16;
-  std::vector<table_probe> tp(group * ctx.tables->size());
-  for (std::size_t g0 = 0; g0 < qs.size(); g0 += group) {
-    const std::size_t gn = std::min(group, qs.size() - g0);
-    probe_group(ctx, qs.subspan(g0, gn), p, tp.data(),
-                [&](std::size_t j, const index_match& m) { out[g0 + j].push_back(m); });
-  }
+  probe_in_groups<table_probe>(ctx.tables->size(), qs, out, [&](auto group, auto* tp, auto&& emit) {
+    probe_group(ctx, group, p, tp, emit);
+  });
 }
 
 void sealed_segment::find_id(uint64_t id, std::vector<uint32_t>& out) {
@@ -413,24 +429,17 @@ void mutable_segment::probe_group(const probe_context& ctx, std::span<const uint
 
 void mutable_segment::probe(const probe_context& ctx, uint64_t q, const probe_params& p,
                             std::vector<index_match>& out) const {
-  const std::size_t nt = ctx.tables->size();
-  constexpr std::size_t on_stack = 64;
-  uint32_t local[on_stack];
-  std::vector<uint32_t> heap(nt > on_stack ? nt : 0);
-  probe_group(ctx, std::span(&q, 1), p, nt > on_stack ? heap.data() : local,
-              [&](std::size_t, const index_match& m) { out.push_back(m); });
+  probe_one<uint32_t>(ctx.tables->size(), q, out, [&](auto qs, auto* cursor, auto&& emit) {
+    probe_group(ctx, qs, p, cursor, emit);
+  });
 }
 
 void mutable_segment::probe_batch(const probe_context& ctx, std::span<const uint64_t> qs,
                                   const probe_params& p,
                                   std::vector<std::vector<index_match>>& out) const {
-  constexpr std::size_t group = 16;
-  std::vector<uint32_t> cursor(group * ctx.tables->size());
-  for (std::size_t g0 = 0; g0 < qs.size(); g0 += group) {
-    const std::size_t gn = std::min(group, qs.size() - g0);
-    probe_group(ctx, qs.subspan(g0, gn), p, cursor.data(),
-                [&](std::size_t j, const index_match& m) { out[g0 + j].push_back(m); });
-  }
+  probe_in_groups<uint32_t>(
+      ctx.tables->size(), qs, out,
+      [&](auto group, auto* cursor, auto&& emit) { probe_group(ctx, group, p, cursor, emit); });
 }
 
 void mutable_segment::collect(entry_columns& e, int64_t min_live_ts) const {
