@@ -4,15 +4,17 @@
 // documents (rocks_snapshot.cpp).
 //
 // Documents are numbered per collection; the index holds (fingerprint, number, time) only, so
-// its memory does not grow with id lengths, and ids are looked up for matches.
+// its memory does not grow with id lengths, and ids are read from the records for matches. An
+// in-memory id map (id_map.hpp) tells whether an id is stored, so an insert reads nothing from
+// RocksDB unless it replaces a document.
 //
-// Concurrency of check-insert: a request probes the index and looks its ids up in RocksDB for
-// its whole batch without the collection lock (the index serves queries while others insert),
-// then takes the lock and checks only what the probe cannot have seen: the entries inserted
-// since (kept in a short in-memory list, numbered in insert order) and the earlier documents of
-// its own batch. If a document was removed meanwhile, or the list no longer reaches back far
-// enough, it probes and looks up again under the lock. So the check and the insert stay one
-// atomic step, while most of the work runs in parallel with other writers.
+// Concurrency of check-insert: a request probes the index for its whole batch without the
+// collection lock (the index serves queries while others insert), then takes the lock and
+// checks only what the probe cannot have seen: the entries inserted since (kept in a short
+// in-memory list, numbered in insert order) and the earlier documents of its own batch. If a
+// document was removed meanwhile, or the list no longer reaches back far enough, it probes again
+// under the lock. So the check and the insert stay one atomic step, while most of the work runs
+// in parallel with other writers.
 //
 // Durability: a request's changes are one WriteBatch, appended to the WAL buffer while the
 // collection lock is held, so the log order is the order the index saw; the lock is then
@@ -22,7 +24,6 @@
 #include "store/rocks_backend.hpp"
 
 #include <rocksdb/cache.h>
-#include <rocksdb/filter_policy.h>
 #include <rocksdb/table.h>
 
 #include <algorithm>
@@ -57,40 +58,6 @@ namespace {
 
 /// Entries kept for re-checks: enough for the inserts of many concurrent batch requests.
 constexpr std::size_t max_recent = 65536;
-
-uint64_t id_hash(std::string_view id) {
-  return std::hash<std::string_view>{}(id);
-}
-
-/// The puts of one request, grouped by key kind and sorted before they go into the WriteBatch:
-/// the memtable inserts keys of one kind in order (numbers, times) or sorted, which its skip
-/// list does with far fewer comparisons than interleaved keys.
-struct write_set {
-  std::vector<std::pair<std::string, std::string>> num, time, doc;
-
-  /// Drops the puts added at position i (a document replaced within the request).
-  void drop(std::size_t i) {
-    num[i].first.clear();
-    time[i].first.clear();
-    doc[i].first.clear();
-  }
-
-  void put_into(rocksdb::WriteBatch& batch, rocksdb::ColumnFamilyHandle* num_cf,
-                rocksdb::ColumnFamilyHandle* time_cf) {
-    const auto by_key = [](const auto& a, const auto& b) { return a.first < b.first; };
-    std::sort(time.begin(), time.end(), by_key);
-    std::sort(doc.begin(), doc.end(), by_key);
-    for (const auto& [k, v] : num) {
-      if (!k.empty()) batch.Put(num_cf, k, v);
-    }
-    for (const auto& [k, v] : time) {
-      if (!k.empty()) batch.Put(time_cf, k, v);
-    }
-    for (const auto& [k, v] : doc) {
-      if (!k.empty()) batch.Put(k, v);
-    }
-  }
-};
 
 }  // namespace
 
@@ -195,90 +162,101 @@ result<uint64_t> rocks_backend::apply_pending(const collection_config& config, d
       b.after_index_change(c);
     }
   } guard{*this, c};
-  // Documents the probe found duplicates of are most likely not inserted: not looked up now.
-  std::vector<char> looked_up(docs.size());
-  for (std::size_t i = 0; i < docs.size(); ++i) looked_up[i] = hits[i].empty();
-  std::vector<std::optional<doc_value>> stored;
-  if (auto st = lookup_ids(c, docs, looked_up, stored); !st) return std::move(st).error();
   uint64_t seq = 0;
   {
     std::lock_guard lock(c.mu);
-    // Ids written since the lookups (or all of them, after a removal) are looked up again.
-    const bool ids_stale = c.removals.load(std::memory_order_relaxed) != probed_removals ||
-                           !recent_reaches(c, probed_num);
-    std::vector<uint64_t> written_since;
-    if (!ids_stale) {
-      for (auto it = recent_from(c, probed_num); it != c.recent.end(); ++it) {
-        written_since.push_back(it->id_hash);
-      }
-      std::sort(written_since.begin(), written_since.end());
-    }
+    // The request's record (rocks_keys.hpp) and the records it rewrites.
+    std::vector<stored_doc> added;
+    std::vector<char> dropped;
+    record_edits edits;
     rocksdb::WriteBatch batch;
-    write_set puts;
     std::vector<undo_step> undo;
-    // Ids inserted earlier in this request, with the position of their puts: not in the
-    // database until the batch is written.
-    std::unordered_map<std::string_view, std::pair<doc_value, std::size_t>> pending;
+    // Ids inserted earlier in this request, with their position in `added`: not in the
+    // store until the batch is written.
+    std::unordered_map<std::string_view, std::size_t> pending;
+    const auto fail = [&](error_info e) {
+      rollback(c, undo);
+      return result<uint64_t>(std::move(e));
+    };
+    // What the probe cannot have seen: the entries inserted since, and this request's own as
+    // it inserts them; after a removal, or when the list no longer reaches back, a new probe.
+    const bool stale = c.removals.load(std::memory_order_relaxed) != probed_removals ||
+                       !recent_reaches(c, probed_num);
+    std::vector<index_entry> since;
+    if (!stale && op == doc_op::check_insert) {
+      since.assign(recent_from(c, probed_num), c.recent.cend());
+    }
+    // The id map's slots, fetched for all documents at once rather than one miss at a time.
+    std::vector<uint64_t> hashes(docs.size());
+    for (std::size_t i = 0; i < docs.size(); ++i) {
+      hashes[i] = id_map::hash(docs[i].id);
+      c.ids.prefetch(hashes[i]);
+    }
     for (std::size_t i = 0; i < docs.size(); ++i) {
       if (op == doc_op::check_insert) {
         // Under the collection lock nothing is inserted between this check and the insert.
-        recheck_locked(c, docs[i], probed_num, probed_removals, hits[i]);
+        const bool reprobe = stale || c.removals.load(std::memory_order_relaxed) != probed_removals;
+        recheck_locked(c, docs[i], since, reprobe, hits[i]);
         if (!hits[i].empty()) continue;
       }
-      std::optional<doc_value> old;
-      const auto p = pending.find(docs[i].id);
-      if (p != pending.end()) {
-        // Replaces a document of this request: its puts are dropped instead.
-        old = p->second.first;
-        puts.drop(p->second.second);
-      } else if (ids_stale || !looked_up[i] ||
-                 std::binary_search(written_since.begin(), written_since.end(),
-                                    id_hash(docs[i].id))) {
-        auto got = get_doc(c, docs[i].id);
-        if (!got) {
-          rollback(c, undo);
-          return std::move(got).error();
-        }
-        old = *got;
-      } else {
-        old = stored[i];
+      if (c.next_num > id_map::max_number) {
+        return fail(make_error(errc::unsupported, "collection " + c.config.name +
+                                                      " has numbered all the documents it can"));
       }
-      const doc_value v{docs[i].fingerprint, docs[i].time, c.next_num++};
+      std::optional<doc_location> old;
+      const uint64_t h = hashes[i];
+      if (const auto p = pending.find(docs[i].id); p != pending.end()) {
+        // Replaces a document of this request: it leaves the request's record instead.
+        const stored_doc& d = added[p->second];
+        old = doc_location{0, d.num, d.fingerprint, d.time};
+        dropped[p->second] = 1;
+      } else {
+        auto got = find_doc(c, docs[i].id, edits);
+        if (!got) return fail(std::move(got).error());
+        old = *got;
+        if (old) {
+          if (auto st = remove_from_record(c, *old, edits); !st) return fail(std::move(st).error());
+          batch.Put(removal_key(c.config.name, c.next_removal++), u64_value(old->num));
+        }
+      }
       if (old) {
         // Re-sending an id replaces its document.
         c.removals.fetch_add(1, std::memory_order_release);
         // Deferred: a merge on the maintenance thread may hold the index for seconds, and this
         // thread holds the collection lock.
         c.index.remove_deferred(old->num);
+        c.ids.erase(h, old->num);
       }
-      if (old && p == pending.end()) {
-        batch.Delete(num_cf_, num_key(c.config.name, old->num));
-        batch.Delete(time_cf_, time_key(c.config.name, old->time, old->num));
-        batch.Put(removal_key(c.config.name, c.next_removal++), u64_value(old->num));
-      }
-      const index_entry e{v.fingerprint, v.num, v.time};
+      const index_entry e{docs[i].fingerprint, c.next_num++, docs[i].time};
       c.index.insert(e);
-      c.recent.push_back({e, id_hash(docs[i].id)});
+      c.ids.insert(h, e.id);
+      c.recent.push_back(e);
       if (c.recent.size() > max_recent) c.recent.pop_front();
-      puts.num.emplace_back(num_key(c.config.name, v.num),
-                            num_value(v.fingerprint, v.time, docs[i].id));
-      puts.time.emplace_back(time_key(c.config.name, v.time, v.num),
-                             time_value(v.fingerprint, docs[i].id));
-      puts.doc.emplace_back(doc_key(c.config.name, docs[i].id), encode(v));
-      pending[docs[i].id] = {v, puts.doc.size() - 1};
-      undo.push_back({v.num, old});
+      since.push_back(e);
+      pending[docs[i].id] = added.size();
+      added.push_back({e.id, e.fingerprint, e.timestamp, docs[i].id});
+      dropped.push_back(0);
+      undo.push_back({e.id, h, old});
       out[i].inserted = true;
     }
     if (!undo.empty()) {
       std::size_t replaced = 0;
       for (const auto& u : undo) replaced += u.old ? 1 : 0;
-      puts.put_into(batch, num_cf_, time_cf_);
-      batch.Put(count_key(c.config.name), u64_value(c.documents + undo.size() - replaced));
-      auto s = db_->Write(rocksdb::WriteOptions(), &batch);
-      if (!s.ok()) {
-        rollback(c, undo);
-        return db_error("write", s);
+      std::string record;
+      uint64_t first = 0;
+      int64_t newest = INT64_MIN;
+      for (std::size_t j = 0; j < added.size(); ++j) {
+        if (dropped[j]) continue;
+        if (record.empty()) first = added[j].num;
+        newest = std::max(newest, added[j].time);
+        append_doc(record, added[j]);
       }
+      batch.Put(num_cf_, num_key(c.config.name, first), record);
+      batch.Put(time_cf_, time_key(c.config.name, newest, first), {});
+      write_edits(c, edits, batch);
+      batch.Put(next_number_key(c.config.name), u64_value(c.next_num));
+      auto s = db_->Write(rocksdb::WriteOptions(), &batch);
+      if (!s.ok()) return fail(db_error("write", s));
       c.last_write = db_->GetLatestSequenceNumber();
       c.inserted += undo.size();
       c.documents += undo.size() - replaced;
@@ -303,22 +281,22 @@ result<pending_removal> rocks_backend::remove_pending(const collection_config& c
   uint64_t seq;
   {
     std::lock_guard lock(c.mu);
-    auto old = get_doc(c, id);
+    record_edits edits;
+    auto old = find_doc(c, id, edits);
     if (!old) return std::move(old).error();
     // Not found may be due to a removal not synced yet.
     if (!*old) return pending_removal{false, c.last_write};
-    const doc_value& v = **old;
+    const doc_location& at = **old;
+    if (auto st = remove_from_record(c, at, edits); !st) return std::move(st).error();
     rocksdb::WriteBatch batch;
-    batch.Delete(doc_key(c.config.name, id));
-    batch.Delete(num_cf_, num_key(c.config.name, v.num));
-    batch.Delete(time_cf_, time_key(c.config.name, v.time, v.num));
-    batch.Put(removal_key(c.config.name, c.next_removal), u64_value(v.num));
-    batch.Put(count_key(c.config.name), u64_value(c.documents - 1));
+    write_edits(c, edits, batch);
+    batch.Put(removal_key(c.config.name, c.next_removal), u64_value(at.num));
     auto s = db_->Write(rocksdb::WriteOptions(), &batch);
     if (!s.ok()) return db_error("write", s);
     ++c.next_removal;
     c.removals.fetch_add(1, std::memory_order_release);
-    c.index.remove_deferred(v.num);
+    c.index.remove_deferred(at.num);
+    c.ids.erase(id_map::hash(id), at.num);
     seq = c.last_write = db_->GetLatestSequenceNumber();
     --c.documents;
   }
@@ -340,27 +318,35 @@ status rocks_backend::expire(const collection_config& config, int64_t now) {
   c.index.expire(now);
   const std::string first = prefix('t', c.config.name);
   const std::string end = time_key(c.config.name, now - config.window_s + 1, 0);
+  std::vector<stored_doc> docs;
+  std::string value;
   for (;;) {
     std::lock_guard lock(c.mu);
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), time_cf_));
     rocksdb::WriteBatch batch;
     std::size_t n = 0;
+    // A record goes once its newest document is out of the window.
     for (it->Seek(first); it->Valid() && it->key().compare(end) < 0 && n < 10000; it->Next()) {
       const std::string_view key = it->key().ToStringView();
-      const std::string_view value = it->value().ToStringView();
-      if (value.size() < 8 || key.size() != first.size() + 16) {
+      if (key.size() != first.size() + 16) {
         return make_error(errc::corrupt_data, "stored time key of collection " + config.name);
       }
-      const uint64_t num = read_be(key.substr(first.size() + 8));
-      const std::string_view id = value.substr(8);
+      const uint64_t record = read_be(key.substr(first.size() + 8));
+      auto s = db_->Get(rocksdb::ReadOptions(), num_cf_, num_key(c.config.name, record), &value);
+      if (!s.ok() && !s.IsNotFound()) return db_error("get", s);
+      if (s.ok() && !decode_record(value, docs)) {
+        return make_error(errc::corrupt_data, "stored record " + std::to_string(record) +
+                                                  " of collection " + config.name);
+      }
+      if (s.ok()) {
+        for (const auto& d : docs) c.ids.erase(id_map::hash(d.id), d.num);
+        n += docs.size();
+      }
       batch.Delete(time_cf_, it->key());
-      batch.Delete(num_cf_, num_key(c.config.name, num));
-      batch.Delete(doc_key(c.config.name, id));
-      ++n;
+      batch.Delete(num_cf_, num_key(c.config.name, record));
     }
     if (!it->status().ok()) return db_error("scan", it->status());
-    if (n == 0) return {};
-    batch.Put(count_key(c.config.name), u64_value(c.documents - n));
+    if (batch.Count() == 0) return {};
     // Unsynced: after a crash of the machine, documents whose deletion was lost are simply
     // expired again. Written out of the WAL buffer at once, so that a crash of the process
     // alone (kill -9) does not bring back a document the window already removed.
@@ -446,88 +432,46 @@ std::vector<std::vector<index_match>> rocks_backend::probe(const collection_stat
 }
 
 bool rocks_backend::recent_reaches(const collection_state& c, uint64_t num) {
-  return num >= c.next_num || (!c.recent.empty() && c.recent.front().entry.id <= num);
+  return num >= c.next_num || (!c.recent.empty() && c.recent.front().id <= num);
 }
 
-std::deque<recent_entry>::const_iterator rocks_backend::recent_from(const collection_state& c,
-                                                                    uint64_t num) {
+std::deque<index_entry>::const_iterator rocks_backend::recent_from(const collection_state& c,
+                                                                   uint64_t num) {
   return std::lower_bound(c.recent.begin(), c.recent.end(), num,
-                          [](const recent_entry& e, uint64_t n) { return e.entry.id < n; });
+                          [](const index_entry& e, uint64_t n) { return e.id < n; });
 }
 
 void rocks_backend::recheck_locked(const collection_state& c, const doc_input& d,
-                                   uint64_t probed_num, uint64_t probed_removals,
+                                   std::span<const index_entry> since, bool reprobe,
                                    std::vector<index_match>& hits) {
-  if (c.removals.load(std::memory_order_relaxed) != probed_removals ||
-      !recent_reaches(c, probed_num)) {
+  if (reprobe) {
     hits = query(c, d);
     return;
   }
   const std::size_t before = hits.size();
-  for (auto it = recent_from(c, probed_num); it != c.recent.end(); ++it) {
-    const index_entry& e = it->entry;
+  for (const index_entry& e : since) {
     const int distance = hamming_distance(e.fingerprint, d.fingerprint);
+    if (distance > c.config.k || !live(c, e.timestamp, d.time)) continue;
     // An entry inserted between the snapshot and the probe may be in both.
     const auto seen = [&](const index_match& m) { return m.id == e.id; };
-    if (distance <= c.config.k && live(c, e.timestamp, d.time) &&
-        std::none_of(hits.begin(), hits.begin() + static_cast<std::ptrdiff_t>(before), seen)) {
+    if (std::none_of(hits.begin(), hits.begin() + static_cast<std::ptrdiff_t>(before), seen)) {
       hits.push_back(index_match{e.id, e.fingerprint, e.timestamp, distance});
     }
   }
   if (hits.size() != before) std::sort(hits.begin(), hits.end(), match_order);
 }
 
-status rocks_backend::lookup_ids(const collection_state& c, std::span<const doc_input> docs,
-                                 std::span<const char> wanted,
-                                 std::vector<std::optional<doc_value>>& out) {
-  out.assign(docs.size(), std::nullopt);
-  std::vector<std::size_t> which;
-  std::vector<std::string> keys;
-  for (std::size_t i = 0; i < docs.size(); ++i) {
-    if (!wanted[i]) continue;
-    which.push_back(i);
-    keys.push_back(doc_key(c.config.name, docs[i].id));
-  }
-  if (keys.empty()) return {};
-  std::vector<rocksdb::Slice> slices(keys.begin(), keys.end());
-  std::vector<rocksdb::PinnableSlice> values(keys.size());
-  std::vector<rocksdb::Status> statuses(keys.size());
-  db_->MultiGet(rocksdb::ReadOptions(), db_->DefaultColumnFamily(), slices.size(), slices.data(),
-                values.data(), statuses.data());
-  for (std::size_t j = 0; j < keys.size(); ++j) {
-    if (statuses[j].IsNotFound()) continue;
-    if (!statuses[j].ok()) return db_error("get", statuses[j]);
-    doc_value v;
-    if (!decode(values[j].ToStringView(), v)) {
-      return make_error(errc::corrupt_data, "stored document " + docs[which[j]].id);
-    }
-    out[which[j]] = v;
-  }
-  return {};
-}
-
-result<std::optional<doc_value>> rocks_backend::get_doc(const collection_state& c,
-                                                        std::string_view id) {
-  std::string raw;
-  auto s = db_->Get(rocksdb::ReadOptions(), doc_key(c.config.name, id), &raw);
-  if (s.IsNotFound()) return std::optional<doc_value>{};
-  if (!s.ok()) return db_error("get", s);
-  doc_value v;
-  if (!decode(raw, v)) {
-    return make_error(errc::corrupt_data, "stored document " + std::string(id));
-  }
-  return std::optional<doc_value>{v};
-}
-
 void rocks_backend::rollback(collection_state& c, std::vector<undo_step>& undo) {
   c.removals.fetch_add(1, std::memory_order_release);
   ++c.rollbacks;
   // The undone inserts are the newest entries of the list.
-  while (!c.recent.empty() && c.recent.back().entry.id >= c.next_num - undo.size()) {
+  while (!c.recent.empty() && c.recent.back().id >= c.next_num - undo.size()) {
     c.recent.pop_back();
   }
   for (auto it = undo.rbegin(); it != undo.rend(); ++it) {
     c.index.remove(it->inserted_num);
+    c.ids.erase(it->id_hash, it->inserted_num);
+    if (it->old) c.ids.insert(it->id_hash, it->old->num);
     // The replaced document's removal may not have been applied yet: then taking it back is
     // enough; else its entry goes back in.
     if (it->old && !c.index.cancel_removal(it->old->num)) {
@@ -650,14 +594,10 @@ status rocks_backend::resolve_all(const collection_state& c,
     // The index sorts by (distance, time, number); ties beyond distance keep that order.
     for (const index_match& h : hits[i]) {
       if (out[i].matches.size() >= max_matches) break;
-      std::string value;
-      auto s = db_->Get(rocksdb::ReadOptions(), num_cf_, num_key(c.config.name, h.id), &value);
-      if (s.IsNotFound()) continue;  // deleted since the lookup
-      if (!s.ok()) return db_error("get", s);
-      if (value.size() < 16) {
-        return make_error(errc::corrupt_data, "stored number key of collection " + c.config.name);
-      }
-      out[i].matches.push_back({value.substr(16), h.distance});
+      auto id = stored_id(c, h.id);
+      if (!id) return std::move(id).error();
+      if (!*id) continue;  // deleted since the probe
+      out[i].matches.push_back({std::move(**id), h.distance});
     }
   }
   return {};
@@ -674,42 +614,31 @@ result<std::unique_ptr<backend>> open_rocks_backend(const std::string& dir,
   // compacting; the values (ids, fingerprints) barely compress, so compressing them is waste.
   db_options.compression = rocksdb::kNoCompression;
   // Memtables of all column families together: flushed (largest first) beyond this. With the
-  // block cache, this is most of the store's memory beside the indexes (about 6 bytes per
-  // document at 10M).
+  // block cache, this is most of the store's memory beside the indexes and id maps (about 6
+  // bytes per document at 10M).
   db_options.db_write_buffer_size = std::size_t{64} << 20;
   // Writes only append to the WAL buffer (no write call under the collection lock); the group
   // commit writes and syncs it for every request queued (sync_loop). What a crash loses
   // from the buffer was never acknowledged.
   db_options.manual_wal_flush = true;
-  // One small block cache for every family: reads are id lookups (mostly absent, answered by
-  // the Bloom filters) and scans at start.
+  // One small block cache for every family: reads are scans at start, records of replaced or
+  // matched documents, and the few keys of the default family.
   const auto cache = rocksdb::NewLRUCache(std::size_t{8} << 20);
+  rocksdb::BlockBasedTableOptions table;
+  table.block_cache = cache;
+  rocksdb::ColumnFamilyOptions settings(db_options);
+  settings.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
   // The n/ and t/ keys only grow (numbers, times), so they arrive in key order: in families of
   // their own, their files do not overlap and RocksDB moves them down the levels instead of
   // rewriting them. They are read by scans and by keys that exist: no Bloom filters.
-  rocksdb::ColumnFamilyOptions ordered(db_options);
-  rocksdb::BlockBasedTableOptions plain;
-  plain.block_cache = cache;
-  ordered.table_factory.reset(rocksdb::NewBlockBasedTableFactory(plain));
-  ordered.write_buffer_size = std::size_t{12} << 20;
-  // Every insert looks its id up (to replace a re-sent id); nearly all are absent, which Bloom
-  // filters answer without searching the memtable or reading table blocks.
-  rocksdb::ColumnFamilyOptions ids(db_options);
-  rocksdb::BlockBasedTableOptions table;
-  table.block_cache = cache;
-  table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
-  ids.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
-  ids.memtable_whole_key_filtering = true;
-  ids.memtable_prefix_bloom_size_ratio = 0.05;
-  ids.write_buffer_size = std::size_t{40} << 20;
-  // Ids arrive in random order, so every compaction of this family rewrites what it merges;
-  // universal compaction rewrites each key fewer times than levels do (about 7% less CPU for
-  // a 4M-document load), at the price of up to twice the space while it merges.
-  ids.compaction_style = rocksdb::kCompactionStyleUniversal;
+  rocksdb::ColumnFamilyOptions records(settings);
+  records.write_buffer_size = std::size_t{32} << 20;
+  rocksdb::ColumnFamilyOptions times(settings);
+  times.write_buffer_size = std::size_t{4} << 20;
   const std::vector<rocksdb::ColumnFamilyDescriptor> families = {
-      {rocksdb::kDefaultColumnFamilyName, ids},
-      {std::string(num_family), ordered},
-      {std::string(time_family), ordered}};
+      {rocksdb::kDefaultColumnFamilyName, settings},
+      {std::string(num_family), records},
+      {std::string(time_family), times}};
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* raw = nullptr;
   auto s = rocksdb::DB::Open(rocksdb::DBOptions(db_options), dir, families, &handles, &raw);

@@ -21,6 +21,7 @@
 
 #include <simdup/online_index.hpp>
 #include "store/backend.hpp"
+#include "store/id_map.hpp"
 #include "store/rocks_keys.hpp"
 
 namespace simdup::detail {
@@ -28,12 +29,24 @@ namespace simdup::detail {
 error_info db_error(const char* what, const rocksdb::Status& s);
 online_index_options index_options(const collection_config& c);
 
-/// An insert of the recent list: what a request that probed before it must re-check.
-struct recent_entry {
-  index_entry entry;
-  /// std::hash of the document id: a request whose ids were looked up before this insert
-  /// looks an id again when its hash is here.
-  uint64_t id_hash;
+/// A stored document and the record that holds it (rocks_keys.hpp).
+struct doc_location {
+  uint64_t record = 0;  ///< the record's key number
+  uint64_t num = 0;
+  uint64_t fingerprint = 0;
+  int64_t time = 0;
+};
+
+/// Records one request rewrites (documents deleted or replaced), by key number; written with
+/// the request's batch.
+struct record_edits {
+  struct record {
+    std::string value;                         ///< as stored; `docs` point into it
+    std::vector<rocks_keys::stored_doc> docs;  ///< what is left
+    int64_t newest = 0;                        ///< the stored t/ key's time
+    uint64_t last = 0;                         ///< the largest number it held
+  };
+  std::map<uint64_t, record> records;
 };
 
 /// A mutex that spins a little before it sleeps (glibc's adaptive kind where available): the
@@ -92,7 +105,9 @@ struct collection_state {
   uint64_t rollbacks = 0;
   /// The most recent inserts, in number order (under mu), for the re-check after a lock-free
   /// probe; bounded.
-  std::deque<recent_entry> recent;
+  std::deque<index_entry> recent;
+  /// Id to number of every stored document (under mu).
+  id_map ids;
   std::atomic<uint64_t> documents{0}, inserted{0}, expired{0}, deleted{0};
 
   /// Segment file state (under snapshot_mu): what the current file covers and when it was saved.
@@ -135,11 +150,10 @@ class rocks_backend final : public backend {
   result<collection_stats> stats(const collection_config& config) override;
 
  private:
-  using doc_value = rocks_keys::doc_value;
-
   struct undo_step {
-    uint64_t inserted_num;         ///< to remove from the index
-    std::optional<doc_value> old;  ///< an older document with the same id was removed: restore
+    uint64_t inserted_num;  ///< to remove from the index and the id map
+    uint64_t id_hash;
+    std::optional<doc_location> old;  ///< an older document with the same id was removed: restore
   };
 
   result<collection_state*> find(const std::string& name);
@@ -150,16 +164,26 @@ class rocks_backend final : public backend {
                                                      std::span<const doc_input> docs);
   /// Whether the recent list holds every insert numbered from `num` on.
   static bool recent_reaches(const collection_state& c, uint64_t num);
-  static std::deque<recent_entry>::const_iterator recent_from(const collection_state& c,
-                                                              uint64_t num);
-  /// Completes a probe made without the lock: adds the entries inserted since (numbered from
-  /// probed_num on), or probes again if something was removed or the list is too short.
-  static void recheck_locked(const collection_state& c, const doc_input& d, uint64_t probed_num,
-                             uint64_t probed_removals, std::vector<index_match>& hits);
-  /// The stored document of each id that is `wanted` (one MultiGet).
-  status lookup_ids(const collection_state& c, std::span<const doc_input> docs,
-                    std::span<const char> wanted, std::vector<std::optional<doc_value>>& out);
-  result<std::optional<doc_value>> get_doc(const collection_state& c, std::string_view id);
+  static std::deque<index_entry>::const_iterator recent_from(const collection_state& c,
+                                                             uint64_t num);
+  /// Completes a probe made without the lock with the entries inserted since (`since`), or
+  /// probes again when `reprobe` (something was removed, or the list is too short).
+  static void recheck_locked(const collection_state& c, const doc_input& d,
+                             std::span<const index_entry> since, bool reprobe,
+                             std::vector<index_match>& hits);
+  // rocks_records.cpp; callers hold the collection lock, but for stored_id.
+  /// The record holding number `num`, if any: its key number and value.
+  result<bool> read_record(const collection_state& c, uint64_t num, uint64_t& record,
+                           std::string& value);
+  /// The stored document with this id, as `edits` leave it.
+  result<std::optional<doc_location>> find_doc(const collection_state& c, std::string_view id,
+                                               record_edits& edits);
+  /// Takes document `at` out of its record (in `edits`).
+  status remove_from_record(const collection_state& c, const doc_location& at, record_edits& edits);
+  void write_edits(const collection_state& c, const record_edits& edits,
+                   rocksdb::WriteBatch& batch);
+  /// The id of document `num`; nullopt when it is no longer stored.
+  result<std::optional<std::string>> stored_id(const collection_state& c, uint64_t num);
   static void rollback(collection_state& c, std::vector<undo_step>& undo);
   /// The group commit, on its own thread: writes and fsyncs the WAL once for every ticket
   /// queued while the previous sync ran, then completes them all.
@@ -178,8 +202,9 @@ class rocks_backend final : public backend {
   /// The segment file and newer documents; false (with the reason on stderr) when the file
   /// cannot be used.
   result<bool> load_snapshot(collection_state& c);
-  /// Rebuilds the index from the time-ordered keys, so segments come out in time order.
-  status rebuild(collection_state& c);
+  /// Reads every record: the id map and document count, and the index entries numbered from
+  /// `from` on (all of them when there is no segment file).
+  status scan_records(collection_state& c, uint64_t from, uint64_t end_num);
   /// The number of the last key under prefix `p` (p + 8 bytes big endian) in `family`, or
   /// nullopt when there is none.
   result<std::optional<uint64_t>> last_number(rocksdb::ColumnFamilyHandle* family,

@@ -1,16 +1,19 @@
 // Key and value encodings of the embedded RocksDB store (rocks_backend.cpp).
 //
-// Keys (numbers big endian so they sort); the n/ keys are in column family "num", the t/ keys in
-// "time" (their keys only grow, so RocksDB moves their files instead of compacting them), all
-// others in the default family:
+// Documents are stored a request at a time: one record per request holds the documents it
+// inserted, so a batch of 100 costs RocksDB two keys instead of hundreds (the ids are mapped to
+// numbers in memory, store/id_map.hpp). Keys (numbers big endian so they sort); the n/ keys are
+// in column family "num", the t/ keys in "time" (both only grow, so RocksDB moves their files
+// instead of compacting them), all others in the default family:
 //   c \0 <collection>                   -> collection settings (JSON)
-//   d \0 <collection> \0 <id>           -> fingerprint, time, number (3 x 8 bytes, little endian)
-//   n \0 <collection> \0 <number>       -> fingerprint, time (2 x 8 bytes, little endian) + id;
-//                                          number order, for the replay after a segment file
-//   t \0 <collection> \0 <time><number> -> fingerprint (8 bytes, little endian) + id; time order
-//                                          for the rebuild and for expiry
-//   k \0 <collection>                   -> documents in the collection (8 bytes, little endian)
-//   r \0 <collection> \0 <removal>      -> number of a document removed by DELETE or replaced,
+//   n \0 <collection> \0 <number>        -> record: the documents of one request, numbered from
+//                                          <number> on (encode_record); rewritten without a
+//                                          document that is deleted or replaced
+//   t \0 <collection> \0 <time><number>  -> empty: a record's newest document time, for expiry
+//                                          in time order
+//   k \0 <collection>                   -> next document number (8 bytes, little endian): never
+//                                          reused, even after the documents holding it are gone
+//   r \0 <collection> \0 <removal>       -> number of a document removed by DELETE or replaced,
 //                                          kept until a segment file covers the removal
 //   s \0 <collection>                   -> segment file record (snapshot_record)
 //   f                                   -> format_version
@@ -20,12 +23,13 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace simdup::detail::rocks_keys {
 
 inline constexpr const char* format_key = "f";
 /// Bumped when a key or value encoding changes; a store of another format is refused.
-inline constexpr const char* format_version = "3";
+inline constexpr const char* format_version = "4";
 /// Column families of the n/ and t/ keys.
 inline constexpr std::string_view num_family = "num";
 inline constexpr std::string_view time_family = "time";
@@ -78,15 +82,6 @@ inline std::string u64_value(uint64_t v) {
   return s;
 }
 
-/// Key of the document count of a collection.
-inline std::string count_key(std::string_view collection) {
-  return single('k', collection);
-}
-
-inline std::string doc_key(std::string_view collection, std::string_view id) {
-  return prefix('d', collection).append(id);
-}
-
 inline std::string num_key(std::string_view collection, uint64_t num) {
   std::string k = prefix('n', collection);
   append_be(k, num);
@@ -103,21 +98,9 @@ inline std::string time_key(std::string_view collection, int64_t time, uint64_t 
   return k;
 }
 
-inline std::string time_value(uint64_t fingerprint, std::string_view id) {
-  std::string v;
-  v.reserve(8 + id.size());
-  append_le(v, fingerprint);
-  v.append(id);
-  return v;
-}
-
-inline std::string num_value(uint64_t fingerprint, int64_t time, std::string_view id) {
-  std::string v;
-  v.reserve(16 + id.size());
-  append_le(v, fingerprint);
-  append_le(v, static_cast<uint64_t>(time));
-  v.append(id);
-  return v;
+/// Key of a collection's next document number.
+inline std::string next_number_key(std::string_view collection) {
+  return single('k', collection);
 }
 
 inline std::string removal_key(std::string_view collection, uint64_t removal) {
@@ -126,26 +109,42 @@ inline std::string removal_key(std::string_view collection, uint64_t removal) {
   return k;
 }
 
-struct doc_value {
+/// A document of a record. `id` points into the record's value (or its owner).
+struct stored_doc {
+  uint64_t num = 0;
   uint64_t fingerprint = 0;
   int64_t time = 0;
-  uint64_t num = 0;
+  std::string_view id;
 };
 
-inline std::string encode(const doc_value& v) {
-  std::string out;
-  out.reserve(24);
-  append_le(out, v.fingerprint);
-  append_le(out, static_cast<uint64_t>(v.time));
-  append_le(out, v.num);
-  return out;
+/// Record value: per document, number, fingerprint, time (8 bytes each, little endian), the id's
+/// length (4 bytes, little endian) and the id.
+inline void append_doc(std::string& record, const stored_doc& d) {
+  append_le(record, d.num);
+  append_le(record, d.fingerprint);
+  append_le(record, static_cast<uint64_t>(d.time));
+  const auto n = static_cast<uint32_t>(d.id.size());
+  char len[4];
+  std::memcpy(len, &n, 4);
+  record.append(len, 4).append(d.id);
 }
 
-inline bool decode(std::string_view s, doc_value& v) {
-  if (s.size() != 24) return false;
-  v.fingerprint = read_le(s);
-  v.time = static_cast<int64_t>(read_le(s.substr(8)));
-  v.num = read_le(s.substr(16));
+/// The documents of a record, pointing into `record`; false when it is malformed.
+inline bool decode_record(std::string_view record, std::vector<stored_doc>& out) {
+  out.clear();
+  while (!record.empty()) {
+    if (record.size() < 28) return false;
+    stored_doc d;
+    d.num = read_le(record);
+    d.fingerprint = read_le(record.substr(8));
+    d.time = static_cast<int64_t>(read_le(record.substr(16)));
+    uint32_t n;
+    std::memcpy(&n, record.data() + 24, 4);
+    if (record.size() - 28 < n) return false;
+    d.id = record.substr(28, n);
+    record.remove_prefix(28 + std::size_t{n});
+    out.push_back(d);
+  }
   return true;
 }
 

@@ -9,8 +9,8 @@
 //      layout: rebuild the index from the store instead; RocksDB stays the source of truth);
 //   2. replay the removals logged from `removal` on (removing an absent number is a no-op);
 //   3. insert the documents numbered from next_num on, unless the file already has them.
-// Expired documents need no replay: queries skip entries outside the window, and their ids
-// are gone from the store.
+// Expired documents need no replay: queries skip entries outside the window, and their records
+// are gone from the store. Every start reads all records once anyway, for the id map.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -80,13 +80,30 @@ status rocks_backend::load() {
     }
     auto state = make_state(*config);
     if (!state) return std::move(state).error();
-    auto loaded = load_snapshot(**state);
+    collection_state& c = **state;
+    auto loaded = load_snapshot(c);
     if (!loaded) return std::move(loaded).error();
-    if (!*loaded) {
-      if (auto st = rebuild(**state); !st) return st;
+    if (*loaded) {
+      if (auto st = scan_records(c, c.snapshot.next_num, c.snapshot.end_num); !st) return st;
+    } else {
+      if (auto st = scan_records(c, 0, 0); !st) return st;
+      // A bulk rebuild leaves many small sealed segments; fewer segments mean fewer probes.
+      c.index.compact();
+      auto last_removal = last_number(db_->DefaultColumnFamily(), prefix('r', c.config.name));
+      if (!last_removal) return std::move(last_removal).error();
+      if (*last_removal) c.next_removal = **last_removal + 1;
     }
+    // Numbers of documents removed since are never reused.
+    std::string raw;
+    s = db_->Get(rocksdb::ReadOptions(), next_number_key(c.config.name), &raw);
+    if (!s.ok() && !s.IsNotFound()) return db_error("get", s);
+    if (s.ok() && raw.size() != 8) {
+      return make_error(errc::corrupt_data, "stored next number of collection " + c.config.name);
+    }
+    if (s.ok()) c.next_num = std::max(c.next_num, read_le(raw));
+    c.published = c.next_num;
     // The documents replayed after a segment file were only set aside in the index.
-    if ((*state)->index.awaiting_maintenance() > 0) request_maintenance(**state);
+    if (c.index.awaiting_maintenance() > 0) request_maintenance(c);
     collections_.emplace(config->name, std::move(*state));
   }
   if (!it->status().ok()) return db_error("scan", it->status());
@@ -137,84 +154,49 @@ result<bool> rocks_backend::load_snapshot(collection_state& c) {
   }
   if (!it->status().ok()) return db_error("scan", it->status());
 
-  // Documents since: numbered from next_num on, in number (insert) order. Only those numbered
-  // below end_num may be in the file already.
   c.next_num = std::max<uint64_t>(rec.next_num, 1);
-  const std::string nprefix = prefix('n', name);
-  std::vector<index_entry> entries;
-  it.reset(db_->NewIterator(ro, num_cf_));
-  for (it->Seek(num_key(name, rec.next_num)); it->Valid() && it->key().starts_with(nprefix);
-       it->Next()) {
-    if (it->key().size() != nprefix.size() + 8 || it->value().size() < 16) {
-      return make_error(errc::corrupt_data, "stored number key of collection " + name);
-    }
-    const index_entry e{read_le(it->value().ToStringView()),
-                        read_be(it->key().ToStringView().substr(nprefix.size())),
-                        static_cast<int64_t>(read_le(it->value().ToStringView().substr(8)))};
-    c.next_num = std::max(c.next_num, e.id + 1);
-    if (e.id < rec.end_num) {
-      query_params exact;
-      exact.k = 0;
-      exact.now = e.timestamp;
-      const auto same = c.index.query(e.fingerprint, exact);
-      const auto is_e = [&](const index_match& m) { return m.id == e.id; };
-      if (std::any_of(same.begin(), same.end(), is_e)) continue;
-    }
-    push_entry(c.index, entries, e);
-  }
-  if (!it->status().ok()) return db_error("scan", it->status());
-  c.index.insert(entries);
-
-  s = db_->Get(rocksdb::ReadOptions(), count_key(name), &raw);
-  if (s.ok() && raw.size() == 8) {
-    c.documents = read_le(raw);
-  } else if (s.ok() || s.IsNotFound()) {
-    c.documents = c.index.stats().size;
-  } else {
-    return db_error("get", s);
-  }
-  c.published = c.next_num;
   c.snapshot = rec;
   c.snapshot_time = steady_seconds();
   return true;
 }
 
-status rocks_backend::rebuild(collection_state& c) {
+status rocks_backend::scan_records(collection_state& c, uint64_t from, uint64_t end_num) {
   const std::string& name = c.config.name;
-  const std::string p = prefix('t', name);
+  const std::string p = prefix('n', name);
   rocksdb::ReadOptions ro;
   ro.fill_cache = false;
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, time_cf_));
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, num_cf_));
+  std::vector<stored_doc> docs;
   std::vector<index_entry> entries;
   uint64_t count = 0;
   for (it->Seek(p); it->Valid() && it->key().starts_with(p); it->Next()) {
-    const std::string_view key = it->key().ToStringView();
-    const std::string_view value = it->value().ToStringView();
-    if (value.size() < 8 || key.size() != p.size() + 16) {
-      return make_error(errc::corrupt_data, "stored time key of collection " + name);
+    if (it->key().size() != p.size() + 8 || !decode_record(it->value().ToStringView(), docs)) {
+      return make_error(errc::corrupt_data, "stored record of collection " + name);
     }
-    index_entry e;
-    e.timestamp = static_cast<int64_t>(read_be(key.substr(p.size())) ^ time_bias);
-    e.id = read_be(key.substr(p.size() + 8));
-    e.fingerprint = read_le(value);
-    push_entry(c.index, entries, e);
-    c.next_num = std::max(c.next_num, e.id + 1);
-    ++count;
+    for (const stored_doc& d : docs) {
+      if (d.num == 0 || d.num > id_map::max_number) {
+        return make_error(errc::corrupt_data, "stored document number of collection " + name);
+      }
+      c.ids.insert(id_map::hash(d.id), d.num);
+      ++count;
+      c.next_num = std::max(c.next_num, d.num + 1);
+      if (d.num < from) continue;
+      const index_entry e{d.fingerprint, d.num, d.time};
+      // Only those numbered below end_num may be in the segment file already.
+      if (d.num < end_num) {
+        query_params exact;
+        exact.k = 0;
+        exact.now = e.timestamp;
+        const auto same = c.index.query(e.fingerprint, exact);
+        const auto is_e = [&](const index_match& m) { return m.id == e.id; };
+        if (std::any_of(same.begin(), same.end(), is_e)) continue;
+      }
+      push_entry(c.index, entries, e);
+    }
   }
   if (!it->status().ok()) return db_error("scan", it->status());
   c.index.insert(entries);
-  // A bulk rebuild leaves many small sealed segments; fewer segments mean fewer probes.
-  c.index.compact();
-  // Numbers may have been used by documents removed since: never reuse them.
-  it.reset();
-  auto last_num = last_number(num_cf_, prefix('n', name));
-  if (!last_num) return std::move(last_num).error();
-  if (*last_num) c.next_num = std::max(c.next_num, **last_num + 1);
-  auto last_removal = last_number(db_->DefaultColumnFamily(), prefix('r', name));
-  if (!last_removal) return std::move(last_removal).error();
-  if (*last_removal) c.next_removal = **last_removal + 1;
   c.documents = count;
-  c.published = c.next_num;
   return {};
 }
 
