@@ -1,5 +1,5 @@
-// The online index file, version 2 (reads version 1): a 64-byte header, the level-1 block widths,
-// then each sealed segment's word block and deletion bitmap, then an XXH3-64 checksum.
+// The online index file, version 3 (reads versions 1 and 2): a 64-byte header, the level-1 block
+// widths, then each sealed segment's word block and deletion bitmap, then an XXH3-64 checksum.
 // Little-endian; every part starts at a multiple of 8 bytes so a mapping can be used in place.
 #include "index/index_file.hpp"
 
@@ -185,6 +185,11 @@ result<index_file> read_index_file(const std::string& path) {
     // Version 1 predates filter bits: its segments are all old-form (header word 5 zero).
     if (h.version == 1 && nw >= segment_header_words && words[wpos + 5] != 0)
       return corrupt("version 1 segment with filter bits");
+    // Segment header word 6 names the block form: 0 before version 3, 3 from version 3 on.
+    const uint64_t form = h.version < 3 ? 0 : 3;
+    if (nw >= segment_header_words && words[wpos + 6] != form)
+      return corrupt("segment form " + std::to_string(words[wpos + 6]) + " in a version " +
+                     std::to_string(h.version) + " file");
     file_segment seg;
     seg.words = std::span<const uint64_t>(words + wpos, nw);
     seg.deleted.assign(words + wpos + nw, words + wpos + nw + nd);

@@ -1,4 +1,4 @@
-// Reading and writing the online index file (docs/index-format.md, version 2; reads 1 too).
+// Reading and writing the online index file (docs/index-format.md, version 3; reads 1 and 2).
 #pragma once
 
 #include <simdup/error.hpp>
@@ -14,9 +14,11 @@
 
 namespace simdup::detail {
 
-/// Written by this build. Version 2 added filter bits beside the ordinals (segment header word
-/// 5); version 1 files hold only old-form segments (word 5 zero) and still load.
-inline constexpr uint32_t index_file_version = 2;
+/// Written by this build. Version 3 replaced the directories by slots with presence masks
+/// (segment header word 6 = 3); version 2 added filter bits beside the ordinals (word 5);
+/// version 1 files hold only segments without them (word 5 zero). Segments of version 1 and 2
+/// files are rebuilt on load (sealed_segment::adopt).
+inline constexpr uint32_t index_file_version = 3;
 
 struct file_segment {
   std::span<const uint64_t> words;  ///< into the mapping

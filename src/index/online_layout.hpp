@@ -8,22 +8,40 @@
 
 namespace simdup::detail {
 
-/// Directory bits of a sealed segment with n entries: about two entries per directory slot
-/// (a slot is 4 bytes, so ~2 bytes per entry per table), never more than the shortest prefix.
+/// Directory slots hold 2^slot_entries_log2 to 2^(slot_entries_log2 + 1) entries on average:
+/// with a presence mask per slot, a probe of a slot that holds nothing near the query stops at
+/// the slot, so slots can be coarser (and hold a 32-bit mask beside their offset) at the
+/// memory of the finer 4-byte directory they replace.
+inline constexpr int slot_entries_log2 = 2;
+
+/// Key bits after the directory bits that a slot's presence mask covers (32 = 2^5 bits).
+inline constexpr int presence_bits_max = 5;
+
+/// Directory bits of a sealed segment with n entries: 4 to 8 entries per directory slot on
+/// average (a slot is 8 bytes, so 1 to 2 bytes per entry per table), never more than the
+/// shortest prefix.
 inline int directory_bits(uint64_t n, int min_prefix_bits) {
-  const int bits = std::bit_width(n) - 2;
+  const int bits = static_cast<int>(std::bit_width(n)) - 1 - slot_entries_log2;
   return std::clamp(bits, 0, min_prefix_bits);
+}
+
+/// Key bits the planner's cost model takes a sealed-segment probe to resolve before it reads
+/// entries: those of the version-2 directory (about two entries per slot), with which its cost
+/// constants were fitted. Presence masks resolve up to 5 bits more, which the model does not
+/// credit (it never credited filter bits either), so plans stay as they were.
+inline int planner_resolved_bits(uint64_t n) {
+  return std::max(static_cast<int>(std::bit_width(n)) - 2, 0);
 }
 
 /// Resident bytes per entry of a sealed segment: fingerprint, id and timestamp (24), one
 /// 4-byte ordinal per table but the first (entries are stored in table 0's order), the
-/// directories and the deletion bitmap.
+/// directories (2^d + 1 slots of 8 bytes per table) and the deletion bitmap.
 inline double online_bytes_per_entry(uint64_t n, std::size_t tables, int min_prefix_bits) {
   if (n == 0) n = 1;
   const double dir_slots =
       static_cast<double>((uint64_t{1} << directory_bits(n, min_prefix_bits)) + 1);
   return 24.0 + 4.0 * static_cast<double>(tables - 1) +
-         4.0 * dir_slots * static_cast<double>(tables) / static_cast<double>(n) + 0.125;
+         8.0 * dir_slots * static_cast<double>(tables) / static_cast<double>(n) + 0.125;
 }
 
 }  // namespace simdup::detail

@@ -14,21 +14,52 @@ inline std::size_t slot_of(uint64_t key, int bits) noexcept {
   return bits == 0 ? 0 : static_cast<std::size_t>(key >> (64 - bits));
 }
 
-/// Word counts of a sealed block's parts.
+/// Word counts of a sealed block's parts (docs/index-format.md): header, entry columns, the
+/// ordinal words of tables 1.., then per table a directory of 2^d + 1 one-word slots.
 struct block_shape {
   std::size_t n, tables;
   int dir_bits;
   std::size_t order_words() const { return (n + 1) / 2; }
   std::size_t dir_slots() const { return (std::size_t{1} << dir_bits) + 1; }
-  std::size_t dir_words() const { return (dir_slots() + 1) / 2; }
   std::size_t order_offset(std::size_t t) const {
     return segment_header_words + 3 * n + (t - 1) * order_words();
   }
   std::size_t dir_offset(std::size_t t) const {
-    return segment_header_words + 3 * n + (tables - 1) * order_words() + t * dir_words();
+    return segment_header_words + 3 * n + (tables - 1) * order_words() + t * dir_slots();
   }
   std::size_t total_words() const { return dir_offset(tables); }
 };
+
+/// Header word 6 of a block in this form. Blocks of version 1 and 2 files have 0 there (a
+/// directory of 4-byte offsets, about two entries per slot); they are rebuilt on load.
+constexpr uint64_t segment_form = 3;
+
+/// Directory bits of a version 1 or 2 block (about two entries per 4-byte slot).
+int legacy_directory_bits(std::size_t n, int min_prefix_bits) {
+  return std::clamp(static_cast<int>(std::bit_width(n)) - 2, 0, min_prefix_bits);
+}
+
+/// Words of a version 1 or 2 block with d directory bits: its columns sit where this form's
+/// do, but its directories are 2^d + 1 uint32 per table, zero padded to a word.
+std::size_t legacy_total_words(std::size_t n, std::size_t tables, int d) {
+  const std::size_t dir_words = ((std::size_t{1} << d) + 2) / 2;
+  return segment_header_words + 3 * n + (tables - 1) * ((n + 1) / 2) + tables * dir_words;
+}
+
+/// A directory slot: the offset of its first entry (low half) and its presence mask (high
+/// half): bit v set when some entry of the slot has presence value v (below).
+inline uint32_t slot_start(uint64_t slot) noexcept {
+  return static_cast<uint32_t>(slot);
+}
+inline bool slot_has(uint64_t slot, uint32_t value) noexcept {
+  return (slot >> (32 + value)) & 1;
+}
+
+/// Presence bits of a table: the key bits right after the directory bits that the slot masks
+/// cover, at most 5 and only inside the table's prefix (0 bits: every entry has value 0).
+inline int presence_bits(int prefix_bits, int d) noexcept {
+  return std::min(presence_bits_max, prefix_bits - d);
+}
 
 inline bool live_entry(int64_t ts, const probe_params& p) noexcept {
   return ts >= p.min_live_ts;
@@ -47,8 +78,8 @@ inline int filter_bits(int ord_bits, int prefix_bits, int d) noexcept {
 }
 
 /// Fewer filter bits reject too few entries (half with one bit) to pay for testing them: a probe
-/// then reads every entry of the slot, as in the old form. Many-table layouts (k = 8) have one or
-/// two filter bits, where testing cost 20 to 40% of batch query time.
+/// then reads every entry of the slot, as without filter bits. Many-table layouts (k = 8) have one
+/// or two filter bits, where testing cost 20 to 40% of batch query time.
 constexpr int min_useful_filter_bits = 3;
 
 inline uint32_t filter_of(uint64_t key, int d, int bits) noexcept {
@@ -69,13 +100,17 @@ void sealed_segment::bind(const probe_context& ctx) {
   min_ts_ = static_cast<int64_t>(w[3]);
   max_ts_ = static_cast<int64_t>(w[4]);
   const std::size_t tables = ctx.tables->size();
-  // Word 5 is 0 in old-form blocks: plain 32-bit ordinals, no filter bits.
-  ord_bits_ = w[5] == 0 ? 32 : static_cast<int>(w[5]);
+  ord_bits_ = static_cast<int>(w[5]);
   ord_mask_ = ord_bits_ == 32 ? UINT32_MAX : (uint32_t{1} << ord_bits_) - 1;
   filter_bits_.assign(tables, 0);
-  if (w[5] != 0)
-    for (std::size_t t = 1; t < tables; ++t)
-      filter_bits_[t] = filter_bits(ord_bits_, (*ctx.tables)[t].prefix_bits, dir_bits_);
+  presence_bits_.assign(tables, 0);
+  ranked_.assign(tables, 0);
+  for (std::size_t t = 0; t < tables; ++t) {
+    const int prefix = (*ctx.tables)[t].prefix_bits;
+    if (t > 0) filter_bits_[t] = filter_bits(ord_bits_, prefix, dir_bits_);
+    presence_bits_[t] = presence_bits(prefix, dir_bits_);
+    ranked_[t] = t > 0 && filter_bits_[t] >= presence_bits_[t];
+  }
   const block_shape shape{n_, tables, dir_bits_};
   fp_ = w + segment_header_words;
   id_ = fp_ + n_;
@@ -84,13 +119,50 @@ void sealed_segment::bind(const probe_context& ctx) {
   dir_.assign(tables, nullptr);
   for (std::size_t t = 1; t < tables; ++t)
     order_[t] = reinterpret_cast<const uint32_t*>(w + shape.order_offset(t));
-  for (std::size_t t = 0; t < tables; ++t)
-    dir_[t] = reinterpret_cast<const uint32_t*>(w + shape.dir_offset(t));
+  for (std::size_t t = 0; t < tables; ++t) dir_[t] = w + shape.dir_offset(t);
   deleted_count_ = 0;
   for (uint64_t word : deleted_) deleted_count_ += static_cast<std::size_t>(std::popcount(word));
 }
 
 namespace {
+
+/// Counts entry `key` in a directory being built: slot s's count in the low half of dir[s + 1],
+/// its presence mask in the high half (both in one pass over the entries, one access each).
+inline void count_entry(uint64_t* dir, uint64_t key, int d, int pb) noexcept {
+  uint64_t& c = dir[slot_of(key, d) + 1];
+  c = (c + 1) | uint64_t{1} << (32 + filter_of(key, d, pb));
+}
+
+/// Turns the counts and masks of count_entry into the slots: start offset and own mask.
+void counts_to_slots(uint64_t* dir, std::size_t slots) {
+  uint64_t start = 0;
+  for (std::size_t s = 0; s + 1 < slots; ++s) {
+    const uint64_t next = dir[s + 1];
+    dir[s] = start | (next >> 32 << 32);
+    start += static_cast<uint32_t>(next);
+  }
+  dir[slots - 1] = start;
+}
+
+/// Sorts a slot's ordinal words (distinct: each holds its own ordinal). The usual handful go
+/// by rank: each word's place is the number of smaller words, counted without branches
+/// (insertion sort mispredicted about once per word and cost half as much again; std::sort
+/// twice as much). Crowded slots go to std::sort.
+void sort_slot(uint32_t* first, uint32_t* last) {
+  constexpr std::ptrdiff_t small = 16;
+  const std::ptrdiff_t m = last - first;
+  if (m > small) {
+    std::sort(first, last);
+    return;
+  }
+  uint32_t sorted[small];
+  for (std::ptrdiff_t i = 0; i < m; ++i) {
+    std::ptrdiff_t rank = 0;
+    for (std::ptrdiff_t j = 0; j < m; ++j) rank += first[j] < first[i];
+    sorted[rank] = first[i];
+  }
+  std::copy(sorted, sorted + m, first);
+}
 
 /// Fills a sealed block with n entries. visit(f) calls f(fp, id, ts) for each entry, in the
 /// same order every time (it is called twice). Directory slots are recomputed rather than
@@ -108,20 +180,26 @@ std::shared_ptr<huge_block> fill_block(const probe_context& ctx, std::size_t n,
   w[2] = tables.size();
   const int b = ordinal_bits(n);
   w[5] = static_cast<uint64_t>(b);
+  w[6] = segment_form;
 
   // Table 0: counting sort of the entries themselves by directory slot.
-  auto* dir0 = reinterpret_cast<uint32_t*>(w + shape.dir_offset(0));
+  uint64_t* dir0 = w + shape.dir_offset(0);
+  const int pb0 = presence_bits(tables[0].prefix_bits, d);
   int64_t lo_ts = INT64_MAX, hi_ts = INT64_MIN;
   visit([&](uint64_t f, uint64_t, int64_t t) {
     lo_ts = std::min(lo_ts, t);
     hi_ts = std::max(hi_ts, t);
-    ++dir0[slot_of(tables[0].apply(f), d) + 1];
+    count_entry(dir0, tables[0].apply(f), d, pb0);
   });
   if (n == 0) lo_ts = hi_ts = 0;
   w[3] = static_cast<uint64_t>(lo_ts);
   w[4] = static_cast<uint64_t>(hi_ts);
-  for (std::size_t s = 1; s < shape.dir_slots(); ++s) dir0[s] += dir0[s - 1];
-  std::vector<uint32_t> cursor(dir0, dir0 + shape.dir_slots() - 1);
+  counts_to_slots(dir0, shape.dir_slots());
+  std::vector<uint32_t> cursor(shape.dir_slots() - 1);
+  auto starts = [&](const uint64_t* dir) {
+    for (std::size_t s = 0; s < cursor.size(); ++s) cursor[s] = slot_start(dir[s]);
+  };
+  starts(dir0);
   uint64_t* fp = w + segment_header_words;
   uint64_t* id = fp + n;
   uint64_t* ts = id + n;
@@ -133,17 +211,21 @@ std::shared_ptr<huge_block> fill_block(const probe_context& ctx, std::size_t n,
   });
   // Tables 1..: ordinal words (positions in table 0's order, filter bits above) by slot.
   for (std::size_t t = 1; t < tables.size(); ++t) {
-    auto* dir = reinterpret_cast<uint32_t*>(w + shape.dir_offset(t));
+    uint64_t* dir = w + shape.dir_offset(t);
     auto* order = reinterpret_cast<uint32_t*>(w + shape.order_offset(t));
     const int pf = filter_bits(b, tables[t].prefix_bits, d);
-    for (std::size_t i = 0; i < n; ++i) ++dir[slot_of(tables[t].apply(fp[i]), d) + 1];
-    for (std::size_t s = 1; s < shape.dir_slots(); ++s) dir[s] += dir[s - 1];
-    cursor.assign(dir, dir + shape.dir_slots() - 1);
+    const int pb = presence_bits(tables[t].prefix_bits, d);
+    for (std::size_t i = 0; i < n; ++i) count_entry(dir, tables[t].apply(fp[i]), d, pb);
+    counts_to_slots(dir, shape.dir_slots());
+    starts(dir);
     for (std::size_t i = 0; i < n; ++i) {
       const uint64_t key = tables[t].apply(fp[i]);
       order[cursor[slot_of(key, d)]++] =
           static_cast<uint32_t>(i | (uint64_t{filter_of(key, d, pf)} << b));
     }
+    // Within a slot by word: by filter bits (so by presence value), then ordinal.
+    for (std::size_t s = 0; s + 1 < shape.dir_slots(); ++s)
+      sort_slot(order + slot_start(dir[s]), order + slot_start(dir[s + 1]));
   }
   return storage;
 }
@@ -220,25 +302,49 @@ std::shared_ptr<sealed_segment> sealed_segment::adopt(const probe_context& ctx,
   if (words.size() < segment_header_words) return nullptr;
   const uint64_t n = words[0], d = words[1];
   const std::size_t tables = ctx.tables->size();
-  if (n >= UINT32_MAX || words[2] != tables) return nullptr;
+  if (n >= UINT32_MAX || words[2] != tables || deleted.size() != (n + 63) / 64) return nullptr;
+  if (n % 64 && !deleted.empty() && (deleted.back() >> (n % 64)) != 0) return nullptr;
+  if (words[6] == 0) {
+    // A version 1 or 2 block: only its columns are read (their place depends on n alone), to
+    // build this form's block from the entries not deleted, as a merge of one segment would.
+    const int old_d = legacy_directory_bits(n, ctx.min_prefix_bits);
+    if (d != static_cast<uint64_t>(old_d) || words.size() != legacy_total_words(n, tables, old_d))
+      return nullptr;
+    const uint64_t* fp = words.data() + segment_header_words;
+    const uint64_t* id = fp + n;
+    const auto* ts = reinterpret_cast<const int64_t*>(id + n);
+    auto gone = [&](std::size_t i) { return (deleted[i >> 6] >> (i & 63)) & 1; };
+    auto visit = [&](auto&& f) {
+      for (std::size_t i = 0; i < n; ++i)
+        if (!gone(i)) f(fp[i], id[i], ts[i]);
+    };
+    std::size_t live = 0;
+    visit([&](uint64_t, uint64_t, int64_t) { ++live; });
+    return from_block(ctx, fill_block(ctx, live, visit));
+  }
+  if (words[6] != segment_form) return nullptr;
   if (d != static_cast<uint64_t>(directory_bits(n, ctx.min_prefix_bits))) return nullptr;
   const block_shape shape{static_cast<std::size_t>(n), tables, static_cast<int>(d)};
-  if (words.size() != shape.total_words() || deleted.size() != (n + 63) / 64) return nullptr;
-  if (n % 64 && !deleted.empty() && (deleted.back() >> (n % 64)) != 0) return nullptr;
-  // Ordinal bits: 0 (old form, plain ordinals) or enough for every ordinal, at most 32.
+  if (words.size() != shape.total_words()) return nullptr;
+  // Ordinal bits: enough for every ordinal, at most 32.
   const uint64_t b = words[5];
-  if (b > 32 || (b != 0 && b < static_cast<uint64_t>(ordinal_bits(n)))) return nullptr;
-  const int ob = b == 0 ? 32 : static_cast<int>(b);
+  if (b > 32 || b < static_cast<uint64_t>(ordinal_bits(n))) return nullptr;
+  const int ob = static_cast<int>(b);
   const uint32_t mask = ob == 32 ? UINT32_MAX : (uint32_t{1} << ob) - 1;
   // Every directory must be a monotone cover of [0, n] and every ordinal in range, so that no
-  // probe can read outside the block whatever the file holds.
+  // probe can read outside the block whatever the file holds. Presence masks are only checked
+  // for bits past the table's values: a wrong mask can hide entries, never read past the block.
   for (std::size_t t = 0; t < tables; ++t) {
-    const auto* dir = reinterpret_cast<const uint32_t*>(words.data() + shape.dir_offset(t));
-    if (dir[0] != 0 || dir[shape.dir_slots() - 1] != n) return nullptr;
-    for (std::size_t s = 1; s < shape.dir_slots(); ++s)
-      if (dir[s] < dir[s - 1]) return nullptr;
+    const int prefix = (*ctx.tables)[t].prefix_bits;
+    const uint64_t* dir = words.data() + shape.dir_offset(t);
+    const std::size_t last = shape.dir_slots() - 1;
+    if (slot_start(dir[0]) != 0 || dir[last] != n) return nullptr;
+    const int values = 1 << presence_bits(prefix, static_cast<int>(d));
+    for (std::size_t s = 0; s < last; ++s)
+      if (slot_start(dir[s + 1]) < slot_start(dir[s]) || (dir[s] >> 32 >> values) != 0)
+        return nullptr;
     if (t == 0) continue;
-    const int pf = b == 0 ? 0 : filter_bits(ob, (*ctx.tables)[t].prefix_bits, static_cast<int>(d));
+    const int pf = filter_bits(ob, prefix, static_cast<int>(d));
     const auto* order = reinterpret_cast<const uint32_t*>(words.data() + shape.order_offset(t));
     for (std::size_t i = 0; i < n; ++i)
       if ((order[i] & mask) >= n || (uint64_t{order[i]} >> ob >> pf) != 0) return nullptr;
@@ -262,7 +368,7 @@ void sealed_segment::scan(const probe_context& ctx, std::size_t t, uint64_t q,
     for (uint32_t i = tp.lo; i < tp.hi; ++i) check(i);
     return;
   }
-  if (filter_bits_[t] < min_useful_filter_bits) {
+  if (ranked_[t] || filter_bits_[t] < min_useful_filter_bits) {
     for (uint32_t i = tp.lo; i < tp.hi; ++i) check(order[i] & ord_mask_);
     return;
   }
@@ -286,27 +392,51 @@ void sealed_segment::probe_group(const probe_context& ctx, std::span<const uint6
   const auto& tables = *ctx.tables;
   const std::size_t nt = tables.size();
   // Stage by stage over every table of every query, prefetching what the next stage reads: the
-  // directory slot, then the first ordinal word or entry, then the entries an ordinal word
-  // points to, only those whose filter bits match (the others are never read).
+  // directory slot, then (only where the slot's presence mask has the query's value, for a new
+  // document rarely) the ordinal words or entries from where the query's value can start, then
+  // the entries of the ordinal words whose filter bits match (the others are never read).
   for (std::size_t j = 0; j < qs.size(); ++j)
     for (std::size_t t = 0; t < nt; ++t) {
       const uint64_t key = tables[t].apply(qs[j]);
       const auto s = static_cast<uint32_t>(slot_of(key, dir_bits_));
-      tp[j * nt + t] = {0, 0, s, filter_of(key, dir_bits_, filter_bits_[t])};
+      tp[j * nt + t] = {0, 0, s, filter_of(key, dir_bits_, filter_bits_[t]),
+                        filter_of(key, dir_bits_, presence_bits_[t])};
       __builtin_prefetch(dir_[t] + s);
     }
   for (std::size_t j = 0; j < qs.size(); ++j)
     for (std::size_t t = 0; t < nt; ++t) {
       table_probe& x = tp[j * nt + t];
-      x.lo = dir_[t][x.slot];
-      x.hi = dir_[t][x.slot + 1];
-      if (x.lo < x.hi)
-        __builtin_prefetch(order_[t] ? static_cast<const void*>(order_[t] + x.lo)
-                                     : static_cast<const void*>(fp_ + x.lo));
+      const uint64_t slot = dir_[t][x.slot];
+      // Without a branch (presence is unpredictable): an absent value leaves an empty range
+      // and prefetches the start of the array, which is cheap.
+      const bool present = slot_has(slot, x.value);
+      x.lo = present ? slot_start(slot) : 0;
+      x.hi = present ? slot_start(dir_[t][x.slot + 1]) : 0;
+      // Ranked tables: the slot's words are sorted by presence value, and each smaller value
+      // present in the mask has at least one word, so the query's run starts no earlier.
+      if (ranked_[t]) {
+        const auto below = static_cast<uint32_t>(
+            std::popcount(static_cast<uint32_t>(slot >> 32) & ((uint32_t{1} << x.value) - 1)));
+        x.lo += std::min(below, x.hi - x.lo);
+      }
+      __builtin_prefetch(order_[t] ? static_cast<const void*>(order_[t] + x.lo)
+                                   : static_cast<const void*>(fp_ + x.lo));
     }
   for (std::size_t j = 0; j < qs.size(); ++j)
     for (std::size_t t = 1; t < nt; ++t) {
-      const table_probe& x = tp[j * nt + t];
+      table_probe& x = tp[j * nt + t];
+      if (ranked_[t]) {
+        // Narrow the range to the words whose filter bits equal the query's (sorted: a run),
+        // and prefetch their entries.
+        const uint32_t* order = order_[t];
+        uint32_t i = x.lo;
+        while (i < x.hi && (uint64_t{order[i]} >> ord_bits_) < x.filter) ++i;
+        x.lo = i;
+        while (i < x.hi && (uint64_t{order[i]} >> ord_bits_) == x.filter)
+          __builtin_prefetch(fp_ + (order[i++] & ord_mask_));
+        x.hi = i;
+        continue;
+      }
       const bool filtered = filter_bits_[t] >= min_useful_filter_bits;
       for (uint32_t i = x.lo; i < x.hi; ++i) {
         // Without a branch (see scan): a filtered-out entry prefetches fp_[0], which is cheap.

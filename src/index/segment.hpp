@@ -1,8 +1,9 @@
 // Segments of the online index. A mutable segment takes inserts (per table, hash chains on the
 // key prefix); a sealed segment is immutable: entries stored in table 0's prefix order, and per
-// table a directory on the top d key bits (plus, for tables 1.., the ordinals in that order,
-// each with the next few key bits of the table's prefix beside it, so that a probe skips most
-// entries of its slot without reading them).
+// table a directory on the top d key bits whose slots also hold a presence mask over the next
+// 5 key bits, so that most probes stop at the slot (plus, for tables 1.., the ordinals in that
+// order, each with the next few key bits of the table's prefix beside it, so that a probe skips
+// most entries of its slot without reading them).
 // Sealed segments live in one block of 64-bit words that is also their on-disk form
 // (docs/index-format.md), so a loaded file is used in place.
 #pragma once
@@ -66,7 +67,9 @@ class sealed_segment {
       const probe_context& ctx, std::span<const std::shared_ptr<sealed_segment>> inputs,
       int64_t min_live_ts);
   /// Uses `words` in place (kept alive by `owner`), after checking every size and index in it.
-  /// `deleted` is the deletion bitmap (ceil(n / 64) words). Null on any inconsistency.
+  /// `deleted` is the deletion bitmap (ceil(n / 64) words). A block of a version 1 or 2 file
+  /// (header word 6 zero) is instead rebuilt into this form from its entries not deleted (the
+  /// result then owns new memory and has no deletions). Null on any inconsistency.
   static std::shared_ptr<sealed_segment> adopt(const probe_context& ctx,
                                                std::span<const uint64_t> words,
                                                std::vector<uint64_t> deleted,
@@ -112,6 +115,7 @@ class sealed_segment {
     uint32_t lo, hi;  ///< the slot's range of ordinal words (table 0: of entries)
     uint32_t slot;    ///< directory slot
     uint32_t filter;  ///< the query's filter bits for this table (0 when it has none)
+    uint32_t value;   ///< the query's presence value: its bit in the slot's presence mask
   };
 
   void bind(const probe_context& ctx);
@@ -136,10 +140,16 @@ class sealed_segment {
   /// Ordinal words of tables 1..: the ordinal in the low ord_bits_ bits, filter bits above.
   int ord_bits_ = 32;
   uint32_t ord_mask_ = UINT32_MAX;
-  /// Per table: filter bits in its ordinal words (0 for table 0 and for old-form blocks).
+  /// Per table: filter bits in its ordinal words (0 for table 0).
   std::vector<int> filter_bits_;
+  /// Per table: key bits after the directory bits that its presence masks cover (0 to 5).
+  std::vector<int> presence_bits_;
+  /// Per table: its ordinal words carry the whole presence value in their filter bits (tables
+  /// 1.. unless the ordinals take more than 27 bits), so a probe can skip to the query's run.
+  std::vector<uint8_t> ranked_;
   std::vector<const uint32_t*> order_;  ///< per table (table 0: null, entries are in its order)
-  std::vector<const uint32_t*> dir_;    ///< per table, 2^d + 1 slots
+  /// Per table, 2^d + 1 slots: start offset in the low half, presence mask in the high half.
+  std::vector<const uint64_t*> dir_;
   std::vector<uint64_t> deleted_;
   std::size_t deleted_count_ = 0;
   /// Open-addressing hash of ids: position + 1, 0 for an empty slot. In memory only (rebuilt

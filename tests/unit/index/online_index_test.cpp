@@ -486,8 +486,8 @@ TEST(OnlineIndex, OldFileStillLoads) {
   auto idx = online_index::load(path);
   ASSERT_TRUE(idx.has_value()) << idx.error().message;
   expect_fixture_contents(*idx, es);
-  // Saved again (a version-2 file holding the old-form segments as they are), then merged
-  // into new-form segments and saved again: both load and answer alike.
+  // Saved again (a version-3 file: loading rebuilt the segments), then compacted and saved
+  // again: both load and answer alike.
   const std::string again = temp_path("v1_again");
   for (int round = 0; round < 2; ++round) {
     if (round == 1) idx->compact();
@@ -501,10 +501,21 @@ TEST(OnlineIndex, OldFileStillLoads) {
 }
 
 // tests/data/index/v2_small.simdupix was written by the version-2 writer (ordinal words with
-// filter bits) from the same entries, layout and removal as v1_small. SIMDUP_WRITE_INDEX_FIXTURE=1
-// rewrites it (only for a new version's fixture: keep the old file).
+// filter bits) from the same entries, layout and removal as v1_small; the version-2 writer is
+// gone too.
 TEST(OnlineIndex, Version2FileStillLoads) {
   const std::string path = std::string(SIMDUP_TEST_DATA_DIR) + "/index/v2_small.simdupix";
+  const auto es = make_entries(300, 3, 2026);
+  auto idx = online_index::load(path);
+  ASSERT_TRUE(idx.has_value()) << idx.error().message;
+  expect_fixture_contents(*idx, es);
+}
+
+// tests/data/index/v3_small.simdupix was written by the version-3 writer (directory slots with
+// presence masks) from the same entries, layout and removal. SIMDUP_WRITE_INDEX_FIXTURE=1
+// rewrites it (only for a new version's fixture: keep the old file).
+TEST(OnlineIndex, Version3FileStillLoads) {
+  const std::string path = std::string(SIMDUP_TEST_DATA_DIR) + "/index/v3_small.simdupix";
   const auto es = make_entries(300, 3, 2026);
   if (std::getenv("SIMDUP_WRITE_INDEX_FIXTURE")) {
     auto idx = make("5", 3, 64);
@@ -518,8 +529,8 @@ TEST(OnlineIndex, Version2FileStillLoads) {
 }
 
 TEST(OnlineIndex, VersionOneFileWithFilterBitsIsCorrupt) {
-  // A version-2 file relabelled as version 1 (checksum made valid again): its segments carry
-  // filter bits, which version 1 never had.
+  // A version-3 file relabelled as version 1 or 2 (checksum made valid again): its segments
+  // carry filter bits, which version 1 never had, and the version-3 block form.
   auto idx = make("5", 3, 64);
   idx.insert(make_entries(200, 3, 4));
   const std::string path = temp_path("relabelled");
@@ -536,9 +547,11 @@ TEST(OnlineIndex, VersionOneFileWithFilterBitsIsCorrupt) {
   };
   rewrite(1);
   EXPECT_EQ(online_index::load(path).error().code, errc::corrupt_data);
-  rewrite(3);
-  EXPECT_EQ(online_index::load(path).error().code, errc::unsupported);
   rewrite(2);
+  EXPECT_EQ(online_index::load(path).error().code, errc::corrupt_data);
+  rewrite(4);
+  EXPECT_EQ(online_index::load(path).error().code, errc::unsupported);
+  rewrite(3);
   EXPECT_TRUE(online_index::load(path).has_value());
   std::filesystem::remove(path);
 }

@@ -1,5 +1,6 @@
-// Sealed segments against brute force, with and without filter bits beside the ordinals, and
-// against blocks written by hand from docs/index-format.md (independently of the builder).
+// Sealed segments against brute force (several layouts and sizes, deletions, expiry), and
+// against blocks written by hand from docs/index-format.md (independently of the builder),
+// including the older block form of version 1 and 2 files, which is rebuilt on adopt.
 #include "index/segment.hpp"
 
 #include <gtest/gtest.h>
@@ -79,14 +80,22 @@ std::vector<hit> hits(const std::vector<index_match>& ms) {
   return out;
 }
 
-/// A segment block written from docs/index-format.md alone. ord_bits 0 writes the old form
-/// (plain ordinals, header word 5 zero); otherwise ordinal words carry filter bits above
-/// ord_bits bits of ordinal.
-std::vector<uint64_t> hand_block(const fixture& f, const entry_columns& e, int ord_bits) {
+/// A segment block written from docs/index-format.md alone, in the current form (directory
+/// slots with presence masks, header word 6 = 3; ordinal words with ord_bits bits of ordinal
+/// and filter bits above, sorted within a slot), or with `legacy` in the form of version 1 and 2
+/// files (4-byte directory slots, no masks; ord_bits 0: plain ordinals without filter bits).
+std::vector<uint64_t> hand_block(const fixture& f, const entry_columns& e, int ord_bits,
+                                 bool legacy = false) {
   const std::size_t n = e.size(), nt = f.tables.size();
-  const int d = std::clamp(static_cast<int>(std::bit_width(n)) - 2, 0, f.ctx.min_prefix_bits);
+  const int d =
+      std::clamp(static_cast<int>(std::bit_width(n)) - (legacy ? 2 : 3), 0, f.ctx.min_prefix_bits);
   auto slot = [&](std::size_t t, uint64_t fp) -> uint64_t {
     return d == 0 ? 0 : f.tables[t].apply(fp) >> (64 - d);
+  };
+  // Presence value: the min(5, P_t - d) key bits after the directory bits.
+  auto value = [&](std::size_t t, uint64_t fp) -> uint64_t {
+    const int pb = std::min(5, f.tables[t].prefix_bits - d);
+    return pb == 0 ? 0 : (f.tables[t].apply(fp) << d) >> (64 - pb);
   };
   // Entries in table 0's slot order (stable: insertion order within a slot).
   std::vector<std::size_t> pos(n);
@@ -95,7 +104,8 @@ std::vector<uint64_t> hand_block(const fixture& f, const entry_columns& e, int o
     return slot(0, e.fp[a]) < slot(0, e.fp[b]);
   });
   const std::size_t order_words = (n + 1) / 2;
-  const std::size_t dir_slots = (std::size_t{1} << d) + 1, dir_words = (dir_slots + 1) / 2;
+  const std::size_t dir_slots = (std::size_t{1} << d) + 1;
+  const std::size_t dir_words = legacy ? (dir_slots + 1) / 2 : dir_slots;
   std::vector<uint64_t> w(8 + 3 * n + (nt - 1) * order_words + nt * dir_words, 0);
   w[0] = n;
   w[1] = static_cast<uint64_t>(d);
@@ -108,6 +118,7 @@ std::vector<uint64_t> hand_block(const fixture& f, const entry_columns& e, int o
   w[3] = static_cast<uint64_t>(n ? lo : 0);
   w[4] = static_cast<uint64_t>(n ? hi : 0);
   w[5] = static_cast<uint64_t>(ord_bits);
+  w[6] = legacy ? 0 : 3;
   std::vector<uint64_t> fp(n);
   for (std::size_t i = 0; i < n; ++i) {
     fp[i] = e.fp[pos[i]];
@@ -116,16 +127,27 @@ std::vector<uint64_t> hand_block(const fixture& f, const entry_columns& e, int o
     w[8 + 2 * n + i] = static_cast<uint64_t>(e.ts[pos[i]]);
   }
   auto* order_base = reinterpret_cast<uint32_t*>(w.data() + 8 + 3 * n);
-  auto* dir_base = reinterpret_cast<uint32_t*>(w.data() + 8 + 3 * n + (nt - 1) * order_words);
+  const std::size_t dir_base = 8 + 3 * n + (nt - 1) * order_words;
   for (std::size_t t = 0; t < nt; ++t) {
-    uint32_t* dir = dir_base + t * dir_words * 2;
+    // Start offsets from slot counts; then (current form) presence masks in the high halves.
+    std::vector<uint64_t> start(dir_slots, 0);
+    for (std::size_t i = 0; i < n; ++i) ++start[slot(t, fp[i]) + 1];
+    for (std::size_t s = 1; s < dir_slots; ++s) start[s] += start[s - 1];
+    for (std::size_t s = 0; s < dir_slots; ++s) {
+      if (legacy)
+        reinterpret_cast<uint32_t*>(w.data() + dir_base + t * dir_words)[s] =
+            static_cast<uint32_t>(start[s]);
+      else
+        w[dir_base + t * dir_words + s] = start[s];
+    }
+    if (!legacy)
+      for (std::size_t i = 0; i < n; ++i)
+        w[dir_base + t * dir_words + slot(t, fp[i])] |= uint64_t{1} << (32 + value(t, fp[i]));
+    if (t == 0) continue;
     std::vector<std::size_t> ord(n);
     std::iota(ord.begin(), ord.end(), 0);
     std::stable_sort(ord.begin(), ord.end(),
                      [&](std::size_t a, std::size_t b) { return slot(t, fp[a]) < slot(t, fp[b]); });
-    for (std::size_t i = 0; i < n; ++i) ++dir[slot(t, fp[i]) + 1];
-    for (std::size_t s = 1; s < dir_slots; ++s) dir[s] += dir[s - 1];
-    if (t == 0) continue;
     uint32_t* order = order_base + (t - 1) * order_words * 2;
     const int pf = ord_bits == 0 ? 0 : std::min(32 - ord_bits, f.tables[t].prefix_bits - d);
     for (std::size_t i = 0; i < n; ++i) {
@@ -133,8 +155,17 @@ std::vector<uint64_t> hand_block(const fixture& f, const entry_columns& e, int o
       const uint64_t filter = pf == 0 ? 0 : (key << d) >> (64 - pf);
       order[i] = static_cast<uint32_t>(ord[i] | (ord_bits == 0 ? 0 : filter << ord_bits));
     }
+    // Current form: within a slot, words in increasing order (filter bits, then ordinal).
+    if (!legacy)
+      for (std::size_t s = 0; s + 1 < dir_slots; ++s)
+        std::sort(order + start[s], order + start[s + 1]);
   }
   return w;
+}
+
+/// The fewest ordinal bits for n entries, which the builder writes.
+int min_ordinal_bits(std::size_t n) {
+  return n <= 1 ? 1 : static_cast<int>(std::bit_width(n - 1));
 }
 
 std::shared_ptr<sealed_segment> adopt(const fixture& f, const std::vector<uint64_t>& words) {
@@ -165,26 +196,34 @@ struct layout_case {
   index_layout layout;
 };
 
+// Prefixes from 7 bits (9 blocks, k=8: at a few thousand entries the directory takes all but
+// one or none of them, leaving presence masks of 1 bit or none) to 64 (k=0: one table).
 std::vector<layout_case> layouts() {
   return {{"13,13,13,13,12 k=3", *index_layout::parse(3, "13,13,13,13,12")},
           {"4 x 16 k=3", index_layout::even(3, 4)},
           {"4/4 k=3", index_layout::two_level(3, 4, 4)},
-          {"12 blocks k=8", index_layout::even(8, 12)}};
+          {"12 blocks k=8", index_layout::even(8, 12)},
+          {"9 blocks k=8", index_layout::even(8, 9)},
+          {"one table k=0", index_layout::even(0, 1)},
+          {"3/3 k=1", index_layout::two_level(1, 3, 3)}};
 }
+
+/// Sizes around the directory-bit boundaries (powers of two) and the trivial ones.
+const std::size_t small_sizes[] = {0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 64, 65, 300};
 
 TEST(SealedSegment, BuildWritesTheDocumentedBlock) {
   for (const auto& lc : layouts()) {
     SCOPED_TRACE(lc.name);
     const fixture f(lc.layout);
     const bool many = f.tables.size() > 20;
-    for (std::size_t n : {0, 1, 2, 3, 4, 5, 8, 9, 64, 65, 300}) {
+    for (std::size_t n : small_sizes) {
       if (many && n > 65) continue;
       SCOPED_TRACE("n=" + std::to_string(n));
       const auto e = make_entries(n, lc.layout.k, n + 1);
-      const int b = n <= 1 ? 1 : static_cast<int>(std::bit_width(n - 1));
       const auto seg = sealed_segment::build(f.ctx, e);
       const auto words = seg->words();
-      ASSERT_EQ(std::vector<uint64_t>(words.begin(), words.end()), hand_block(f, e, b));
+      ASSERT_EQ(std::vector<uint64_t>(words.begin(), words.end()),
+                hand_block(f, e, min_ordinal_bits(n)));
     }
   }
 }
@@ -195,7 +234,8 @@ TEST(SealedSegment, ProbesMatchBruteForce) {
     const fixture f(lc.layout);
     const int k = lc.layout.k;
     const bool many = f.tables.size() > 20;
-    for (std::size_t n : {1, 2, 3, 4, 7, 8, 9, 63, 64, 65, 256, 257, 1000, 4096, 4097}) {
+    for (std::size_t n :
+         {0, 1, 2, 3, 4, 7, 8, 9, 15, 16, 17, 63, 64, 65, 256, 257, 1000, 4096, 4097, 8191, 8192}) {
       if (many && n > 1000) continue;
       SCOPED_TRACE("n=" + std::to_string(n));
       const auto e = make_entries(n, k, 3 * n + 7);
@@ -226,9 +266,9 @@ TEST(SealedSegment, CrowdedSlotsReportEveryEntry) {
   }
 }
 
-TEST(SealedSegment, EveryOrdinalWidthAndOldFormProbe) {
+TEST(SealedSegment, EveryOrdinalWidthProbes) {
   // Blocks may give the ordinal more bits than it needs (up to all 32), leaving 1 or 2 filter
-  // bits or none; header word 5 zero is the old form (plain ordinals). All probe alike.
+  // bits or none. All probe alike.
   for (const auto& lc : layouts()) {
     SCOPED_TRACE(lc.name);
     const fixture f(lc.layout);
@@ -236,7 +276,7 @@ TEST(SealedSegment, EveryOrdinalWidthAndOldFormProbe) {
     const std::size_t n = f.tables.size() > 20 ? 300 : 2000;
     const auto e = make_entries(n, k, 11);
     const auto qs = make_queries(e, 61, k, 12);
-    for (int b : {0, 11, 20, 30, 31, 32}) {
+    for (int b : {min_ordinal_bits(n), 20, 30, 31, 32}) {
       SCOPED_TRACE("ordinal bits " + std::to_string(b));
       const auto words = hand_block(f, e, b);
       const auto seg = adopt(f, words);
@@ -246,10 +286,87 @@ TEST(SealedSegment, EveryOrdinalWidthAndOldFormProbe) {
   }
 }
 
-TEST(SealedSegment, MergesOldAndNewForms) {
+TEST(SealedSegment, PresenceMasksDecideWhichSlotsAreRead) {
+  // The same block with every presence mask cleared finds nothing: a probe whose value is
+  // absent from its slot reads neither ordinal words nor entries.
+  const fixture f(*index_layout::parse(3, "13,13,13,13,12"));
+  const auto e = make_entries(1000, 3, 41);  // d = 7: 129 slots per table
+  auto words = hand_block(f, e, min_ordinal_bits(1000));
+  const auto qs = make_queries(e, 50, 3, 42);
+  expect_brute(f, *adopt(f, words), e, 3, qs);
+  const std::size_t n = e.size(), nt = f.tables.size();
+  const std::size_t dir0 = 8 + 3 * n + (nt - 1) * ((n + 1) / 2);
+  for (std::size_t i = dir0; i < words.size(); ++i) words[i] &= UINT32_MAX;
+  const auto blind = adopt(f, words);
+  ASSERT_NE(blind, nullptr);
+  for (uint64_t q : qs) {
+    std::vector<index_match> out;
+    blind->probe(f.ctx, q, {3, INT64_MIN}, out);
+    EXPECT_TRUE(out.empty());
+  }
+  // Every mask full (but the end slots'): a probe skips as many words as the mask has values
+  // below the query's, more than the slot holds, and must stay inside the slot. It then finds
+  // a subset of the true matches.
+  for (std::size_t t = 0; t < nt; ++t)
+    for (std::size_t i = 0; i < 128; ++i) words[dir0 + t * 129 + i] |= uint64_t{UINT32_MAX} << 32;
+  const auto full = adopt(f, words);
+  ASSERT_NE(full, nullptr);
+  for (uint64_t q : qs) {
+    std::vector<index_match> out;
+    full->probe(f.ctx, q, {3, INT64_MIN}, out);
+    const auto found = hits(out), expected = brute(e, q, 3);
+    EXPECT_TRUE(std::includes(expected.begin(), expected.end(), found.begin(), found.end()));
+  }
+}
+
+TEST(SealedSegment, OlderBlocksAreRebuiltOnAdopt) {
+  // Blocks of version 1 (plain ordinals) and 2 (filter bits) files become the block a build of
+  // their entries writes; entries marked deleted in them are left out.
+  for (const auto& lc : layouts()) {
+    SCOPED_TRACE(lc.name);
+    const fixture f(lc.layout);
+    const int k = lc.layout.k;
+    const bool many = f.tables.size() > 20;
+    for (std::size_t n : {0, 1, 5, 64, 65, 700}) {
+      if (many && n > 65) continue;
+      SCOPED_TRACE("n=" + std::to_string(n));
+      const auto e = make_entries(n, k, n + 5);
+      for (int b : {0, min_ordinal_bits(n), 32}) {
+        const auto old = hand_block(f, e, b, true);
+        const auto seg = adopt(f, old);
+        ASSERT_NE(seg, nullptr);
+        const auto words = seg->words();
+        // The old block holds the entries in its table-0 order, which the rebuild keeps.
+        entry_columns in_order;
+        for (std::size_t i = 0; i < n; ++i)
+          in_order.push(old[8 + i], old[8 + n + i], static_cast<int64_t>(old[8 + 2 * n + i]));
+        ASSERT_EQ(std::vector<uint64_t>(words.begin(), words.end()),
+                  hand_block(f, in_order, min_ordinal_bits(n)));
+      }
+      if (n < 5) continue;
+      // Every third position deleted in the file: the rebuilt segment holds the others.
+      const auto old = hand_block(f, e, min_ordinal_bits(n), true);
+      std::vector<uint64_t> deleted((n + 63) / 64, 0);
+      entry_columns kept;
+      for (std::size_t i = 0; i < n; ++i) {
+        if (i % 3 == 0)
+          deleted[i / 64] |= uint64_t{1} << (i % 64);
+        else
+          kept.push(old[8 + i], old[8 + n + i], static_cast<int64_t>(old[8 + 2 * n + i]));
+      }
+      const auto seg = sealed_segment::adopt(f.ctx, old, deleted, nullptr);
+      ASSERT_NE(seg, nullptr);
+      EXPECT_EQ(seg->size(), kept.size());
+      EXPECT_EQ(seg->live(), kept.size());
+      expect_brute(f, *seg, kept, k, make_queries(e, 40, k, n));
+    }
+  }
+}
+
+TEST(SealedSegment, MergesRebuiltAndBuiltSegments) {
   const fixture f(*index_layout::parse(3, "13,13,13,13,12"));
   const auto a = make_entries(700, 3, 21), b = make_entries(900, 3, 22);
-  const auto old_words = hand_block(f, a, 0);
+  const auto old_words = hand_block(f, a, 0, true);
   const std::vector<std::shared_ptr<sealed_segment>> inputs{adopt(f, old_words),
                                                             sealed_segment::build(f.ctx, b)};
   ASSERT_NE(inputs[0], nullptr);
@@ -257,7 +374,7 @@ TEST(SealedSegment, MergesOldAndNewForms) {
   entry_columns all = a;
   for (std::size_t i = 0; i < b.size(); ++i) all.push(b.fp[i], b.id[i], b.ts[i]);
   ASSERT_EQ(merged->size(), all.size());
-  // The merged block is new-form and holds the inputs' entries in their order.
+  // The merged block holds the inputs' entries in their order.
   const auto words = merged->words();
   entry_columns in_order;
   for (const auto& s : inputs)
@@ -268,14 +385,52 @@ TEST(SealedSegment, MergesOldAndNewForms) {
   expect_brute(f, *merged, all, 3, make_queries(all, 200, 3, 23));
 }
 
-TEST(SealedSegment, AdoptRejectsBadOrdinalWords) {
+TEST(SealedSegment, DeletionsAndExpiryHideEntries) {
+  for (const auto& lc : layouts()) {
+    SCOPED_TRACE(lc.name);
+    const fixture f(lc.layout);
+    const int k = lc.layout.k;
+    const std::size_t n = f.tables.size() > 20 ? 300 : 3000;
+    const auto e = make_entries(n, k, 51);
+    const auto seg = sealed_segment::build(f.ctx, e);
+    // Remove every fifth id; planted copies share fingerprints but not ids.
+    std::vector<uint32_t> positions;
+    std::vector<bool> removed(n, false);
+    for (std::size_t i = 0; i < n; i += 5) {
+      std::vector<uint32_t> found;
+      seg->find_id(e.id[i], found);
+      ASSERT_EQ(found.size(), 1u);
+      positions.push_back(found[0]);
+      removed[i] = true;
+    }
+    seg->mark_deleted(positions);
+    seg->mark_deleted(positions);  // twice: counted once
+    EXPECT_EQ(seg->live(), n - positions.size());
+    const int64_t min_ts = static_cast<int64_t>(n / 3);
+    entry_columns visible;
+    for (std::size_t i = 0; i < n; ++i)
+      if (!removed[i] && e.ts[i] >= min_ts) visible.push(e.fp[i], e.id[i], e.ts[i]);
+    const auto qs = make_queries(e, 80, k, 52);
+    std::vector<std::vector<index_match>> batch(qs.size());
+    seg->probe_batch(f.ctx, qs, {k, min_ts}, batch);
+    for (std::size_t i = 0; i < qs.size(); ++i) {
+      std::vector<index_match> one;
+      seg->probe(f.ctx, qs[i], {k, min_ts}, one);
+      ASSERT_EQ(hits(one), brute(visible, qs[i], k)) << "query " << i;
+      ASSERT_EQ(hits(batch[i]), brute(visible, qs[i], k)) << "batch query " << i;
+    }
+  }
+}
+
+TEST(SealedSegment, AdoptRejectsBadBlocks) {
   const fixture f(*index_layout::parse(3, "13,13,13,13,12"));
-  const std::size_t n = 1000;  // 10 ordinal bits; d = 8, so 17 or 18 filter bits per table
+  const std::size_t n = 1000;  // 10 ordinal bits; d = 7, so 18 filter bits per table
+  const std::size_t nt = f.tables.size(), slots = (std::size_t{1} << 7) + 1;
   const auto e = make_entries(n, 3, 31);
   const auto good = hand_block(f, e, 10);
   ASSERT_NE(adopt(f, good), nullptr);
-  ASSERT_NE(adopt(f, hand_block(f, e, 0)), nullptr);
   const std::size_t order0 = 8 + 3 * n;  // first word of table 1's ordinal words
+  const std::size_t dir0 = order0 + (nt - 1) * ((n + 1) / 2);  // table 0's first slot
   auto with = [&](auto&& change) {
     auto w = good;
     change(w);
@@ -294,16 +449,41 @@ TEST(SealedSegment, AdoptRejectsBadOrdinalWords) {
               set_ordinal(w, 2 * n - 1, (get_ordinal(w, 2 * n - 1) & ~1023u) | 1023u);
             }),
             nullptr);
-  // The same block read as the old form: every ordinal word with filter bits is >= n.
+  // Ordinal bits 0 (only older blocks had plain ordinals), out of 1..32, or too few for n.
   EXPECT_EQ(with([&](auto& w) { w[5] = 0; }), nullptr);
-  // Ordinal bits out of 1..32, or too few for n.
   EXPECT_EQ(with([&](auto& w) { w[5] = 33; }), nullptr);
   EXPECT_EQ(with([&](auto& w) { w[5] = 9; }), nullptr);
   // A filter bit above the table's filter width (10 + 18 = 28 bits at most here).
   EXPECT_EQ(with([&](auto& w) { set_ordinal(w, 7, get_ordinal(w, 7) | (1u << 31)); }), nullptr);
-  // An old-form block with an ordinal >= n.
-  auto old = hand_block(f, e, 0);
-  reinterpret_cast<uint32_t*>(old.data() + order0)[3] = static_cast<uint32_t>(n);
+  // Directories: not starting at 0, decreasing, not ending at n, past n, a mask on the end
+  // slot; an unknown form; directory bits off the rule.
+  EXPECT_EQ(with([&](auto& w) { w[dir0 + slots] += 1; }), nullptr);  // table 1's slot 0
+  EXPECT_EQ(with([&](auto& w) { w[dir0 + 5] = (w[dir0 + 5] & ~uint64_t{UINT32_MAX}) | 999; }),
+            nullptr);
+  EXPECT_EQ(with([&](auto& w) { w[dir0 + slots - 1] = n - 1; }), nullptr);
+  EXPECT_EQ(with([&](auto& w) { w[dir0 + 3 * slots - 1] = n + 1; }), nullptr);
+  EXPECT_EQ(with([&](auto& w) { w[dir0 + slots - 1] |= uint64_t{1} << 32; }), nullptr);
+  EXPECT_EQ(with([&](auto& w) { w[6] = 2; }), nullptr);
+  EXPECT_EQ(with([&](auto& w) { w[1] = 8; }), nullptr);
+  // A presence bit past 2^pb values where a table's prefix leaves fewer than 5 bits: the
+  // 9-block k=8 layout leads with one block of 7 or 8 bits.
+  {
+    const fixture g(index_layout::even(8, 9));
+    const std::size_t m = 4096;  // d = 7 = the shortest prefix: 0 or 1 presence bit
+    const auto ge = make_entries(m, 8, 32);
+    auto w = hand_block(g, ge, min_ordinal_bits(m));
+    ASSERT_NE(adopt(g, w), nullptr);
+    const std::size_t gd0 = 8 + 3 * m + (g.tables.size() - 1) * ((m + 1) / 2);
+    w[gd0] |= uint64_t{1} << 34;
+    EXPECT_EQ(adopt(g, w), nullptr);
+  }
+  // Older blocks: the size must match their own directory rule.
+  auto old = hand_block(f, e, 0, true);
+  ASSERT_NE(adopt(f, old), nullptr);
+  old.push_back(0);
+  EXPECT_EQ(adopt(f, old), nullptr);
+  old.pop_back();
+  old[1] = 7;  // their rule says 8
   EXPECT_EQ(adopt(f, old), nullptr);
 }
 
