@@ -175,8 +175,10 @@ class rocks_backend final : public backend {
   /// The record holding number `num`, if any: its key number and value.
   result<bool> read_record(const collection_state& c, uint64_t num, uint64_t& record,
                            std::string& value);
-  /// The stored document with this id, as `edits` leave it.
+  /// The stored document with this id, as `edits` leave it, among the id map's `candidates`
+  /// for its hash.
   result<std::optional<doc_location>> find_doc(const collection_state& c, std::string_view id,
+                                               std::span<const uint64_t> candidates,
                                                record_edits& edits);
   /// Takes document `at` out of its record (in `edits`).
   status remove_from_record(const collection_state& c, const doc_location& at, record_edits& edits);

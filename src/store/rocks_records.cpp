@@ -48,9 +48,8 @@ result<bool> rocks_backend::read_record(const collection_state& c, uint64_t num,
 
 result<std::optional<doc_location>> rocks_backend::find_doc(const collection_state& c,
                                                             std::string_view id,
+                                                            std::span<const uint64_t> candidates,
                                                             record_edits& edits) {
-  std::vector<uint64_t> candidates;
-  c.ids.find(id_map::hash(id), candidates);
   std::vector<stored_doc> docs;
   std::string value;
   for (const uint64_t num : candidates) {
