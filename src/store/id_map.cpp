@@ -1,5 +1,6 @@
 #include "store/id_map.hpp"
 
+#include <cmath>
 #include <functional>
 
 namespace simdup::detail {
@@ -77,11 +78,25 @@ void id_map::shard::place(uint64_t slot) {
 }
 
 void id_map::shard::grow() {
-  const auto bigger = static_cast<std::size_t>(static_cast<double>(slots.size()) * grow_factor);
-  std::vector<uint64_t> old(std::max(min_slots, bigger), 0);
+  resize(std::max(min_slots,
+                  static_cast<std::size_t>(static_cast<double>(slots.size()) * grow_factor)));
+}
+
+void id_map::shard::resize(std::size_t size) {
+  std::vector<uint64_t> old(size, 0);
   old.swap(slots);
   for (uint64_t slot : old)
     if (slot != 0) place(slot);
+}
+
+void id_map::reserve(std::size_t n) {
+  // Room for three standard deviations above a shard's average share below the growth
+  // threshold, so that the fuller shards do not grow at once either (about 0.8 of a load at
+  // 10M ids, less for small maps).
+  const double share = static_cast<double>(n) / static_cast<double>(shards_.size());
+  const auto per_shard = static_cast<std::size_t>((share + 3 * std::sqrt(share)) / max_load) + 1;
+  for (shard& s : shards_)
+    if (s.slots.size() < per_shard) s.resize(per_shard);
 }
 
 }  // namespace simdup::detail

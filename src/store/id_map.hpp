@@ -37,6 +37,9 @@ class id_map {
   /// Removes (h, number); false when it is not there.
   bool erase(uint64_t h, uint64_t number);
 
+  /// Makes room for about `n` ids in all (an estimate: shards still grow as they fill).
+  void reserve(std::size_t n);
+
   std::size_t size() const noexcept { return size_; }
   std::size_t memory_bytes() const noexcept;
 
@@ -50,6 +53,7 @@ class id_map {
     }
     std::size_t next(std::size_t i) const noexcept { return i + 1 == slots.size() ? 0 : i + 1; }
     void grow();
+    void resize(std::size_t slots);
     void place(uint64_t slot);
   };
 

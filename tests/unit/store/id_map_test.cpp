@@ -106,6 +106,28 @@ TEST(IdMap, RandomInsertsAndErasesMatchAMultimap) {
   for (const uint64_t h : hashes) EXPECT_TRUE(found(m, h).empty());
 }
 
+TEST(IdMap, ReserveKeepsWhatIsStoredAndSizesOnce) {
+  std::mt19937_64 rng(5);
+  id_map m;
+  std::vector<uint64_t> hashes;
+  for (uint64_t i = 1; i <= 1000; ++i) {
+    hashes.push_back(rng());
+    m.insert(hashes.back(), i);
+  }
+  m.reserve(400'000);  // the start of a restart: about as many ids as the index file holds
+  const std::size_t reserved = m.memory_bytes();
+  for (uint64_t i = 1001; i <= 400'000; ++i) {
+    hashes.push_back(rng());
+    m.insert(hashes.back(), i);
+  }
+  // Sized once for 400,000: hardly a shard grew.
+  EXPECT_LT(m.memory_bytes(), reserved + reserved / 20);
+  for (uint64_t i = 1; i <= 400'000; i += 997) {
+    const auto got = found(m, hashes[i - 1]);
+    EXPECT_TRUE(std::binary_search(got.begin(), got.end(), i)) << i;
+  }
+}
+
 TEST(IdMap, MemoryStaysNearElevenBytesPerId) {
   id_map m;
   std::mt19937_64 rng(3);
