@@ -3,7 +3,6 @@
 // and records that expire by their newest document, before and after a restart.
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -11,66 +10,21 @@
 #include "store/backend.hpp"
 #include "store/id_map.hpp"
 #include "store/rocks_keys.hpp"
-#include "support/backend_calls.hpp"
+#include "support/rocks_store_test.hpp"
 
 namespace simdup::detail {
 namespace {
 
-namespace fs = std::filesystem;
-
-class RocksRecords : public ::testing::Test {
+class RocksRecords : public test_support::rocks_store_test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("simdup_records_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::remove_all(copy());
-    config_.name = "c";
-    config_.k = 3;
-    config_.window_s = 0;
-  }
-  void TearDown() override {
-    fs::remove_all(dir_);
-    fs::remove_all(copy());
-  }
-  fs::path copy() const { return dir_.string() + ".copy"; }
-
-  /// Segment files only at close, so a copy taken while open has none (a rebuild at start).
-  std::unique_ptr<backend> open(const fs::path& dir) {
-    auto b = open_rocks_backend(dir.string(), {0, 0});
-    EXPECT_TRUE(b) << b.error().message;
-    return b ? std::move(*b) : nullptr;
-  }
-
   void insert_batch(backend& b, std::vector<doc_input> docs) {
     std::vector<doc_outcome> out(docs.size());
     auto st = b.apply(config_, doc_op::insert, docs, 1000, 10, out);
     ASSERT_TRUE(st) << st.error().message;
   }
-
-  /// Ids matching `fp` exactly.
-  std::vector<std::string> ids_at(backend& b, uint64_t fp, int64_t time = 1000) {
-    std::vector<std::string> ids;
-    for (const auto& m :
-         test_support::apply_one(b, config_, doc_op::check, "q", fp, time).matches) {
-      if (m.distance == 0) ids.push_back(m.id);
-    }
-    return ids;
-  }
-
-  uint64_t documents(backend& b) { return b.stats(config_)->documents; }
-
-  fs::path dir_;
-  collection_config config_;
 };
 
 using ids = std::vector<std::string>;
-
-/// Fingerprints at distance >= 8 from each other.
-uint64_t fp(int i) {
-  return uint64_t{0xFF} << (8 * (i % 8));
-}
 
 TEST_F(RocksRecords, ReplacedAndDeletedDocumentsLeaveTheirRecord) {
   auto b = open(dir_);
@@ -95,11 +49,11 @@ TEST_F(RocksRecords, ReplacedAndDeletedDocumentsLeaveTheirRecord) {
     EXPECT_FALSE(*s.remove(config_, "d"));
   };
   expect_state(*b);
-  fs::copy(dir_, copy(), fs::copy_options::recursive);
+  copy_as_crashed();
   b.reset();
   auto loaded = open(dir_);  // the segment file saved at close
   expect_state(*loaded);
-  auto rebuilt = open(copy());  // no file: rebuilt from the records
+  auto rebuilt = open(crashed());  // no file: rebuilt from the records
   expect_state(*rebuilt);
 }
 
@@ -153,7 +107,7 @@ TEST_F(RocksRecords, ARecordExpiresWithItsNewestDocument) {
   EXPECT_EQ(documents(*b), 0u);
   EXPECT_EQ(b->stats(config_)->expired, 2u);
   // An expired id is new again, not a replacement.
-  const auto again = test_support::apply_one(*b, config_, doc_op::insert, "old", fp(2), 1200);
+  const auto again = one(*b, doc_op::insert, "old", fp(2), 1200);
   EXPECT_TRUE(again.inserted);
   EXPECT_EQ(documents(*b), 1u);
   b.reset();

@@ -10,76 +10,21 @@
 #include <vector>
 
 #include "store/backend.hpp"
-#include "support/backend_calls.hpp"
+#include "support/rocks_store_test.hpp"
 
 namespace simdup::detail {
 namespace {
 
 namespace fs = std::filesystem;
 
-class RocksSnapshot : public ::testing::Test {
+class RocksSnapshot : public test_support::rocks_store_test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("simdup_snap_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::remove_all(crashed());
-    config_.name = "c";
-    config_.k = 3;
-    config_.window_s = 0;
-  }
-  void TearDown() override {
-    fs::remove_all(dir_);
-    fs::remove_all(crashed());
-  }
-
-  fs::path crashed() const { return dir_.string() + ".crashed"; }
-
-  /// Segment files only at close (or when expire() finds none), so tests control them.
-  std::unique_ptr<backend> open(const fs::path& dir) {
-    auto b = open_rocks_backend(dir.string(), {0, 0});
-    EXPECT_TRUE(b) << b.error().message;
-    return b ? std::move(*b) : nullptr;
-  }
-
-  doc_outcome one(backend& b, doc_op op, std::string id, uint64_t fp, int64_t time) {
-    return test_support::apply_one(b, config_, op, std::move(id), fp, time);
-  }
-
-  uint64_t documents(backend& b) {
-    auto st = b.stats(config_);
-    EXPECT_TRUE(st) << st.error().message;
-    return st ? st->documents : ~uint64_t{0};
-  }
-
-  /// Ids matching `fp` exactly (check at `time`).
-  std::vector<std::string> ids_at(backend& b, uint64_t fp, int64_t time = 1000) {
-    std::vector<std::string> ids;
-    for (const auto& m : one(b, doc_op::check, "q", fp, time).matches) {
-      if (m.distance == 0) ids.push_back(m.id);
-    }
-    return ids;
-  }
-
   std::vector<fs::path> segment_files(const fs::path& dir) const {
     std::vector<fs::path> out;
     if (!fs::exists(dir / "segments")) return out;
     for (const auto& e : fs::directory_iterator(dir / "segments")) out.push_back(e.path());
     return out;
   }
-
-  /// A copy of the store as a kill -9 would leave it: taken while the backend is open, after
-  /// its writes were acknowledged (so synced), without the segment file saved at close.
-  void copy_as_crashed() { fs::copy(dir_, crashed(), fs::copy_options::recursive); }
-
-  /// Fingerprints far apart (distance >= 8), so each document only matches itself.
-  static uint64_t fp(int i) {
-    return uint64_t{0xFF} << (8 * (i % 8)) ^ (i >= 8 ? ~uint64_t{0} : 0);
-  }
-
-  fs::path dir_;
-  collection_config config_;
 };
 
 TEST_F(RocksSnapshot, RestartAfterCrashLoadsTheFileAndReplaysNewerChanges) {
