@@ -77,6 +77,12 @@ std::string metrics::render(const std::map<std::string, collection_sample>& coll
     out +=
         "simdup_index_bytes{collection=\"" + name + "\"} " + std::to_string(s.index_bytes) + "\n";
   }
+  out += "# HELP simdup_id_map_bytes Memory held by the in-memory id map, by collection.\n";
+  out += "# TYPE simdup_id_map_bytes gauge\n";
+  for (const auto& [name, s] : collections) {
+    out +=
+        "simdup_id_map_bytes{collection=\"" + name + "\"} " + std::to_string(s.id_map_bytes) + "\n";
+  }
   out += "# HELP simdup_expired_documents_total Documents removed by the window.\n";
   out += "# TYPE simdup_expired_documents_total counter\n";
   for (const auto& [name, s] : collections) {

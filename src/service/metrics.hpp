@@ -23,6 +23,7 @@ class metrics {
     uint64_t expired = 0;
     uint64_t deleted = 0;
     uint64_t index_bytes = 0;
+    uint64_t id_map_bytes = 0;
   };
   /// The exposition text; `collections` supplies the store's figures.
   std::string render(const std::map<std::string, collection_sample>& collections) const;

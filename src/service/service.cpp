@@ -287,6 +287,7 @@ struct service::impl {
     body += ",\"expired\":" + std::to_string(s->expired);
     body += ",\"deleted\":" + std::to_string(s->deleted);
     body += ",\"index_bytes\":" + std::to_string(s->index_bytes);
+    body += ",\"id_map_bytes\":" + std::to_string(s->id_map_bytes);
     body += ",\"index_segments\":" + std::to_string(s->index_segments) + "}";
     ex.send(200, std::move(body));
   }
@@ -326,7 +327,7 @@ struct service::impl {
     }
     for (const auto& c : all) {
       if (auto s = store->stats(c))
-        samples[c.name] = {s->documents, s->expired, s->deleted, s->index_bytes};
+        samples[c.name] = {s->documents, s->expired, s->deleted, s->index_bytes, s->id_map_bytes};
     }
     ex.send(200, stats.render(samples), "text/plain; version=0.0.4");
   }

@@ -79,11 +79,12 @@ struct pending_removal {
 };
 
 struct collection_stats {
-  uint64_t documents = 0;    ///< indexed now
-  uint64_t inserted = 0;     ///< inserted since the process started
-  uint64_t expired = 0;      ///< removed by the window since the process started
-  uint64_t deleted = 0;      ///< removed by DELETE since the process started
-  uint64_t index_bytes = 0;  ///< memory held by the in-memory index (0 when there is none)
+  uint64_t documents = 0;     ///< indexed now
+  uint64_t inserted = 0;      ///< inserted since the process started
+  uint64_t expired = 0;       ///< removed by the window since the process started
+  uint64_t deleted = 0;       ///< removed by DELETE since the process started
+  uint64_t index_bytes = 0;   ///< memory held by the in-memory index (0 when there is none)
+  uint64_t id_map_bytes = 0;  ///< memory held by the in-memory id map (0 when there is none)
   /// Segments of the in-memory index (0 when there is none): each is one probe per query.
   uint64_t index_segments = 0;
 };

@@ -392,6 +392,10 @@ result<collection_stats> rocks_backend::stats(const collection_config& config) {
   st.deleted = c.deleted;
   const index_stats is = c.index.stats();
   st.index_bytes = is.memory_bytes;
+  {
+    std::lock_guard lock(c.mu);
+    st.id_map_bytes = c.ids.memory_bytes();
+  }
   st.index_segments = is.segments;
   return st;
 }

@@ -138,6 +138,12 @@ def test_metrics(client):
     assert 'simdup_documents_total{collection="news",outcome="duplicate"} 1' in text
     assert 'simdup_index_documents{collection="news"} 1' in text
     assert 'simdup_request_duration_seconds_count{endpoint="check-insert"} 2' in text
+    # The id map's memory is reported beside the index's, in metrics and in stats.
+    id_map = [line for line in text.splitlines()
+              if line.startswith('simdup_id_map_bytes{collection="news"} ')]
+    assert len(id_map) == 1 and int(id_map[0].split()[-1]) > 0
+    stats = client.request("GET", "/v1/news/stats")[1]
+    assert stats["id_map_bytes"] > 0 and stats["index_bytes"] > 0
 
 
 def test_token(tmp_path):
