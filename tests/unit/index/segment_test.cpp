@@ -385,6 +385,42 @@ TEST(SealedSegment, MergesRebuiltAndBuiltSegments) {
   expect_brute(f, *merged, all, 3, make_queries(all, 200, 3, 23));
 }
 
+TEST(SealedSegment, CrowdedSlotsWriteTheDocumentedBlock) {
+  // The directory is capped at the shortest prefix (10 bits here), so 20000 entries crowd about
+  // 20 to a slot. The longer prefixes leave 12 filter bits (22-bit tables) or 14 (24 bits), the
+  // shortest none; slots of more than 16 words are common. Built and merged blocks (the merge
+  // leaving out deleted and expired entries) are the documented ones.
+  for (const char* widths : {"22,22,10,10", "24,20,10,10", "7,7,7,7,7,7,7,7,8"}) {
+    SCOPED_TRACE(widths);
+    const int k = widths[0] == '7' ? 8 : 3;
+    const fixture f(*index_layout::parse(k, widths));
+    const auto e = make_entries(20000, k, 61);
+    const auto seg = sealed_segment::build(f.ctx, e);
+    auto words = seg->words();
+    ASSERT_EQ(std::vector<uint64_t>(words.begin(), words.end()),
+              hand_block(f, e, min_ordinal_bits(e.size())));
+    const auto more = sealed_segment::build(f.ctx, make_entries(3000, k, 62));
+    std::vector<uint32_t> gone;
+    for (uint32_t i = 0; i < seg->size(); i += 7) gone.push_back(i);
+    seg->mark_deleted(gone);
+    const int64_t min_ts = 500;
+    const std::vector<std::shared_ptr<sealed_segment>> inputs{seg, more};
+    const auto merged = sealed_segment::merge(f.ctx, inputs, min_ts);
+    entry_columns kept;
+    for (const auto& s : inputs) {
+      const auto w = s->words();
+      const std::size_t n = s->size();
+      for (std::size_t i = 0; i < n; ++i)
+        if ((s != seg || i % 7 != 0) && static_cast<int64_t>(w[8 + 2 * n + i]) >= min_ts)
+          kept.push(w[8 + i], w[8 + n + i], static_cast<int64_t>(w[8 + 2 * n + i]));
+    }
+    words = merged->words();
+    ASSERT_EQ(std::vector<uint64_t>(words.begin(), words.end()),
+              hand_block(f, kept, min_ordinal_bits(kept.size())));
+    expect_brute(f, *merged, kept, k, make_queries(kept, 60, k, 63));
+  }
+}
+
 TEST(SealedSegment, DeletionsAndExpiryHideEntries) {
   for (const auto& lc : layouts()) {
     SCOPED_TRACE(lc.name);
