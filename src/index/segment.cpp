@@ -168,7 +168,7 @@ void sort_slot(uint32_t* first, uint32_t* last) {
 enum class slot_order {
   ordinals,  ///< no filter bits: ordinals ascending are already in order
   sorted,    ///< slots of a handful of words, sorted one by one
-  radix,     ///< crowded slots (average over 8 words), by LSD radix passes
+  radix,     ///< slots of over 8 words on average, by LSD radix passes
 };
 
 /// Filter bits up to which crowded slots go by radix passes (2^bits counters). More occur only
@@ -176,10 +176,11 @@ enum class slot_order {
 constexpr int radix_filter_bits_max = 12;
 
 /// How table `table` in a block of n entries (ordinal bits b, directory bits d) orders its slots.
-/// Radix passes pay where slots are crowded (the directory capped at the tables' shortest
-/// prefix, in large blocks of layouts with longer prefixes), whose slots of over 16 words went
-/// to std::sort: a third to half less build time with 4 tables. With the usual 4 to 8 words a slot,
-/// sorting them by rank measured no dearer than the radix passes' scratch traffic and third visit.
+/// Radix passes where slots hold over 8 words on average: most blocks (8 to 16 words a slot),
+/// and the crowded slots of a directory capped at the tables' shortest prefix, which went to
+/// std::sort (a third to half less build time there with 4 tables). Otherwise (slots of at
+/// most 8 words, or more than 12 filter bits, which only blocks under 2^20 entries have) the
+/// slots are sorted one by one, by rank.
 inline slot_order order_of(const table_perm& table, std::size_t n, int b, int d) noexcept {
   const int pf = filter_bits(b, table.prefix_bits, d);
   if (pf == 0) return slot_order::ordinals;

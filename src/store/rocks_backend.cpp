@@ -516,9 +516,12 @@ void rocks_backend::request_maintenance(collection_state& c) {
 }
 
 void rocks_backend::after_index_change(collection_state& c) {
-  // Set-aside segments are probed as hash chains, each one costing every query; past this
-  // many, the writer seals them itself (waiting for a merge in progress, if one is).
-  constexpr std::size_t max_set_aside = 32;
+  // Set-aside segments are probed as hash chains, each one costing every query, and take
+  // about twice a sealed segment's memory (9 MB each with 10 tables); past this many, the
+  // writer seals them itself (waiting for a merge in progress, if one is). At 200,000 inserts/s
+  // a merge of 4M entries sets aside about three; a bulk load at 700,000/s set aside 20 to 30
+  // while one ran, on top of the merge's own transient.
+  constexpr std::size_t max_set_aside = 8;
   const std::size_t waiting = c.index.awaiting_maintenance();
   if (waiting > max_set_aside) {
     try {

@@ -88,7 +88,7 @@ std::vector<uint64_t> hand_block(const fixture& f, const entry_columns& e, int o
                                  bool legacy = false) {
   const std::size_t n = e.size(), nt = f.tables.size();
   const int d =
-      std::clamp(static_cast<int>(std::bit_width(n)) - (legacy ? 2 : 3), 0, f.ctx.min_prefix_bits);
+      std::clamp(static_cast<int>(std::bit_width(n)) - (legacy ? 2 : 4), 0, f.ctx.min_prefix_bits);
   auto slot = [&](std::size_t t, uint64_t fp) -> uint64_t {
     return d == 0 ? 0 : f.tables[t].apply(fp) >> (64 - d);
   };
@@ -290,7 +290,8 @@ TEST(SealedSegment, PresenceMasksDecideWhichSlotsAreRead) {
   // The same block with every presence mask cleared finds nothing: a probe whose value is
   // absent from its slot reads neither ordinal words nor entries.
   const fixture f(*index_layout::parse(3, "13,13,13,13,12"));
-  const auto e = make_entries(1000, 3, 41);  // d = 7: 129 slots per table
+  const auto e = make_entries(1000, 3, 41);  // d = 6: 65 slots per table
+  constexpr std::size_t slots = 65;
   auto words = hand_block(f, e, min_ordinal_bits(1000));
   const auto qs = make_queries(e, 50, 3, 42);
   expect_brute(f, *adopt(f, words), e, 3, qs);
@@ -308,7 +309,8 @@ TEST(SealedSegment, PresenceMasksDecideWhichSlotsAreRead) {
   // below the query's, more than the slot holds, and must stay inside the slot. It then finds
   // a subset of the true matches.
   for (std::size_t t = 0; t < nt; ++t)
-    for (std::size_t i = 0; i < 128; ++i) words[dir0 + t * 129 + i] |= uint64_t{UINT32_MAX} << 32;
+    for (std::size_t i = 0; i + 1 < slots; ++i)
+      words[dir0 + t * slots + i] |= uint64_t{UINT32_MAX} << 32;
   const auto full = adopt(f, words);
   ASSERT_NE(full, nullptr);
   for (uint64_t q : qs) {
@@ -460,8 +462,8 @@ TEST(SealedSegment, DeletionsAndExpiryHideEntries) {
 
 TEST(SealedSegment, AdoptRejectsBadBlocks) {
   const fixture f(*index_layout::parse(3, "13,13,13,13,12"));
-  const std::size_t n = 1000;  // 10 ordinal bits; d = 7, so 18 filter bits per table
-  const std::size_t nt = f.tables.size(), slots = (std::size_t{1} << 7) + 1;
+  const std::size_t n = 1000;  // 10 ordinal bits; d = 6, so 19 filter bits per table
+  const std::size_t nt = f.tables.size(), slots = (std::size_t{1} << 6) + 1;
   const auto e = make_entries(n, 3, 31);
   const auto good = hand_block(f, e, 10);
   ASSERT_NE(adopt(f, good), nullptr);
@@ -489,7 +491,7 @@ TEST(SealedSegment, AdoptRejectsBadBlocks) {
   EXPECT_EQ(with([&](auto& w) { w[5] = 0; }), nullptr);
   EXPECT_EQ(with([&](auto& w) { w[5] = 33; }), nullptr);
   EXPECT_EQ(with([&](auto& w) { w[5] = 9; }), nullptr);
-  // A filter bit above the table's filter width (10 + 18 = 28 bits at most here).
+  // A filter bit above the table's filter width (10 + 19 = 29 bits at most here).
   EXPECT_EQ(with([&](auto& w) { set_ordinal(w, 7, get_ordinal(w, 7) | (1u << 31)); }), nullptr);
   // Directories: not starting at 0, decreasing, not ending at n, past n, a mask on the end
   // slot; an unknown form; directory bits off the rule.
