@@ -1,12 +1,11 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <filesystem>
 #include <random>
 #include <thread>
 
 #include "store/backend.hpp"
-#include "support/backend_calls.hpp"
+#include "support/rocks_store_test.hpp"
 
 namespace simdup::detail {
 namespace {
@@ -23,31 +22,19 @@ std::string thread_doc_id(int thread, std::initializer_list<int> parts) {
   return id;
 }
 
-class RocksBackend : public ::testing::Test {
+class RocksBackend : public test_support::rocks_store_test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("simdup_rocks_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    config_.name = "c";
-    config_.k = 3;
+    rocks_store_test::SetUp();
     config_.window_s = 100;
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
 
+  /// With the default options (segment files by count and age, too).
   std::unique_ptr<backend> open() {
     auto b = open_rocks_backend(dir_.string());
     EXPECT_TRUE(b) << b.error().message;
     return b ? std::move(*b) : nullptr;
   }
-
-  doc_outcome one(backend& b, doc_op op, std::string id, uint64_t fp, int64_t time) {
-    return test_support::apply_one(b, config_, op, std::move(id), fp, time);
-  }
-
-  std::filesystem::path dir_;
-  collection_config config_;
 };
 
 TEST_F(RocksBackend, AnswersAboutUnsyncedDocumentsWaitForTheirSync) {
