@@ -133,8 +133,8 @@ result<uint64_t> rocks_backend::apply_pending(const collection_config& config, d
   if (!found) return std::move(found).error();
   collection_state& c = **found;
   for (auto& o : out) o = doc_outcome{};
-  // Snapshot before the probe and the lookups: entries numbered from here on may be missing
-  // from both (an entry is in the index and the store before its number is published).
+  // Snapshot before the lock-free probe: entries numbered from here on may be missing from it
+  // (an entry is in the index and the store before its number is published).
   const uint64_t probed_num = c.published.load(std::memory_order_acquire);
   const uint64_t probed_removals = c.removals.load(std::memory_order_acquire);
   // Plain inserts report nothing, so they need no probe.
@@ -374,7 +374,7 @@ status rocks_backend::expire(const collection_config& config, int64_t now) {
     auto s = db_->Write(rocksdb::WriteOptions(), &batch);
     if (s.ok()) s = db_->FlushWAL(false);
     if (!s.ok()) return db_error("write", s);
-    // Ids looked up before this step may name deleted documents.
+    // A probe made before this step may report expired documents' entries.
     c.removals.fetch_add(1, std::memory_order_release);
     c.expired += n;
     c.documents -= n;

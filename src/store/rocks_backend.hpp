@@ -98,8 +98,8 @@ struct collection_state {
   /// Every entry numbered below this is in the index and the store (published after both,
   /// under mu).
   std::atomic<uint64_t> published{1};
-  /// Counts removals from the index or the store (under mu): a probe or id lookup made before
-  /// one may be stale.
+  /// Counts removals from the index or the store (under mu): a probe made before one may be
+  /// stale.
   std::atomic<uint64_t> removals{0};
   /// Failed writes undone (under mu): a segment file saved meanwhile may hold undone entries.
   uint64_t rollbacks = 0;
