@@ -339,11 +339,10 @@ status rocks_backend::expire(const collection_config& config, int64_t now) {
   c.index.expire(now);
   const std::string first = prefix('t', c.config.name);
   const std::string end = time_key(c.config.name, now - config.window_s + 1, 0);
-  std::vector<stored_doc> docs;
-  std::string value;
   for (;;) {
     std::lock_guard lock(c.mu);
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), time_cf_));
+    record_reader stored = reader(c);
     rocksdb::WriteBatch batch;
     std::size_t n = 0;
     // A record goes once its newest document is out of the window.
@@ -353,15 +352,11 @@ status rocks_backend::expire(const collection_config& config, int64_t now) {
         return make_error(errc::corrupt_data, "stored time key of collection " + config.name);
       }
       const uint64_t record = read_be(key.substr(first.size() + 8));
-      auto s = db_->Get(rocksdb::ReadOptions(), num_cf_, num_key(c.config.name, record), &value);
-      if (!s.ok() && !s.IsNotFound()) return db_error("get", s);
-      if (s.ok() && !decode_record(value, docs)) {
-        return make_error(errc::corrupt_data, "stored record " + std::to_string(record) +
-                                                  " of collection " + config.name);
-      }
-      if (s.ok()) {
-        for (const auto& d : docs) c.ids.erase(id_map::hash(d.id), d.num);
-        n += docs.size();
+      auto held = stored.seek(record);
+      if (!held) return std::move(held).error();
+      if (*held && stored.record() == record) {
+        for (const auto& d : stored.docs()) c.ids.erase(id_map::hash(d.id), d.num);
+        n += stored.docs().size();
       }
       batch.Delete(time_cf_, it->key());
       batch.Delete(num_cf_, num_key(c.config.name, record));
@@ -618,14 +613,16 @@ void rocks_backend::sync_loop() {
 status rocks_backend::resolve_all(const collection_state& c,
                                   std::vector<std::vector<index_match>>& hits,
                                   std::size_t max_matches, std::span<doc_outcome> out) {
+  record_reader stored = reader(c);
   for (std::size_t i = 0; i < hits.size(); ++i) {
     // The index sorts by (distance, time, number); ties beyond distance keep that order.
     for (const index_match& h : hits[i]) {
       if (out[i].matches.size() >= max_matches) break;
-      auto id = stored_id(c, h.id);
-      if (!id) return std::move(id).error();
-      if (!*id) continue;  // deleted since the probe
-      out[i].matches.push_back({std::move(**id), h.distance});
+      auto found = stored.seek(h.id);
+      if (!found) return std::move(found).error();
+      const stored_doc* d = *found ? stored.doc(h.id) : nullptr;
+      if (!d) continue;  // deleted since the probe
+      out[i].matches.push_back({std::string(d->id), h.distance});
     }
   }
   return {};

@@ -127,6 +127,34 @@ struct collection_state {
   uint64_t last_write = 0;
 };
 
+/// Reads a collection's records by document number through one iterator, made on first use:
+/// a request's lookups share it, and consecutive numbers of one record are not read again.
+class record_reader {
+ public:
+  record_reader(rocksdb::DB& db, rocksdb::ColumnFamilyHandle* records, std::string_view collection)
+      : db_(db), records_(records), collection_(collection) {}
+
+  /// Positions at the record holding number `num`: false when no record does (its document
+  /// may still be missing from it). Errors for an unreadable record.
+  result<bool> seek(uint64_t num);
+  /// Of the record seek found (valid until the next seek): its key number, value, documents.
+  uint64_t record() const noexcept { return record_; }
+  std::string_view value() const noexcept { return value_; }
+  std::span<const rocks_keys::stored_doc> docs() const noexcept { return docs_; }
+  /// Document `num` of that record, or null.
+  const rocks_keys::stored_doc* doc(uint64_t num) const noexcept;
+
+ private:
+  rocksdb::DB& db_;
+  rocksdb::ColumnFamilyHandle* records_;
+  std::string_view collection_;
+  std::unique_ptr<rocksdb::Iterator> it_;
+  bool positioned_ = false;
+  uint64_t record_ = 0, last_ = 0;
+  std::string_view value_;
+  std::vector<rocks_keys::stored_doc> docs_;
+};
+
 class rocks_backend final : public backend {
  public:
   /// Takes the column family handles of the n/ and t/ keys (rocks_keys.hpp).
@@ -171,10 +199,10 @@ class rocks_backend final : public backend {
   static void recheck_locked(const collection_state& c, const doc_input& d,
                              std::span<const index_entry> since, bool reprobe,
                              std::vector<index_match>& hits);
-  // rocks_records.cpp; callers hold the collection lock, but for stored_id.
-  /// The record holding number `num`, if any: its key number and value.
-  result<bool> read_record(const collection_state& c, uint64_t num, uint64_t& record,
-                           std::string& value);
+  // rocks_records.cpp; callers hold the collection lock.
+  record_reader reader(const collection_state& c) {
+    return record_reader(*db_, num_cf_, c.config.name);
+  }
   /// The stored document with this id, as `edits` leave it, among the id map's `candidates`
   /// for its hash.
   result<std::optional<doc_location>> find_doc(const collection_state& c, std::string_view id,
@@ -184,8 +212,6 @@ class rocks_backend final : public backend {
   status remove_from_record(const collection_state& c, const doc_location& at, record_edits& edits);
   void write_edits(const collection_state& c, const record_edits& edits,
                    rocksdb::WriteBatch& batch);
-  /// The id of document `num`; nullopt when it is no longer stored.
-  result<std::optional<std::string>> stored_id(const collection_state& c, uint64_t num);
   static void rollback(collection_state& c, std::vector<undo_step>& undo);
   /// The group commit, on its own thread: writes and fsyncs the WAL once for every ticket
   /// queued while the previous sync ran, then completes them all.

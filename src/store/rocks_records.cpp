@@ -10,9 +10,9 @@ using namespace rocks_keys;
 
 namespace {
 
-error_info corrupt_record(const collection_state& c, uint64_t record) {
-  return make_error(errc::corrupt_data,
-                    "stored record " + std::to_string(record) + " of collection " + c.config.name);
+error_info corrupt_record(std::string_view collection, uint64_t record) {
+  return make_error(errc::corrupt_data, "stored record " + std::to_string(record) +
+                                            " of collection " + std::string(collection));
 }
 
 /// The newest document time of a record (the t/ key's time).
@@ -22,7 +22,7 @@ int64_t newest_of(std::span<const stored_doc> docs) {
   return newest;
 }
 
-const stored_doc* find_num(std::span<const stored_doc> docs, uint64_t num) {
+const stored_doc* find_num(std::span<const stored_doc> docs, uint64_t num) noexcept {
   // Numbers ascend within a record.
   const auto it = std::lower_bound(docs.begin(), docs.end(), num,
                                    [](const stored_doc& d, uint64_t n) { return d.num < n; });
@@ -31,27 +31,34 @@ const stored_doc* find_num(std::span<const stored_doc> docs, uint64_t num) {
 
 }  // namespace
 
-result<bool> rocks_backend::read_record(const collection_state& c, uint64_t num, uint64_t& record,
-                                        std::string& value) {
+result<bool> record_reader::seek(uint64_t num) {
+  if (positioned_ && record_ <= num && num <= last_) return true;
+  positioned_ = false;
+  if (!it_) it_.reset(db_.NewIterator(rocksdb::ReadOptions(), records_));
   // Records cover disjoint, ascending number ranges: the one holding `num` is the last one
   // keyed at or below it.
-  const std::string p = prefix('n', c.config.name);
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), num_cf_));
-  it->SeekForPrev(num_key(c.config.name, num));
-  if (!it->status().ok()) return db_error("read", it->status());
-  if (!it->Valid() || !it->key().starts_with(p)) return false;
-  if (it->key().size() != p.size() + 8) return corrupt_record(c, num);
-  record = read_be(it->key().ToStringView().substr(p.size()));
-  value.assign(it->value().data(), it->value().size());
+  const std::string p = prefix('n', collection_);
+  it_->SeekForPrev(num_key(collection_, num));
+  if (!it_->status().ok()) return db_error("read", it_->status());
+  if (!it_->Valid() || !it_->key().starts_with(p)) return false;
+  if (it_->key().size() != p.size() + 8) return corrupt_record(collection_, num);
+  record_ = read_be(it_->key().ToStringView().substr(p.size()));
+  value_ = it_->value().ToStringView();
+  if (!decode_record(value_, docs_)) return corrupt_record(collection_, record_);
+  last_ = docs_.empty() ? record_ : docs_.back().num;
+  positioned_ = true;
   return true;
+}
+
+const stored_doc* record_reader::doc(uint64_t num) const noexcept {
+  return find_num(docs_, num);
 }
 
 result<std::optional<doc_location>> rocks_backend::find_doc(const collection_state& c,
                                                             std::string_view id,
                                                             std::span<const uint64_t> candidates,
                                                             record_edits& edits) {
-  std::vector<stored_doc> docs;
-  std::string value;
+  record_reader stored = reader(c);
   for (const uint64_t num : candidates) {
     const stored_doc* d = nullptr;
     uint64_t record = 0;
@@ -62,11 +69,11 @@ result<std::optional<doc_location>> rocks_backend::find_doc(const collection_sta
       record = e->first;
       d = find_num(e->second.docs, num);
     } else {
-      auto found = read_record(c, num, record, value);
+      auto found = stored.seek(num);
       if (!found) return std::move(found).error();
       if (!*found) continue;
-      if (!decode_record(value, docs)) return corrupt_record(c, record);
-      d = find_num(docs, num);
+      record = stored.record();
+      d = stored.doc(num);
     }
     // A tag shared with another id, or a number no longer stored.
     if (d && d->id == id) {
@@ -81,11 +88,14 @@ status rocks_backend::remove_from_record(const collection_state& c, const doc_lo
   auto [e, added] = edits.records.try_emplace(at.record);
   record_edits::record& r = e->second;
   if (added) {
-    uint64_t record = 0;
-    auto found = read_record(c, at.num, record, r.value);
+    record_reader stored = reader(c);
+    auto found = stored.seek(at.num);
     if (!found) return std::move(found).error();
-    if (!*found || record != at.record || !decode_record(r.value, r.docs)) {
-      return corrupt_record(c, at.record);
+    if (!*found || stored.record() != at.record) return corrupt_record(c.config.name, at.record);
+    // The edit keeps its own copy: its documents outlive the reader.
+    r.value = stored.value();
+    if (!decode_record(r.value, r.docs)) {
+      return corrupt_record(c.config.name, at.record);
     }
     r.newest = newest_of(r.docs);
     r.last = r.docs.empty() ? 0 : r.docs.back().num;
@@ -107,20 +117,6 @@ void rocks_backend::write_edits(const collection_state& c, const record_edits& e
     batch.Put(num_cf_, num_key(c.config.name, record), value);
     batch.Put(time_cf_, time_key(c.config.name, newest_of(r.docs), record), {});
   }
-}
-
-result<std::optional<std::string>> rocks_backend::stored_id(const collection_state& c,
-                                                            uint64_t num) {
-  uint64_t record = 0;
-  std::string value;
-  auto found = read_record(c, num, record, value);
-  if (!found) return std::move(found).error();
-  if (!*found) return std::optional<std::string>{};
-  std::vector<stored_doc> docs;
-  if (!decode_record(value, docs)) return corrupt_record(c, record);
-  const stored_doc* d = find_num(docs, num);
-  if (!d) return std::optional<std::string>{};
-  return std::optional<std::string>{std::string(d->id)};
 }
 
 }  // namespace simdup::detail
