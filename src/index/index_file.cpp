@@ -186,7 +186,7 @@ result<index_file> read_index_file(const std::string& path) {
     if (h.version == 1 && nw >= segment_header_words && words[wpos + 5] != 0)
       return corrupt("version 1 segment with filter bits");
     // Segment header word 6 names the block form: 0 before version 3, 3 from version 3 on.
-    const uint64_t form = h.version < 3 ? 0 : 3;
+    const uint64_t form = h.version < 3 ? 0 : segment_form;
     if (nw >= segment_header_words && words[wpos + 6] != form)
       return corrupt("segment form " + std::to_string(words[wpos + 6]) + " in a version " +
                      std::to_string(h.version) + " file");

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <mutex>
 #include <shared_mutex>
+#include <unordered_map>
 
 #include "index/index_file.hpp"
 #include "index/segment.hpp"
@@ -31,14 +32,20 @@ struct online_index::impl {
   /// Ids given to remove_deferred and not yet applied (under `mutex`; appended only, applied
   /// from the front under `maintenance`): queries skip their entries meanwhile.
   std::vector<uint64_t> pending_removals;
+  /// How often each id is in pending_removals (under `mutex`), so that a query's matches are
+  /// checked in constant time however many removals wait behind a long merge.
+  std::unordered_map<uint64_t, uint32_t> pending_count;
 
   /// Drops matches of ids whose removal waits. Caller holds `mutex` (shared or exclusive).
   void drop_pending(std::vector<index_match>& out) const {
-    if (pending_removals.empty()) return;
-    std::erase_if(out, [&](const index_match& m) {
-      return std::find(pending_removals.begin(), pending_removals.end(), m.id) !=
-             pending_removals.end();
-    });
+    if (pending_count.empty()) return;
+    std::erase_if(out, [&](const index_match& m) { return pending_count.contains(m.id); });
+  }
+
+  /// Takes one occurrence of `id` off pending_count. Caller holds `mutex` exclusively.
+  void uncount_pending(uint64_t id) {
+    const auto it = pending_count.find(id);
+    if (it != pending_count.end() && --it->second == 0) pending_count.erase(it);
   }
 
   /// Marks every entry with these ids removed; with `applied`, also drops that many ids from
@@ -67,6 +74,7 @@ struct online_index::impl {
     }
     removed += count;
     // Only these are dropped: others may have been appended meanwhile.
+    for (std::size_t i = 0; i < applied; ++i) uncount_pending(pending_removals[i]);
     pending_removals.erase(pending_removals.begin(),
                            pending_removals.begin() + static_cast<std::ptrdiff_t>(applied));
     return count;
@@ -429,6 +437,7 @@ std::size_t online_index::remove(uint64_t id) {
 void online_index::remove_deferred(uint64_t id) {
   std::unique_lock lock(impl_->mutex);
   impl_->pending_removals.push_back(id);
+  ++impl_->pending_count[id];
 }
 
 bool online_index::cancel_removal(uint64_t id) {
@@ -438,6 +447,7 @@ bool online_index::cancel_removal(uint64_t id) {
   const auto it = std::find(p.begin(), p.end(), id);
   if (it == p.end()) return false;
   p.erase(it);
+  impl_->uncount_pending(id);
   return true;
 }
 

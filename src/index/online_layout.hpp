@@ -26,12 +26,13 @@ inline int directory_bits(uint64_t n, int min_prefix_bits) {
   return std::clamp(bits, 0, min_prefix_bits);
 }
 
-/// Key bits the planner's cost model takes a sealed-segment probe to resolve before it reads
-/// entries: those of the version-2 directory (about two entries per slot), with which its cost
-/// constants were fitted. Presence masks resolve up to 5 bits more, which the model does not
-/// credit (it never credited filter bits either), so plans stay as they were.
-inline int planner_resolved_bits(uint64_t n) {
-  return std::max(static_cast<int>(std::bit_width(n)) - 2, 0);
+/// Directory bits of a version 1 or 2 block (about two entries per 4-byte slot). Also the key
+/// bits the planner's cost model takes a sealed-segment probe to resolve before it reads
+/// entries (with min_prefix_bits 64), with which its cost constants were fitted: presence masks
+/// resolve up to 5 bits more, which the model does not credit (it never credited filter bits
+/// either), so plans stay as they were.
+inline int legacy_directory_bits(uint64_t n, int min_prefix_bits) {
+  return std::clamp(static_cast<int>(std::bit_width(n)) - 2, 0, min_prefix_bits);
 }
 
 /// Resident bytes per entry of a sealed segment: fingerprint, id and timestamp (24), one

@@ -63,7 +63,7 @@ result<index_plan> evaluate_layout(const index_layout& layout, uint64_t n, plan_
   p.tables = layout.table_count();
   p.min_prefix_bits = 64;
   const double dn = static_cast<double>(n);
-  const int dir = detail::planner_resolved_bits(n);
+  const int dir = detail::legacy_directory_bits(n, 64);
   double checks = 0;
   for (int bits = 0; bits <= 64; ++bits) {
     const double count = hist[static_cast<std::size_t>(bits)];

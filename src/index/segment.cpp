@@ -30,20 +30,10 @@ struct block_shape {
   std::size_t total_words() const { return dir_offset(tables); }
 };
 
-/// Header word 6 of a block in this form. Blocks of version 1 and 2 files have 0 there (a
-/// directory of 4-byte offsets, about two entries per slot); they are rebuilt on load.
-constexpr uint64_t segment_form = 3;
-
-/// Directory bits of a version 1 or 2 block (about two entries per 4-byte slot).
-int legacy_directory_bits(std::size_t n, int min_prefix_bits) {
-  return std::clamp(static_cast<int>(std::bit_width(n)) - 2, 0, min_prefix_bits);
-}
-
 /// Words of a version 1 or 2 block with d directory bits: its columns sit where this form's
 /// do, but its directories are 2^d + 1 uint32 per table, zero padded to a word.
 std::size_t legacy_total_words(std::size_t n, std::size_t tables, int d) {
-  const std::size_t dir_words = ((std::size_t{1} << d) + 2) / 2;
-  return segment_header_words + 3 * n + (tables - 1) * ((n + 1) / 2) + tables * dir_words;
+  return block_shape{n, tables, d}.dir_offset(0) + tables * (((std::size_t{1} << d) + 2) / 2);
 }
 
 /// A directory slot: the offset of its first entry (low half) and its presence mask (high
@@ -384,8 +374,8 @@ std::shared_ptr<sealed_segment> sealed_segment::adopt(const probe_context& ctx,
       for (std::size_t i = 0; i < n; ++i)
         if (!gone(i)) f(fp[i], id[i], ts[i]);
     };
-    std::size_t live = 0;
-    visit([&](uint64_t, uint64_t, int64_t) { ++live; });
+    std::size_t live = n;
+    for (uint64_t word : deleted) live -= static_cast<std::size_t>(std::popcount(word));
     return from_block(ctx, fill_block(ctx, live, visit));
   }
   if (words[6] != segment_form) return nullptr;

@@ -54,6 +54,9 @@ struct huge_block;
 
 /// Words of the fixed header at the start of a sealed segment's block.
 inline constexpr std::size_t segment_header_words = 8;
+/// Header word 6 of a block in the current form (index file version 3). Blocks of version 1
+/// and 2 files have 0 there (a directory of 4-byte offsets); they are rebuilt on load.
+inline constexpr uint64_t segment_form = 3;
 
 class sealed_segment {
  public:
