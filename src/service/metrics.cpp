@@ -65,36 +65,28 @@ std::string metrics::render(const std::map<std::string, collection_sample>& coll
     out += "simdup_documents_total{collection=\"" + key.first + "\",outcome=\"" + key.second +
            "\"} " + std::to_string(n) + "\n";
   }
-  out += "# HELP simdup_index_documents Documents indexed now, by collection.\n";
-  out += "# TYPE simdup_index_documents gauge\n";
-  for (const auto& [name, s] : collections) {
-    out +=
-        "simdup_index_documents{collection=\"" + name + "\"} " + std::to_string(s.documents) + "\n";
-  }
-  out += "# HELP simdup_index_bytes Memory held by the in-memory index, by collection.\n";
-  out += "# TYPE simdup_index_bytes gauge\n";
-  for (const auto& [name, s] : collections) {
-    out +=
-        "simdup_index_bytes{collection=\"" + name + "\"} " + std::to_string(s.index_bytes) + "\n";
-  }
-  out += "# HELP simdup_id_map_bytes Memory held by the in-memory id map, by collection.\n";
-  out += "# TYPE simdup_id_map_bytes gauge\n";
-  for (const auto& [name, s] : collections) {
-    out +=
-        "simdup_id_map_bytes{collection=\"" + name + "\"} " + std::to_string(s.id_map_bytes) + "\n";
-  }
-  out += "# HELP simdup_expired_documents_total Documents removed by the window.\n";
-  out += "# TYPE simdup_expired_documents_total counter\n";
-  for (const auto& [name, s] : collections) {
-    out += "simdup_expired_documents_total{collection=\"" + name + "\"} " +
-           std::to_string(s.expired) + "\n";
-  }
-  out += "# HELP simdup_deleted_documents_total Documents removed by DELETE.\n";
-  out += "# TYPE simdup_deleted_documents_total counter\n";
-  for (const auto& [name, s] : collections) {
-    out += "simdup_deleted_documents_total{collection=\"" + name + "\"} " +
-           std::to_string(s.deleted) + "\n";
-  }
+  // One sample per collection of one store figure.
+  const auto per_collection = [&](const char* metric, const char* type, const char* help,
+                                  uint64_t collection_sample::*field) {
+    out += std::string("# HELP ") + metric + " " + help + "\n";
+    out += std::string("# TYPE ") + metric + " " + type + "\n";
+    for (const auto& [name, s] : collections) {
+      out +=
+          std::string(metric) + "{collection=\"" + name + "\"} " + std::to_string(s.*field) + "\n";
+    }
+  };
+  per_collection("simdup_index_documents", "gauge", "Documents indexed now, by collection.",
+                 &collection_sample::documents);
+  per_collection("simdup_index_bytes", "gauge",
+                 "Memory held by the in-memory index, by collection.",
+                 &collection_sample::index_bytes);
+  per_collection("simdup_id_map_bytes", "gauge",
+                 "Memory held by the in-memory id map, by collection.",
+                 &collection_sample::id_map_bytes);
+  per_collection("simdup_expired_documents_total", "counter", "Documents removed by the window.",
+                 &collection_sample::expired);
+  per_collection("simdup_deleted_documents_total", "counter", "Documents removed by DELETE.",
+                 &collection_sample::deleted);
   return out;
 }
 
