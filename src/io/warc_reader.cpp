@@ -5,25 +5,10 @@
 #include <charconv>
 #include <string>
 
+#include "util/ascii.hpp"
+
 namespace simdup::detail {
 namespace {
-
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    char x = a[i], y = b[i];
-    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-    if (x != y) return false;
-  }
-  return true;
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
 
 /// Offset of the first byte after the HTTP header block (CRLFCRLF, or LFLF from sloppy
 /// servers); 0 when the block has no HTTP header (then all of it is payload).
@@ -109,8 +94,8 @@ class warc_reader final : public format_reader {
       if (line.empty()) break;
       const std::size_t colon = line.find(':');
       if (colon == std::string_view::npos) continue;  // tolerate junk header lines
-      const std::string_view name = trim(line.substr(0, colon));
-      const std::string_view value = trim(line.substr(colon + 1));
+      const std::string_view name = trim_blanks(line.substr(0, colon));
+      const std::string_view value = trim_blanks(line.substr(colon + 1));
       if (iequals(name, "WARC-Type")) {
         type.assign(value);
       } else if (iequals(name, "Content-Length")) {

@@ -9,8 +9,9 @@
 #include <cctype>
 #include <cstdint>
 #include <cstring>
-#include <limits>
 #include <string>
+
+#include "util/ascii.hpp"
 
 namespace simdup::detail::http {
 namespace {
@@ -37,34 +38,12 @@ bool is_ctl(unsigned char c) {
   return (c < 0x20 && c != '\t') || c == 0x7f;
 }
 
-char to_lower(char c) {
-  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-}
-
-}  // namespace
-
-bool iequals(std::string_view a, std::string_view b) noexcept {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (to_lower(a[i]) != to_lower(b[i])) return false;
-  }
-  return true;
-}
-
-namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
 /// Calls fn(item) for each trimmed, non-empty element of a comma-separated list.
 template <class Fn>
 void for_each_item(std::string_view list, Fn&& fn) {
   while (!list.empty()) {
     const std::size_t comma = list.find(',');
-    const std::string_view item = trim(list.substr(0, comma));
+    const std::string_view item = trim_blanks(list.substr(0, comma));
     if (!item.empty()) fn(item);
     if (comma == npos) break;
     list.remove_prefix(comma + 1);
@@ -184,7 +163,7 @@ parse_result parse_header(std::string_view l, head& h) {
   if (colon == npos) return fail(400, "header line without ':'");
   const std::string_view name = l.substr(0, colon);
   if (!is_token(name)) return fail(400, "malformed header name");
-  const std::string_view value = trim(l.substr(colon + 1));
+  const std::string_view value = trim_blanks(l.substr(colon + 1));
   for (const char c : value) {
     if (is_ctl(static_cast<unsigned char>(c))) {
       return fail(400, "control character in header " + std::string(name));

@@ -151,9 +151,6 @@ parse_result parse_request(std::string_view buffered, const parser_limits& limit
 /// "unavailable" (503), "unsupported" (501, 505), "internal" (500).
 std::string_view error_code_for(int status) noexcept;
 
-/// ASCII case-insensitive equality (header names, auth schemes).
-bool iequals(std::string_view a, std::string_view b) noexcept;
-
 /// Decodes %XX escapes (hex digits of either case) in one path segment; '+' stays '+'.
 /// nullopt for a '%' not followed by two hex digits.
 std::optional<std::string> percent_decode(std::string_view s);

@@ -25,6 +25,7 @@
 #include "service/request.hpp"
 #include "service/text_fingerprints.hpp"
 #include "store/backend.hpp"
+#include "util/ascii.hpp"
 
 namespace simdup {
 
@@ -337,7 +338,7 @@ struct service::impl {
     // The scheme is case-insensitive (RFC 9110 11.1); the token is not.
     constexpr std::string_view scheme = "bearer ";
     const std::string_view header = req.authorization;
-    if (!http::iequals(header.substr(0, scheme.size()), scheme)) return false;
+    if (!detail::iequals(header.substr(0, scheme.size()), scheme)) return false;
     return equal_secret(header.substr(scheme.size()), token);
   }
 
