@@ -9,6 +9,7 @@
 #include <cctype>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "util/ascii.hpp"
@@ -125,8 +126,8 @@ struct head : head_flags {
   std::string_view authorization;
 };
 
-/// Parses "METHOD SP TARGET SP HTTP/x.y"; returns an error result or a need_more marker.
-parse_result parse_request_line(std::string_view l, head& h) {
+/// Parses "METHOD SP TARGET SP HTTP/x.y" into `h`; an error result, or nullopt when it is valid.
+std::optional<parse_result> parse_request_line(std::string_view l, head& h) {
   const std::size_t sp1 = l.find(' ');
   const std::size_t sp2 = sp1 == npos ? npos : l.find(' ', sp1 + 1);
   if (sp2 == npos) return fail(400, "malformed request line");
@@ -151,11 +152,11 @@ parse_result parse_request_line(std::string_view l, head& h) {
   } else if (version != "HTTP/1.0") {
     return fail(505, "HTTP version " + std::string(version.substr(5)) + " is not supported");
   }
-  return more(0);
+  return std::nullopt;
 }
 
-/// Parses one header line into `h`; returns an error result or a need_more marker.
-parse_result parse_header(std::string_view l, head& h) {
+/// Parses one header line into `h`; an error result, or nullopt when it is valid.
+std::optional<parse_result> parse_header(std::string_view l, head& h) {
   if (l.front() == ' ' || l.front() == '\t') {
     return fail(400, "folded header line (obs-fold) is not allowed");
   }
@@ -207,7 +208,7 @@ parse_result parse_header(std::string_view l, head& h) {
     h.has_authorization = true;
     h.authorization = value;
   }
-  return more(0);
+  return std::nullopt;
 }
 
 parse_result framing_too_large(const parser_limits& limits) {
@@ -368,14 +369,12 @@ parse_result parse_head(std::string_view in, const parser_limits& limits, const 
     pos = l.next;
     if (!have_request_line) {
       if (text.empty()) continue;  // empty lines before the request line are skipped
-      parse_result r = parse_request_line(text, h);
-      if (r.state == parse_status::error) return r;
+      if (auto error = parse_request_line(text, h)) return *std::move(error);
       have_request_line = true;
       continue;
     }
     if (text.empty()) break;
-    parse_result r = parse_header(text, h);
-    if (r.state == parse_status::error) return r;
+    if (auto error = parse_header(text, h)) return *std::move(error);
   }
   head_end = pos;
   if (h.has_te && h.has_length) return fail(400, "both Content-Length and Transfer-Encoding");
