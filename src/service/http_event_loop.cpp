@@ -70,13 +70,15 @@ status event_loop::init() {
   epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
   box_->event_fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (epoll_fd_ < 0 || box_->event_fd < 0) {
-    return make_error(errc::io_error, "cannot create epoll/eventfd: " + errno_text(errno));
+    return make_error(errc::io_error,
+                      std::string("cannot create epoll/eventfd: ") + std::strerror(errno));
   }
   epoll_event ev{};
   ev.events = EPOLLIN;
   ev.data.fd = box_->event_fd;
   if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, box_->event_fd, &ev) != 0 || !watch_listener()) {
-    return make_error(errc::io_error, "cannot register with epoll: " + errno_text(errno));
+    return make_error(errc::io_error,
+                      std::string("cannot register with epoll: ") + std::strerror(errno));
   }
   return {};
 }
@@ -181,11 +183,14 @@ void event_loop::accept_all() {
       server_.open_connections_.fetch_sub(1, std::memory_order_relaxed);
       rejected(503);
       try {
-        const response r = error_response(503, "too many open connections");
-        std::string msg;
-        append_head(msg, r, true, false);
-        msg += r.body;
-        [[maybe_unused]] const ssize_t n = ::send(fd, msg.data(), msg.size(), MSG_NOSIGNAL);
+        // The same bytes for every refused connection, built once.
+        static const std::string busy = [] {
+          const response r = error_response(503, "too many open connections");
+          std::string msg;
+          append_head(msg, r, true, false);
+          return msg + r.body;
+        }();
+        [[maybe_unused]] const ssize_t n = ::send(fd, busy.data(), busy.size(), MSG_NOSIGNAL);
       } catch (...) {  // out of memory: close without the answer
       }
       ::close(fd);

@@ -30,9 +30,6 @@
 
 namespace simdup::detail::http {
 
-/// strerror as a string.
-std::string errno_text(int err);
-
 /// One answer completed on another thread, waiting for its loop.
 struct completion {
   int fd;

@@ -54,10 +54,6 @@ void append_number(std::string& out, std::size_t v) {
 
 }  // namespace
 
-std::string errno_text(int err) {
-  return std::strerror(err);
-}
-
 std::string error_body(std::string_view code, std::string_view message) {
   std::string body = "{\"error\":{\"code\":";
   json::append_string(body, code);
@@ -206,12 +202,12 @@ result<std::unique_ptr<server>> server::start(server_options options, handler h)
   }
   ::freeaddrinfo(found);
   if (s->listen_fd_ < 0) {
-    return make_error(errc::io_error, "cannot listen on " + where + ": " + errno_text(err));
+    return make_error(errc::io_error, "cannot listen on " + where + ": " + std::strerror(err));
   }
   sockaddr_storage bound{};
   socklen_t len = sizeof bound;
   if (::getsockname(s->listen_fd_, reinterpret_cast<sockaddr*>(&bound), &len) != 0) {
-    return make_error(errc::io_error, "getsockname on " + where + ": " + errno_text(errno));
+    return make_error(errc::io_error, "getsockname on " + where + ": " + std::strerror(errno));
   }
   s->port_ = ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
                                                : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
