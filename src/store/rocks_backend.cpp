@@ -185,9 +185,9 @@ result<uint64_t> rocks_backend::apply_pending(const collection_config& config, d
                        !recent_reaches(c, probed_num);
     std::vector<index_entry> since;
     if (!stale && op == doc_op::check_insert) {
-      since.reserve(static_cast<std::size_t>(c.recent.cend() - recent_from(c, probed_num)) +
-                    docs.size());
-      since.assign(recent_from(c, probed_num), c.recent.cend());
+      const auto from = recent_from(c, probed_num);
+      since.reserve(static_cast<std::size_t>(c.recent.cend() - from) + docs.size());
+      since.assign(from, c.recent.cend());
     }
     // The id map's slots, fetched for all documents at once rather than one miss at a time.
     std::vector<uint64_t> hashes(docs.size());
