@@ -310,6 +310,14 @@ parse_result walk_chunked(std::string_view in, parse_resume w, const parser_limi
 /// more walk from the first chunk.
 parse_result walk_and_decode(std::string_view in, const parse_resume& from,
                              const parser_limits& limits) {
+  // A walk from the body's first byte (usually the whole request in one read) decodes as it
+  // checks; one resumed from a later chunk decodes the whole body again once it is complete.
+  if (from.pos == from.head_end) {
+    std::string body;
+    parse_result r = walk_chunked(in, from, limits, &body);
+    if (r.state == parse_status::complete) r.req.body = std::move(body);
+    return r;
+  }
   parse_result r = walk_chunked(in, from, limits, nullptr);
   if (r.state == parse_status::complete) {
     parse_resume start;
