@@ -328,12 +328,11 @@ parse_result walk_and_decode(std::string_view in, const parse_resume& from,
 }
 
 /// Positions of the head's views, to resume on a buffer that moved.
-head_state save(const head& h, std::string_view in, bool request_line) {
+head_state save(const head& h, std::string_view in) {
   const auto off = [&](std::string_view v) {
     return v.empty() ? std::size_t{0} : static_cast<std::size_t>(v.data() - in.data());
   };
   head_state s;
-  s.request_line = request_line;
   s.method_off = off(h.method);
   s.method_len = h.method.size();
   s.target_off = off(h.target);
@@ -358,7 +357,7 @@ head load(const head_state& s, std::string_view in) {
 parse_result parse_head(std::string_view in, const parser_limits& limits, const parse_resume& from,
                         head& h, std::size_t& head_end) {
   std::size_t pos = from.head_pos;
-  bool have_request_line = from.head.request_line;
+  bool have_request_line = from.head.method_len != 0;
   for (;;) {
     const line l = find_line(in, pos, limits.max_header_bytes);
     if (l.over_limit) {
@@ -369,7 +368,7 @@ parse_result parse_head(std::string_view in, const parser_limits& limits, const 
       parse_result r = more(std::max(limits.max_header_bytes, in.size() + 1));
       r.lf_from = in.size();
       r.resume.head_pos = pos;
-      r.resume.head = save(h, in, have_request_line);
+      r.resume.head = save(h, in);
       return r;
     }
     if (l.bare_lf) return fail(400, "header lines must end with CRLF");
@@ -414,7 +413,7 @@ parse_result parse_request(std::string_view in, const parser_limits& limits,
     if (r.state != parse_status::complete) return r;
     if (h.has_te) {
       parse_resume start;
-      start.head = save(h, in, true);
+      start.head = save(h, in);
       start.head_end = start.pos = head_end;
       r = walk_and_decode(in, start, limits);
     } else {

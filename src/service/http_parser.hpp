@@ -76,9 +76,9 @@ struct head_flags {
   bool has_authorization = false;
 };
 
-/// What the complete lines of a head said, for resuming (offsets into the buffer).
+/// What the complete lines of a head said, for resuming (offsets into the buffer). The request
+/// line was parsed when method_len is not 0 (a valid method is a non-empty token).
 struct head_state {
-  bool request_line = false;  ///< the request line was parsed
   std::size_t method_off = 0, method_len = 0;
   std::size_t target_off = 0, target_len = 0;
   std::size_t auth_off = 0, auth_len = 0;  ///< the Authorization value
