@@ -12,7 +12,6 @@ pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
 pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET libzstd)
 pkg_check_modules(HIREDIS REQUIRED IMPORTED_TARGET hiredis)
 find_path(CLI11_INCLUDE_DIR CLI/CLI.hpp REQUIRED)
-find_path(HTTPLIB_INCLUDE_DIR httplib.h REQUIRED)
 
 pkg_get_variable(_opencc_prefix opencc prefix)
 set(SIMDUP_OPENCC_DATA_DIR "${_opencc_prefix}/share/opencc" CACHE PATH "OpenCC data directory")
@@ -22,4 +21,4 @@ add_library(simdup_deps INTERFACE)
 target_link_libraries(simdup_deps INTERFACE
   simdjson::simdjson TBB::tbb RocksDB::rocksdb OpenSSL::Crypto ZLIB::ZLIB
   PkgConfig::UTF8PROC PkgConfig::OPENCC PkgConfig::XXHASH PkgConfig::ZSTD PkgConfig::HIREDIS)
-target_include_directories(simdup_deps INTERFACE ${CLI11_INCLUDE_DIR} ${HTTPLIB_INCLUDE_DIR})
+target_include_directories(simdup_deps INTERFACE ${CLI11_INCLUDE_DIR})

@@ -1,19 +1,56 @@
 #!/usr/bin/env bash
 # Installs simdup's build and test dependencies from Debian packages.
 # Idempotent: packages already present are not touched, and apt-get runs only when one is missing.
+# Every package carries a comment saying what uses it; scripts/check-deps.sh fails the tests when
+# the build or the tests use a Debian package that is not named here.
 set -euo pipefail
 
 packages=(
-  build-essential cmake ninja-build pkg-config git ccache clang-format
-  libgtest-dev libgmock-dev libbenchmark-dev
-  libutf8proc-dev libopencc-dev opencc libxxhash-dev xxhash libssl-dev
-  libsimdjson-dev nlohmann-json3-dev libcli11-dev libtbb-dev
-  zlib1g-dev libzstd-dev zstd
-  librocksdb-dev redis-server libhiredis-dev libpqxx-dev postgresql
-  pybind11-dev
-  python3 python3-dev python3-numpy python3-jieba python3-pytest python3-distributed
-  manpages-zh
-  chromium
+  # --- base toolchain (check-deps.sh treats these as given: compiler, libc, libstdc++, make) ---
+  build-essential      # base toolchain: gcc/g++, libc6-dev, libstdc++-dev, make (every C++ file)
+  cmake                # base toolchain: configure, CTest, CPack (every build)
+  ninja-build          # base toolchain: the presets' generator
+  pkg-config           # base toolchain: cmake/dependencies.cmake's pkg_check_modules
+  git                  # base toolchain: clone, and the docs-examples test lists tracked files
+  clang                # base toolchain: libFuzzer harnesses (make fuzz) and the fuzz smoke run
+  clang-format         # make format and the formatting check in make test
+  ccache               # optional compiler cache picked up by the Makefile (faster rebuilds)
+  # --- C++ libraries (headers and link lines of libsimdup, the CLI, tests, benchmarks) ---
+  libgtest-dev         # tests/unit: GoogleTest
+  libgmock-dev         # tests/unit: GoogleMock matchers
+  libbenchmark-dev     # bench/micro: Google Benchmark
+  libutf8proc-dev      # src/text: NFKC, case folding, Unicode categories
+  libopencc-dev        # src/text/t2s.cpp: traditional to simplified Chinese
+  opencc               # src/text/t2s.cpp: OpenCC's conversion data files (t2s.json)
+  libxxhash-dev        # src/features: xxh3-64 feature hashes
+  libssl-dev           # src/features/md5.cpp: OpenSSL MD5 for compat=python-simhash
+  libsimdjson-dev      # src/io: JSONL parsing
+  nlohmann-json3-dev   # src/service, cli: JSON documents (summary, stats)
+  libcli11-dev         # cli/: option parsing and help
+  libtbb-dev           # src/dedup, src/index: parallel sorts and pipelines
+  zlib1g-dev           # src/io: .gz inputs
+  libzstd-dev          # src/io: .zst inputs
+  librocksdb-dev       # src/store: the service's embedded store
+  libhiredis-dev       # src/store/redis_backend.cpp: the shared Redis store
+  pybind11-dev         # python/: the simdup._core extension module
+  python3-dev          # python/: Python.h for the extension module
+  # --- programs the tests and tools run ---
+  zstd                 # tests/e2e: writes .zst inputs for the reader tests
+  xxhash               # tests/e2e: xxhsum as an independent xxh3 reference
+  redis-server         # tests/e2e/test_service_redis.py: a real Redis on loopback
+  postgresql           # tests: a real PostgreSQL started by the tests (initdb, pg_ctl)
+  libpqxx-dev          # src/io: PostgreSQL source and sinks
+  chromium             # tests/e2e/test_dedup_report.py: renders report.html headless
+  manpages-zh          # tests/e2e, scripts/make_sample.py: Chinese man pages as real corpus text
+  # --- Python (always /usr/bin/python3) ---
+  python3              # tests/e2e, tests/python, eval/: the test and evaluation scripts
+  python3-pytest       # tests/e2e, tests/python: the test runner
+  python3-numpy        # python/: zero-copy uint64 arrays; tests/python
+  python3-pandas       # python/: dedup results as DataFrames; simdup.dask
+  python3-jieba        # scripts/prepare_jieba.py (dictionaries), tests: jieba reference output
+  python3-dask         # python/simdup/dask: distributed dedup
+  python3-distributed  # python/simdup/dask: LocalCluster with worker processes in the tests
+  python3-scrapy       # python/simdup/scrapy: the item pipeline and its crawl test
 )
 
 missing=()
