@@ -12,7 +12,7 @@ all: build-release
 
 help:
 	@echo "make run        install deps, build (release), run the dedup job on the bundled sample"
-	@echo "make test       install deps, build (asan preset), run every test"
+	@echo "make test       install deps, build (asan preset), check every dependency is installed by the script, run every test"
 	@echo "make test-tsan  ThreadSanitizer build and the concurrency tests"
 	@echo "make bench      release build and the benchmarks"
 	@echo "make format     clang-format every C++ source"
@@ -31,6 +31,7 @@ run: build-release
 	@bash scripts/run-sample.sh $(SIMDUP) $(SAMPLE)
 
 test: build-asan
+	@bash scripts/check-deps.sh build/asan
 	@ctest --preset asan -j $(JOBS)
 
 test-tsan: build-tsan

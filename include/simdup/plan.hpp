@@ -1,4 +1,4 @@
-// Block layouts and the planner of the Hamming index (DESIGN.md §4, docs/tuning.md).
+// Block layouts and the planner of the Hamming index (docs/tuning.md, docs/architecture.md).
 //
 // Pigeonhole: split the 64 bits into m blocks; two fingerprints within distance k agree on at
 // least m - k blocks. Each choice of m - k blocks is one table whose key puts those blocks'
