@@ -1,8 +1,10 @@
 # Entry points. `make run` and `make test` install what they need (Debian packages), build and run.
 SHELL := /bin/bash
 JOBS ?= $(shell nproc)
-CCACHE := $(shell command -v ccache 2>/dev/null)
-CMAKE_EXTRA := $(if $(CCACHE),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+# ccache (installed by install-deps.sh) is looked up when configuring, after deps ran; paths are
+# made relative to the checkout so clones in other directories (CI) share the cache.
+export CCACHE_BASEDIR := $(CURDIR)
+CMAKE_EXTRA = $$(command -v ccache >/dev/null && echo -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 SIMDUP := build/release/cli/simdup
 SAMPLE := data/sample/news.jsonl
 
