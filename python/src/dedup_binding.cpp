@@ -1,0 +1,323 @@
+// simdup.dedup for Python: the same signer and engines as `simdup dedup` (document_signer,
+// stream_deduplicator / batch_deduplicator), fed by the library's readers, returning one
+// decision per record instead of writing an output directory. Options carry the CLI's names
+// and defaults, so the decisions equal the CLI's for the same options.
+#include "bindings.hpp"
+
+#include <simdup/dedup.hpp>
+#include <simdup/dedup_report.hpp>
+#include <simdup/reader.hpp>
+
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cmath>
+#include <sstream>
+#include <thread>
+
+namespace simdup::python {
+namespace {
+
+// The CLI's dedup defaults (cli/cmd_dedup.cpp, docs/tuning.md "Choosing the dedup defaults").
+constexpr int kDefaultK = 8;
+constexpr const char* kDefaultVerify = "jaccard:0.8";
+constexpr std::size_t kDedupMinFeatures = 10;
+constexpr std::size_t kChunkDocs = 2048;
+
+struct dedup_settings {
+  reader_options reader;
+  fingerprint_options fingerprint;
+  dedup_options dedup;
+  std::string keep_spec = "first";
+  bool skip_bad_records = false;
+  unsigned threads = 0;
+};
+
+dedup_settings read_settings(py::dict options, bool from_memory) {
+  option_reader r(std::move(options));
+  dedup_settings s;
+  fingerprint_options defaults;
+  defaults.min_features = kDedupMinFeatures;
+  s.fingerprint = read_fingerprint_options(r, defaults);
+
+  if (auto v = r.choice("input_format", {"auto", "jsonl", "ndjson", "json", "tsv", "csv", "text",
+                                         "txt", "warc", "wet"})) {
+    s.reader.format = take(parse_input_format(*v));
+  } else if (from_memory) {
+    s.reader.format = input_format::jsonl;
+  }
+  if (auto v = r.text("id_field")) s.reader.fields.id = *v;
+  if (auto v = r.text("text_field")) s.reader.fields.text = *v;
+  if (auto v = r.text("url_field")) s.reader.fields.url = *v;
+  if (auto v = r.text("title_field")) s.reader.fields.title = *v;
+  if (auto v = r.text("time_field")) s.reader.fields.time = *v;
+  if (auto v = r.text("features_field")) s.reader.fields.features = *v;
+  if (auto v = r.integer("max_record_mb", 1, 1 << 20))
+    s.reader.max_record_bytes = std::size_t(*v) << 20;
+
+  dedup_options& d = s.dedup;
+  d.mode = dedup_mode::batch;  // Python has no stdin: the CLI's default for files
+  if (auto v = r.choice("mode", {"stream", "batch"})) {
+    d.mode = *v == "stream" ? dedup_mode::stream : dedup_mode::batch;
+  }
+  d.k = static_cast<int>(r.integer("k", 0, 32).value_or(kDefaultK));
+  if (auto layers = r.texts("layers")) {
+    // "url,exact,near" or ["url", "exact", "near"].
+    std::vector<std::string> names;
+    for (const std::string& entry : *layers) {
+      std::stringstream list(entry);
+      std::string layer;
+      while (std::getline(list, layer, ',')) names.push_back(layer);
+    }
+    d.url_layer = d.title_layer = d.content_layer = d.near_layer = false;
+    for (const std::string& layer : names) {
+      if (layer == "url") {
+        d.url_layer = true;
+      } else if (layer == "title") {
+        d.title_layer = true;
+      } else if (layer == "exact") {
+        d.content_layer = true;
+      } else if (layer == "near") {
+        d.near_layer = true;
+      } else {
+        throw py::value_error("layers: unknown layer '" + layer + "' (url, title, exact, near)");
+      }
+    }
+  }
+  if (auto v = r.text("keep")) s.keep_spec = *v;
+  d.keep = take(parse_keep_policy(s.keep_spec));
+  d.linking = r.choice("clusters", {"components", "star"}).value_or("star") == "star"
+                  ? cluster_linking::star
+                  : cluster_linking::components;
+  // "off": every pair within k is a duplicate (the package maps verify=None/False to it).
+  const std::string verify = r.text("verify").value_or(kDefaultVerify);
+  const std::size_t max_hashes = r.integer("verify_max_hashes", 0, 1LL << 40).value_or(0);
+  const std::size_t width = r.integer("verify_shingle_width", 1, 64).value_or(5);
+  const std::string tmp_dir = r.text("tmp_dir").value_or("");
+  if (verify != "off") {
+    verify_options v = take(parse_verify_spec(verify));
+    v.max_hashes = max_hashes;
+    v.shingle_width = width;
+    v.tmp_dir = tmp_dir;
+    d.verify = v;
+  }
+  s.skip_bad_records = r.choice("on_error", {"fail", "skip"}).value_or("fail") == "skip";
+  s.reader.skip_failed_inputs = s.skip_bad_records;
+  s.threads = static_cast<unsigned>(r.integer("threads", 0, 1 << 16).value_or(0));
+  r.finish("dedup");
+  return s;
+}
+
+struct dedup_run {
+  std::vector<std::string> ids;
+  std::vector<bool> id_is_number;
+  std::vector<dedup_decision> decisions;
+  dedup_summary summary;
+};
+
+uint64_t peak_rss_bytes() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<uint64_t>(usage.ru_maxrss) * 1024;
+}
+
+// Reads, signs in parallel and decides, chunk by chunk. Runs without the GIL.
+result<dedup_run> run(reader& in, const dedup_settings& s, const std::vector<std::string>& inputs) {
+  const auto start = std::chrono::steady_clock::now();
+  dedup_run out;
+  dedup_summary& sum = out.summary;
+  const dedup_options& d = s.dedup;
+  sum.inputs = inputs;
+  sum.mode = d.mode == dedup_mode::stream ? "stream" : "batch";
+  sum.k = d.k;
+  sum.keep = d.mode == dedup_mode::stream ? "first" : s.keep_spec;
+  sum.linking = d.linking == cluster_linking::star ? "star" : "components";
+  if (d.url_layer) sum.layers.push_back("url");
+  if (d.title_layer) sum.layers.push_back("title");
+  if (d.content_layer) sum.layers.push_back("exact");
+  if (d.near_layer) sum.layers.push_back("near");
+  if (d.verify) {
+    sum.verify_threshold = d.verify->threshold;
+    sum.verify_max_hashes = d.verify->max_hashes;
+  }
+  sum.threads = s.threads ? s.threads : std::max(1u, std::thread::hardware_concurrency());
+
+  auto signer = document_signer::create(s.fingerprint, d);
+  if (!signer) return std::move(signer).error();
+  std::optional<stream_deduplicator> stream;
+  std::optional<batch_deduplicator> batch;
+  if (d.mode == dedup_mode::stream) {
+    auto e = stream_deduplicator::create(d);
+    if (!e) return std::move(e).error();
+    stream.emplace(std::move(e).value());
+  } else {
+    auto e = batch_deduplicator::create(d);
+    if (!e) return std::move(e).error();
+    batch.emplace(std::move(e).value());
+  }
+
+  std::vector<document> docs(kChunkDocs);
+  std::vector<doc_signature> sigs(kChunkDocs);
+  std::vector<std::string> headers(kChunkDocs);
+  std::vector<dedup_decision> decided;
+  error_info err;
+  bool done = false;
+  while (!done) {
+    std::size_t count = 0;
+    while (count < kChunkDocs) {
+      const read_status rs = in.next(docs[count], err);
+      if (rs == read_status::record) {
+        // keep=field:NAME on CSV needs the header row naming the columns.
+        headers[count] = docs[count].format == input_format::csv ? std::string(in.header()) : "";
+        ++count;
+      } else if (rs == read_status::bad_record) {
+        if (!s.skip_bad_records) {
+          return make_error(err.code, err.message + " (use on_error='skip' to skip bad records)");
+        }
+        ++sum.skipped;
+        ++sum.read;
+        ++sum.skipped_reasons[std::string(in.last_skip_reason())];
+      } else if (rs == read_status::failed) {
+        return make_error(err.code, err.message + " (on_error='skip' skips it and goes on)");
+      } else {
+        done = true;
+        break;
+      }
+    }
+    parallel_for(count, worker_count(s.threads, count, 64), 64,
+                 [&](std::size_t begin, std::size_t end) {
+                   for (std::size_t i = begin; i < end; ++i)
+                     signer->sign(docs[i], sigs[i], headers[i]);
+                 });
+    if (stream && count > 0) {
+      if (auto st = stream->add(std::span(sigs.data(), count), decided); !st)
+        return std::move(st).error();
+      out.decisions.insert(out.decisions.end(), decided.begin(), decided.begin() + count);
+    }
+    for (std::size_t i = 0; i < count; ++i) {
+      const document& doc = docs[i];
+      if (batch && d.keep.rule == keep_rule::field && doc.format != input_format::jsonl &&
+          doc.format != input_format::csv) {
+        return make_error(errc::invalid_argument,
+                          "keep='field:" + d.keep.field +
+                              "' needs records with named fields (JSONL, or CSV with a header "
+                              "row), but " +
+                              doc.source + " is " + input_format_name(doc.format));
+      }
+      if (sum.output_format.empty()) sum.output_format = input_format_name(doc.format);
+      ++sum.read;
+      sum.invalid_utf8 += sigs[i].invalid_utf8;
+      if (!sigs[i].has_fingerprint) ++sum.short_documents;
+      out.ids.push_back(doc.id);
+      out.id_is_number.push_back(doc.id_is_number);
+      if (batch) {
+        if (auto st = batch->add(std::move(sigs[i])); !st) return std::move(st).error();
+      }
+    }
+  }
+  sum.bytes = in.stats().bytes;
+  if (batch) {
+    auto decisions = batch->finish();
+    if (!decisions) return std::move(decisions).error();
+    out.decisions = std::move(decisions).value();
+    sum.candidate_pairs = batch->candidate_pairs();
+    sum.rejected_pairs = batch->rejected_pairs();
+    sum.engine_memory_bytes = batch->memory_bytes();
+    sum.verify_spill_bytes = batch->spilled_bytes();
+  } else {
+    sum.engine_memory_bytes = stream->memory_bytes();
+    sum.verify_spill_bytes = stream->spilled_bytes();
+  }
+  const auto n = static_cast<uint32_t>(out.decisions.size());
+  std::vector<uint32_t> sizes(n, 0);
+  for (uint32_t i = 0; i < n; ++i) {
+    count_decision(sum, out.decisions[i], i);
+    ++sizes[out.decisions[i].representative];
+  }
+  for (uint32_t i = 0; i < n; ++i) {
+    if (sizes[i] > 0) ++sum.cluster_sizes[sizes[i]];
+  }
+  sum.seconds_total =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  sum.seconds_by_phase.emplace_back("dedup", sum.seconds_total);
+  sum.peak_rss_bytes = peak_rss_bytes();
+  sum.samples_note = "simdup.dedup (Python) keeps no sample texts.";
+  return out;
+}
+
+py::object id_object(const std::string& id, bool is_number) {
+  if (is_number) {
+    // JSON numbers come back as numbers: int when integral, else float.
+    PyObject* v = PyLong_FromString(id.c_str(), nullptr, 10);
+    if (v != nullptr) return py::reinterpret_steal<py::object>(v);
+    PyErr_Clear();
+    try {
+      return py::float_(std::stod(id));
+    } catch (const std::exception&) {
+    }
+  }
+  PyObject* s = PyUnicode_DecodeUTF8(id.data(), static_cast<Py_ssize_t>(id.size()), "replace");
+  if (s == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(s);
+}
+
+py::dict dedup(std::vector<std::string> inputs, std::optional<py::bytes> data, py::dict options) {
+  const dedup_settings s = read_settings(std::move(options), data.has_value());
+  std::optional<reader> in;
+  std::string buffer;
+  if (data) buffer = std::string(*data);
+  result<dedup_run> outcome = make_error(errc::internal, "not run");
+  {
+    py::gil_scoped_release nogil;
+    if (data) {
+      in.emplace(reader::from_memory("records", std::move(buffer), s.reader));
+    } else {
+      auto opened = reader::open(inputs, s.reader);
+      if (!opened) {
+        outcome = std::move(opened).error();
+      } else {
+        in.emplace(std::move(opened).value());
+      }
+    }
+    if (in) outcome = run(*in, s, data ? std::vector<std::string>{"records"} : inputs);
+  }
+  dedup_run r = take(std::move(outcome));
+  const auto n = static_cast<py::ssize_t>(r.decisions.size());
+  py::list ids(n);
+  for (py::ssize_t i = 0; i < n; ++i) {
+    ids[static_cast<std::size_t>(i)] = id_object(r.ids[i], r.id_is_number[i]);
+  }
+  py::array_t<uint32_t> rep(n);
+  py::array_t<uint8_t> layer(n);
+  py::array_t<int8_t> distance(n);
+  py::array_t<float> jaccard(n);
+  for (py::ssize_t i = 0; i < n; ++i) {
+    const dedup_decision& d = r.decisions[i];
+    rep.mutable_data()[i] = d.representative;
+    layer.mutable_data()[i] = static_cast<uint8_t>(d.layer);
+    distance.mutable_data()[i] = d.distance;
+    jaccard.mutable_data()[i] = d.jaccard;
+  }
+  py::dict out;
+  out["ids"] = ids;
+  out["representative"] = rep;
+  out["layer"] = layer;
+  out["distance"] = distance;
+  out["jaccard"] = jaccard;
+  out["summary"] = summary_json(r.summary);
+  return out;
+}
+
+}  // namespace
+
+void bind_dedup(py::module_& m) {
+  m.def("dedup", &dedup, py::arg("inputs"), py::arg("data"), py::arg("options"));
+  py::list names;
+  for (auto layer : {dedup_layer::none, dedup_layer::url, dedup_layer::title, dedup_layer::exact,
+                     dedup_layer::near}) {
+    names.append(layer_name(layer));
+  }
+  m.attr("LAYER_NAMES") = names;
+}
+
+}  // namespace simdup::python
