@@ -1,0 +1,103 @@
+"""simdup.dedup gives the same decisions as `simdup dedup` with the same options."""
+
+import json
+import math
+
+import pandas as pd
+import pytest
+
+import simdup
+from conftest import SAMPLE, jsonl_lines, run_cli
+
+# (Python options, the same options as CLI flags)
+OPTION_SETS = [
+    ({}, []),
+    ({"mode": "stream"}, ["--mode", "stream"]),
+    ({"k": 3, "verify": None, "clusters": "components"},
+     ["-k", "3", "--verify", "off", "--clusters", "components"]),
+    ({"keep": "longest", "layers": "exact,near", "verify": "jaccard:0.6", "min_features": 3},
+     ["--keep", "longest", "--layers", "exact,near", "--verify", "jaccard:0.6", "--min-features", "3"]),
+    ({"features": "words", "shingle_width": 3, "verify_max_hashes": 64},
+     ["--features", "words", "--shingle-width", "3", "--verify-max-hashes", "64"]),
+]
+
+
+def cli_dedup(tmp_path, flags, source=SAMPLE):
+    out = tmp_path / "out"
+    run_cli(["dedup", str(source), "--out", out, "-q", *flags])
+    dups = jsonl_lines((out / "duplicates.jsonl").read_bytes())
+    kept = [json.loads(l)["id"] for l in (out / "kept.jsonl").read_text("utf-8").splitlines() if l]
+    summary = json.loads((out / "summary.json").read_text())
+    return dups, kept, summary
+
+
+def frame_duplicates(frame):
+    rows = []
+    for r in frame[~frame["keep"]].itertuples():
+        row = {"id": r.id, "duplicate_of": r.duplicate_of, "cluster": r.cluster,
+               "distance": None if pd.isna(r.distance) else int(r.distance), "layer": r.layer}
+        if not pd.isna(r.jaccard):
+            # The CLI writes std::round(j * 1e4) / 1e4 (half away from zero).
+            row["jaccard"] = math.floor(float(r.jaccard) * 1e4 + 0.5) / 1e4
+        rows.append(row)
+    return rows
+
+
+@pytest.mark.parametrize("options,flags", OPTION_SETS, ids=lambda x: str(x)[:40])
+def test_same_decisions_as_the_cli(tmp_path, options, flags):
+    dups, kept, summary = cli_dedup(tmp_path, flags)
+    frame, ours = simdup.dedup(str(SAMPLE), **options)
+    assert list(frame.columns) == ["id", "keep", "cluster", "duplicate_of", "distance", "layer", "jaccard"]
+    assert frame[frame["keep"]]["id"].tolist() == kept
+    assert frame_duplicates(frame) == dups
+    assert ours["documents"] == summary["documents"]
+    assert ours["duplicates_by_layer"] == summary["duplicates_by_layer"]
+    assert ours["clusters"] == summary["clusters"]
+    assert ours["distance_histogram"] == summary["distance_histogram"]
+    assert ours["parameters"]["k"] == summary["parameters"]["k"]
+
+
+def test_records_and_dataframes_equal_the_file(sample_records):
+    frame, _ = simdup.dedup(str(SAMPLE))
+    from_dicts, summary = simdup.dedup(sample_records)
+    assert from_dicts.equals(frame)
+    from_frame, _ = simdup.dedup(pd.DataFrame(sample_records))
+    assert from_frame["keep"].tolist() == frame["keep"].tolist()
+    assert summary["documents"]["read"] == len(sample_records)
+
+
+def test_ids_keep_their_types_and_short_texts():
+    records = [
+        {"id": 1, "text": "The quick brown fox jumps over the lazy dog near the river bank."},
+        {"id": "two", "text": "The quick brown fox jumps over the lazy dog near the river bank."},
+        {"id": 3.5, "text": "Completely different: stock markets fell sharply on Tuesday."},
+        {"id": 4, "text": ""},
+        {"id": 5, "text": ""},
+    ]
+    frame, summary = simdup.dedup(records)
+    assert frame["id"].tolist() == [1, "two", 3.5, 4, 5]
+    assert frame["keep"].tolist() == [True, False, True, True, True]
+    assert frame.loc[1, "duplicate_of"] == 1 and frame.loc[1, "layer"] == "exact"
+    assert frame.loc[0, "layer"] == "kept" and frame.loc[0, "duplicate_of"] is None
+    assert summary["documents"]["short"] == 2
+
+
+def test_bad_records_and_errors(tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": 1, "text": "fine text here"}\nnot json\n{"id": 3, "text": "more text"}\n')
+    with pytest.raises(ValueError, match="bad.jsonl:2"):
+        simdup.dedup(str(bad))
+    frame, summary = simdup.dedup(str(bad), on_error="skip")
+    assert len(frame) == 2 and summary["documents"]["skipped"] == 1
+    with pytest.raises(FileNotFoundError, match="missing.jsonl"):
+        simdup.dedup(str(tmp_path / "missing.jsonl"))
+    with pytest.raises(TypeError, match="unknown option 'kk'"):
+        simdup.dedup(str(bad), kk=3)
+    with pytest.raises(ValueError, match="layers: unknown layer 'fuzzy'"):
+        simdup.dedup(str(bad), layers="exact,fuzzy")
+    with pytest.raises(ValueError):
+        simdup.dedup(str(bad), keep="biggest")
+    with pytest.raises(ValueError):
+        simdup.dedup([])
+    with pytest.raises(TypeError):
+        simdup.dedup([1, 2, 3])
