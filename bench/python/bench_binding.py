@@ -1,0 +1,46 @@
+#!/usr/bin/python3
+"""Binding overhead: simdup.fingerprint on texts in memory against `simdup fingerprint` (the
+library through the CLI) on the same texts in a JSONL file, same thread count. Prints MB/s of
+both and the overhead (Python time / CLI time - 1); the target is <= 10 %.
+
+The CLI's time includes reading and parsing the JSONL and writing its output; the Python column
+"call" is simdup.fingerprint alone, "from JSONL" adds json.loads of the same file."""
+
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+from bench_common import best_of, run_cli, sample_texts, utf8_mb
+
+import simdup
+
+
+def main():
+    copies = int(sys.argv[1]) if len(sys.argv) > 1 else 4
+    threads = int(sys.argv[2]) if len(sys.argv) > 2 else 1
+    texts = sample_texts() * copies
+    mb = utf8_mb(texts)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "texts.jsonl"
+        path.write_text("".join(json.dumps({"id": i, "text": t}, ensure_ascii=False) + "\n"
+                                for i, t in enumerate(texts)), encoding="utf-8")
+        cli, _ = best_of(lambda: run_cli(["fingerprint", "-q", "--threads", threads, "-o",
+                                          Path(tmp) / "out.jsonl", path]))
+        call, fps = best_of(lambda: simdup.fingerprint(texts, threads=threads))
+
+        def from_jsonl():
+            loaded = [json.loads(l)["text"] for l in path.read_text(encoding="utf-8").splitlines()]
+            return simdup.fingerprint(loaded, threads=threads)
+
+        e2e, _ = best_of(from_jsonl)
+    print(f"{len(texts)} texts, {mb:.1f} MB (data/sample/news.jsonl x {copies}), threads={threads}")
+    print(f"  simdup fingerprint (CLI)        {cli:7.3f} s  {mb / cli:7.1f} MB/s")
+    print(f"  simdup.fingerprint (call)       {call:7.3f} s  {mb / call:7.1f} MB/s  "
+          f"overhead {100 * (call / cli - 1):+.1f} %")
+    print(f"  json.loads + simdup.fingerprint {e2e:7.3f} s  {mb / e2e:7.1f} MB/s  "
+          f"overhead {100 * (e2e / cli - 1):+.1f} %")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,86 @@
+#!/usr/bin/python3
+"""simdup.compat.Simhash against the simhash package's own algorithm, in pure Python, on real
+paragraphs (data/sample/news.jsonl, English and Chinese, split at blank lines). The target is
+>= 50x. The package itself is not installable here, so two baselines are run beside it:
+
+  package algorithm  the simhash 2.x build_by_text steps (str.lower, re.findall, width-4
+                     slide, sorted counts, md5 per feature, numpy unpackbits and sums in
+                     batches of 200) written out here;
+  stdlib reference   tests/e2e/simhash_reference.py (the tests' golden source), bit loops.
+
+Every value is checked equal before timing."""
+
+import collections
+import hashlib
+import re
+import sys
+import time
+from itertools import groupby
+
+import numpy as np
+
+from bench_common import ROOT, sample_texts
+
+sys.path.insert(0, str(ROOT / "tests" / "e2e"))
+import simhash_reference  # noqa: E402
+
+from simdup.compat import Simhash  # noqa: E402
+
+REG = r'[\w\u4e00-\u9fcc]+'
+
+
+def package_algorithm(text, batch_size=200, cutoff=50):
+    """The package's Simhash(text).value, step by step (count weights: the batch path)."""
+    content = ''.join(re.findall(REG, text.lower()))
+    shingles = [content[i:i + 4] for i in range(max(len(content) - 3, 1))]
+    features = {k: sum(1 for _ in g) for k, g in groupby(sorted(shingles))}
+    sums, batch, count = [], [], 0
+    for f, w in features.items():
+        count += w
+        h = hashlib.md5(f.encode('utf-8')).digest()[-8:]
+        if w > cutoff:
+            sums.append(np.unpackbits(np.frombuffer(h, dtype='>B')) * w)
+        else:
+            batch.append(h * w)
+            if len(batch) >= batch_size:
+                sums.append(np.sum(np.reshape(np.unpackbits(np.frombuffer(b''.join(batch), dtype='>B')), (-1, 64)), 0))
+                batch = []
+        if len(sums) >= batch_size:
+            sums = [np.sum(sums, 0)]
+    if batch:
+        sums.append(np.sum(np.reshape(np.unpackbits(np.frombuffer(b''.join(batch), dtype='>B')), (-1, 64)), 0))
+    return int.from_bytes(np.packbits(np.sum(sums, 0) > count / 2).tobytes(), 'big')
+
+
+def stdlib_reference(text):
+    content = ''.join(re.findall(REG, text.lower()))
+    shingles = [content[i:i + 4] for i in range(max(len(content) - 3, 1))]
+    return simhash_reference.vote(collections.Counter(shingles).items())
+
+
+def timed(fn, items):
+    start = time.perf_counter()
+    for t in items:
+        fn(t)
+    return (time.perf_counter() - start) / len(items)
+
+
+def main():
+    paragraphs = [p.strip() for t in sample_texts() for p in t.split("\n\n") if len(p.strip()) >= 200]
+    paragraphs = paragraphs[:3000]
+    mean_len = sum(len(p) for p in paragraphs) / len(paragraphs)
+    check = paragraphs[:200]
+    for p in check:
+        v = Simhash(p).value
+        assert v == package_algorithm(p) == stdlib_reference(p), p[:60]
+    fast = min(timed(lambda t: Simhash(t).value, paragraphs) for _ in range(3))
+    pkg = timed(package_algorithm, paragraphs[:600])
+    ref = timed(stdlib_reference, paragraphs[:150])
+    print(f"{len(paragraphs)} paragraphs, mean {mean_len:.0f} code points (values checked equal on 200)")
+    print(f"  simdup.compat.Simhash   {fast * 1e6:9.1f} us/paragraph")
+    print(f"  package algorithm       {pkg * 1e6:9.1f} us/paragraph   simdup is {pkg / fast:6.1f}x faster")
+    print(f"  stdlib reference        {ref * 1e6:9.1f} us/paragraph   simdup is {ref / fast:6.1f}x faster")
+
+
+if __name__ == "__main__":
+    main()
