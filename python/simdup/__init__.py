@@ -377,6 +377,9 @@ def dedup(source: Any, **options: Any):
         opts["verify"] = "off"
     if isinstance(source, (str, os.PathLike)):
         inputs, data = [os.fspath(source)], None
+    elif isinstance(source, Mapping):
+        raise TypeError("dedup: source must be a path, a list of paths, or an iterable of "
+                        "records (dicts); wrap a single record in a list")
     elif isinstance(source, pd.DataFrame):
         inputs, data = [], _records_jsonl(source.to_dict("records"))
     else:

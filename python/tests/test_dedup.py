@@ -101,3 +101,5 @@ def test_bad_records_and_errors(tmp_path):
         simdup.dedup([])
     with pytest.raises(TypeError):
         simdup.dedup([1, 2, 3])
+    with pytest.raises(TypeError, match="wrap a single record"):
+        simdup.dedup({"id": 1, "text": "one record"})
