@@ -73,9 +73,12 @@ def _u64(values: Any, name: str) -> np.ndarray:
         raise TypeError(f"{name} must be unsigned 64-bit integers: {e}") from None
     if arr.dtype == object:
         try:
-            arr = np.array([int(v) for v in arr.reshape(-1)], dtype=np.uint64)
-        except (TypeError, ValueError, OverflowError) as e:
+            ints = [int(v) for v in arr.reshape(-1)]
+        except (TypeError, ValueError) as e:
             raise TypeError(f"{name} must be unsigned 64-bit integers: {e}") from None
+        if any(v < 0 or v >= 1 << 64 for v in ints):
+            raise ValueError(f"{name} must be unsigned 64-bit integers, got a value out of range")
+        arr = np.array(ints, dtype=np.uint64)
     if arr.size == 0:
         return np.zeros(0, dtype=np.uint64)
     if arr.dtype.kind == "i":

@@ -140,6 +140,10 @@ def test_index_errors():
         simdup.Index().add([1, 2], [1])
     with pytest.raises(ValueError, match="negative"):
         simdup.Index().add([-1], [1])
+    with pytest.raises(ValueError, match="out of range"):
+        simdup.Index().add([1], [2**64])
+    with pytest.raises(TypeError):
+        simdup.Index().query(None)
     with pytest.raises(FileNotFoundError):
         simdup.Index.load("/nonexistent/index.sdx")
     with pytest.raises(ValueError):
