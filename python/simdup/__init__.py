@@ -28,6 +28,8 @@ import numpy as np
 
 from . import _core
 
+__version__ = _core.__version__
+
 __all__ = [
     "Fingerprinter", "fingerprint", "distance", "pairs", "clusters", "plan", "Index", "dedup",
     "segment", "keywords", "explain", "to_hex", "OK", "TOO_SHORT", "STATUS_NAMES",

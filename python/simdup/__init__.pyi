@@ -4,6 +4,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+__version__: str
 OK: int
 TOO_SHORT: int
 STATUS_NAMES: Tuple[str, str]

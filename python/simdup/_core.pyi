@@ -3,6 +3,7 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
+__version__: str
 LAYER_NAMES: list[str]
 
 class Fingerprinter:

@@ -277,6 +277,7 @@ void parallel_for(std::size_t n, unsigned workers, std::size_t block,
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "simdup's C++ core; use the `simdup` package, which documents every call.";
+  m.attr("__version__") = SIMDUP_VERSION;
   simdup::python::bind_fingerprint(m);
   simdup::python::bind_index(m);
   simdup::python::bind_dedup(m);

@@ -34,3 +34,10 @@ def test_public_names_have_docstrings():
             assert obj.__doc__, name
     for name in simdup.compat.__all__:
         assert getattr(simdup.compat, name).__doc__, name
+
+
+def test_version_is_the_project_version():
+    import re
+    from conftest import SOURCE_DIR
+    cmake = (SOURCE_DIR / "CMakeLists.txt").read_text()
+    assert simdup.__version__ == re.search(r"project\(simdup VERSION ([0-9.]+)", cmake).group(1)
