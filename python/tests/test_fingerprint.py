@@ -163,3 +163,32 @@ def test_releases_the_gil():
     stop.set()
     t.join()
     assert during > 5
+
+
+def test_option_sets_equal_the_cli(sample_records, tmp_path):
+    """Each option maps to the CLI flag of the same name: same values on the same texts."""
+    user = tmp_path / "user.dict"
+    user.write_text("天安门广场 100 ns\n近似重复 50\n", encoding="utf-8")
+    stop = tmp_path / "stop.txt"
+    stop.write_text("the\nof\n的\n", encoding="utf-8")
+    idf = tmp_path / "idf.txt"
+    idf.write_text("quick 5.0\nfox 7.5\n天安门 9.0\n", encoding="utf-8")
+    texts = [r["text"][:600] for r in sample_records[:120]] + [
+        "我爱北京天安门广场，近似重复检测", "The QUICK brown fox, the lazy dog; 2024-05-01!"]
+    option_sets = [
+        ({"features": "jieba", "user_dict": [str(user)]}, ["--features", "jieba", "--user-dict", user]),
+        ({"features": "keywords", "top_k": 5}, ["--features", "keywords", "--top-k", "5"]),
+        ({"features": "words", "weighting": "tfidf", "idf": str(idf), "stopwords": str(stop)},
+         ["--features", "words", "--weighting", "tfidf", "--idf", idf, "--stopwords", stop]),
+        ({"features": "word-ngrams", "ngram": 3, "min_token_length": 2, "weighting": "binary"},
+         ["--features", "word-ngrams", "--ngram", "3", "--min-token-length", "2", "--weighting", "binary"]),
+        ({"html": True, "strip_digits": True, "no_t2s": True, "hash": "md5", "min_features": 3},
+         ["--html", "--strip-digits", "--no-t2s", "--hash", "md5", "--min-features", "3"]),
+        ({"compat": "jieba-tfidf", "top_k": 8}, ["--compat", "jieba-tfidf", "--top-k", "8"]),
+    ]
+    data = "".join(json.dumps({"id": i, "text": t}, ensure_ascii=False) + "\n" for i, t in enumerate(texts)).encode()
+    for options, flags in option_sets:
+        cli = [r["fingerprint"] for r in jsonl_lines(run_cli(["fingerprint", *flags, "--input-format", "jsonl", "-"], input=data).stdout)]
+        values, status = simdup.Fingerprinter(**options).fingerprint(texts)
+        ours = [simdup.to_hex(v) if s == simdup.OK else None for v, s in zip(values.tolist(), status)]
+        assert ours == cli, options
