@@ -245,7 +245,8 @@ class Index:
 
     ``k`` is the largest distance queries can ask for (0..32); ``window`` (seconds, or the
     unit of your ``times``) expires entries older than it (``None``: never); ``path``: a file
-    written by :meth:`save` is loaded from it when it exists, and :meth:`save` writes there.
+    written by :meth:`save` is loaded from it when it exists (its layout, and so its k, wins
+    over ``k``), and :meth:`save` writes there.
     Thread-safe like the C++ index: every call releases the GIL, queries may run while other
     threads add or remove.
     """
