@@ -66,8 +66,7 @@ void add_database_sink_options(CLI::App& cmd, database_options& opts, bool kept)
   cmd.add_option("--to", s.connection,
                  "Write results to PostgreSQL: a libpq URI or connection string (no password)")
       ->group(g);
-  cmd.add_option("--to-table", s.table,
-                 "Table for one row per document (created when missing)")
+  cmd.add_option("--to-table", s.table, "Table for one row per document (created when missing)")
       ->group(g);
   if (kept) {
     cmd.add_option("--to-kept-table", opts.kept_table,

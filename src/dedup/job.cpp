@@ -445,8 +445,8 @@ status job::pass_two(const std::vector<dedup_decision>& decisions, sample_collec
     if (o_.decisions) {
       if (doc.id != ids_.id(ordinal)) {
         return make_error(errc::io_error, "input changed during the run: record " +
-                                              std::to_string(ordinal + 1) + " is now id " +
-                                              doc.id + " in pass 2");
+                                              std::to_string(ordinal + 1) + " is now id " + doc.id +
+                                              " in pass 2");
       }
       const std::string_view rep_id = ids_.id(d.representative);
       if (auto st = o_.decisions->write(ordinal, doc.id, d, rep_id); !st) return st;
@@ -492,7 +492,7 @@ status job::reread_samples(sample_collector& samples) {
 
 void job::fill_parameters() {
   const dedup_options& d = o_.dedup;
-  summary_.inputs = o_.open_source                ? std::vector<std::string>{o_.source_name}
+  summary_.inputs = o_.open_source      ? std::vector<std::string>{o_.source_name}
                     : o_.inputs.empty() ? std::vector<std::string>{"-"}
                                         : o_.inputs;
   summary_.mode = d.mode == dedup_mode::stream ? "stream" : "batch";
@@ -533,8 +533,7 @@ result<dedup_summary> job::run() {
   }
 
   if (!o_.open_source) {
-    std::vector<std::string> given =
-        o_.inputs.empty() ? std::vector<std::string>{"-"} : o_.inputs;
+    std::vector<std::string> given = o_.inputs.empty() ? std::vector<std::string>{"-"} : o_.inputs;
     auto expanded = expand_inputs(given, o_.skip_bad_records);
     if (!expanded) {
       return make_error(expanded.error().code,

@@ -43,7 +43,9 @@ constexpr const char* kNull = "\\N";
 class copy_batches {
  public:
   copy_batches(const postgres_sink_options& o, std::string columns, std::string what)
-      : options_(o), table_(detail::quote_table(o.table)), columns_(std::move(columns)),
+      : options_(o),
+        table_(detail::quote_table(o.table)),
+        columns_(std::move(columns)),
         what_(std::move(what)) {}
 
   /// Connects, creates the table (`create_columns`) if missing, and either deletes the run's
@@ -60,9 +62,9 @@ class copy_batches {
       pqxx::work w(*conn_, "simdup setup");
       w.exec("CREATE TABLE IF NOT EXISTS " + table_ + " (" + create_columns + ")");
       if (options_.resume) {
-        committed_ = w.exec("SELECT count(*) FROM " + table_ + " WHERE run = " +
-                            w.quote(options_.run))[0][0]
-                         .as<uint64_t>();
+        committed_ =
+            w.exec("SELECT count(*) FROM " + table_ + " WHERE run = " + w.quote(options_.run))[0][0]
+                .as<uint64_t>();
       } else {
         w.exec("DELETE FROM " + table_ + " WHERE run = " + w.quote(options_.run));
       }
@@ -230,9 +232,9 @@ result<uint64_t> copy_kept_rows(const postgres_sink_options& options,
     // The run's earlier kept rows go first, so a re-run replaces them.
     w.exec("DELETE FROM " + kept + " AS q USING " + decisions + " AS d WHERE d.run = " + run +
            " AND d.id = " + id + "::text");
-    const pqxx::result r = w.exec("INSERT INTO " + kept + " SELECT q.* FROM " + rows + " JOIN " +
-                                  decisions + " AS d ON d.id = " + id + "::text WHERE d.run = " +
-                                  run + " AND d.keep");
+    const pqxx::result r =
+        w.exec("INSERT INTO " + kept + " SELECT q.* FROM " + rows + " JOIN " + decisions +
+               " AS d ON d.id = " + id + "::text WHERE d.run = " + run + " AND d.keep");
     w.commit();
     return static_cast<uint64_t>(r.affected_rows());
   } catch (const std::exception& e) {
@@ -276,6 +278,8 @@ status postgres_fingerprint_sink::write(std::string_view id, std::optional<uint6
   return impl_->copy.end_row();
 }
 
-status postgres_fingerprint_sink::finish() { return impl_->copy.flush(); }
+status postgres_fingerprint_sink::finish() {
+  return impl_->copy.flush();
+}
 
 }  // namespace simdup

@@ -35,9 +35,9 @@ struct conninfo {
 status check_connection_string(std::string_view connection, std::string_view option) {
   const conninfo info(connection);
   if (!info.options) {
-    return make_error(errc::invalid_argument, std::string(option) +
-                                                  ": not a libpq connection string or URI: " +
-                                                  info.error);
+    return make_error(
+        errc::invalid_argument,
+        std::string(option) + ": not a libpq connection string or URI: " + info.error);
   }
   for (const PQconninfoOption* o = info.options; o->keyword; ++o) {
     if (std::string_view(o->keyword) == "password" && o->val && *o->val) {
@@ -70,8 +70,8 @@ std::string quote_table(std::string_view name) {
 }
 
 result<std::unique_ptr<pqxx::connection>> pg_connect(std::string_view connection,
-                                                      const char* application_name,
-                                                      std::string_view what) {
+                                                     const char* application_name,
+                                                     std::string_view what) {
   // Rebuilt as keyword=value pairs so a fallback application name can be added to a URI too.
   const conninfo info(connection);
   if (!info.options) {

@@ -29,8 +29,8 @@ std::string quote_table(std::string_view name);
 /// Opens a connection. `application_name` is the fallback shown in pg_stat_activity (a name
 /// in the connection string wins). Errors are errc::unavailable naming `what`.
 result<std::unique_ptr<pqxx::connection>> pg_connect(std::string_view connection,
-                                                      const char* application_name,
-                                                      std::string_view what);
+                                                     const char* application_name,
+                                                     std::string_view what);
 
 /// A libpqxx exception as an error: errc::unavailable for a lost connection, io_error
 /// otherwise, the server's message (first line) after `context`.

@@ -32,8 +32,8 @@ struct postgres_records::impl {
   postgres_source_options options;
   std::string description;
   std::unique_ptr<pqxx::connection> conn;
-  std::unique_ptr<pqxx::transaction<pqxx::isolation_level::repeatable_read,
-                                    pqxx::readwrite_policy::read_only>>
+  std::unique_ptr<
+      pqxx::transaction<pqxx::isolation_level::repeatable_read, pqxx::readwrite_policy::read_only>>
       txn;
   std::string select;  // the cursor's query
   bool id_is_number = false;
@@ -83,12 +83,12 @@ class postgres_cursor final : public record_source {
       return make_error(errc::io_error, "interrupted: stopped before the end");
     }
     try {
-      rows_ = db_.txn->exec("FETCH FORWARD " + std::to_string(db_.options.fetch_rows) +
-                            " FROM " + kCursor);
+      rows_ = db_.txn->exec("FETCH FORWARD " + std::to_string(db_.options.fetch_rows) + " FROM " +
+                            kCursor);
     } catch (const std::exception& e) {
       rows_ = pqxx::result();
-      return detail::pg_error(e, db_.description + ": reading after row " +
-                                     std::to_string(row_number_));
+      return detail::pg_error(
+          e, db_.description + ": reading after row " + std::to_string(row_number_));
     }
     next_row_ = 0;
     // A short batch is the last: no FETCH round trip just to learn the cursor is exhausted.
@@ -194,7 +194,9 @@ class postgres_cursor final : public record_source {
 postgres_records::postgres_records(std::unique_ptr<impl> p) : impl_(std::move(p)) {}
 postgres_records::~postgres_records() = default;
 
-const std::string& postgres_records::description() const noexcept { return impl_->description; }
+const std::string& postgres_records::description() const noexcept {
+  return impl_->description;
+}
 
 result<std::unique_ptr<postgres_records>> postgres_records::connect(
     const postgres_source_options& options) {
@@ -239,7 +241,8 @@ result<std::unique_ptr<postgres_records>> postgres_records::connect(
     return detail::pg_error(e, options.table.empty() ? "--query" : "--table " + options.table);
   }
   std::vector<std::string> names;
-  for (pqxx::row::size_type i = 0; i < probe.columns(); ++i) names.emplace_back(probe.column_name(i));
+  for (pqxx::row::size_type i = 0; i < probe.columns(); ++i)
+    names.emplace_back(probe.column_name(i));
   const auto find = [&](const std::string& name) -> std::optional<pqxx::row::size_type> {
     const auto it = std::find(names.begin(), names.end(), name);
     if (it == names.end()) return std::nullopt;
@@ -263,7 +266,8 @@ result<std::unique_ptr<postgres_records>> postgres_records::connect(
     }
     const std::string q = "q." + detail::quote_identifier(*name);
     const pqxx::oid type = probe.column_type(*column);
-    if (name == &options.id_column) d->id_is_number = type == kInt2 || type == kInt4 || type == kInt8;
+    if (name == &options.id_column)
+      d->id_is_number = type == kInt2 || type == kInt4 || type == kInt8;
     if (select.size() > 7) select += ", ";
     if (name == &options.time_column) {
       if (type == kTimestamp || type == kTimestamptz || type == kDate) {
