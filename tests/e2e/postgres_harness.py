@@ -6,16 +6,24 @@ Use the `postgres` fixture (module scope): `pg.url(db)` is a libpq URI, `pg.conn
 psycopg2 connection, `pg.create_database()` a fresh database per test."""
 
 import itertools
+import json
 import os
 import pwd
 import shutil
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
 
+from conftest import SOURCE_DIR
+
 PG_BIN = Path(os.environ.get("SIMDUP_PG_BIN", "/usr/lib/postgresql/15/bin"))
+NEWS = SOURCE_DIR / "data" / "sample" / "news.jsonl"
+# The sample in file order: the rows' heap order is not their insertion order (the free space
+# map reuses pages), so runs that must match the file run read them ORDER BY line.
+IN_FILE_ORDER = "SELECT * FROM news ORDER BY line"
 PORT = 5432  # only names the socket file (.s.PGSQL.5432) inside the private directory
 SUPERUSER = "simdup"
 
@@ -93,3 +101,48 @@ def postgres():
         yield pg
     finally:
         pg.stop()
+
+
+def load_news(pg, db, table="news"):
+    records = [json.loads(line) for line in NEWS.read_text(encoding="utf-8").splitlines()]
+    conn = pg.connect(db)
+    cur = conn.cursor()
+    cur.execute(f"CREATE TABLE {table} (line int, id text PRIMARY KEY, text text, url text, "
+                "title text, time timestamptz)")
+    cur.executemany(f"INSERT INTO {table} VALUES (%s, %s, %s, %s, %s, %s)",
+                    [(i + 1, r["id"], r["text"], r.get("url"), r.get("title"), r.get("time"))
+                     for i, r in enumerate(records)])
+    conn.close()
+    return records
+
+
+def query(pg, db, sql, args=()):
+    conn = pg.connect(db)
+    cur = conn.cursor()
+    cur.execute(sql, args)
+    rows = cur.fetchall()
+    conn.close()
+    return rows
+
+
+def slow_source(table="news", per_row=0.002):
+    """Rows in file order, each delayed on the server as it is fetched (a volatile column the
+    planner keeps), so a test can act mid-run."""
+    return f"SELECT n.*, pg_sleep({per_row}) AS delay FROM (SELECT * FROM {table} ORDER BY line) n"
+
+
+def terminate_when(pg, db, application, condition, timeout=60):
+    """Kills the backend of `application` once condition() holds; returns whether it did."""
+    conn = pg.connect(db)
+    cur = conn.cursor()
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            if condition(cur):
+                cur.execute("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                            "WHERE application_name = %s", (application,))
+                return cur.fetchone()[0] > 0
+            time.sleep(0.05)
+        return False
+    finally:
+        conn.close()

@@ -8,36 +8,15 @@ import time
 
 import pytest
 
-from conftest import SOURCE_DIR, run
+from conftest import run
+from postgres_harness import IN_FILE_ORDER, NEWS, load_news, query, slow_source, terminate_when
 from postgres_harness import postgres  # noqa: F401 (the fixture)
 
-NEWS = SOURCE_DIR / "data" / "sample" / "news.jsonl"
 COLUMNS = ["--url-column", "url", "--title-column", "title", "--time-column", "time"]
-# The sample in file order: the rows' heap order is not their insertion order (the free space
-# map reuses pages), so runs that must match the file run read them ORDER BY line.
-IN_FILE_ORDER = "SELECT * FROM news ORDER BY line"
 
 
-def load_news(pg, db, table="news"):
-    records = [json.loads(line) for line in NEWS.read_text(encoding="utf-8").splitlines()]
-    conn = pg.connect(db)
-    cur = conn.cursor()
-    cur.execute(f"CREATE TABLE {table} (line int, id text PRIMARY KEY, text text, url text, "
-                "title text, time timestamptz)")
-    cur.executemany(f"INSERT INTO {table} VALUES (%s, %s, %s, %s, %s, %s)",
-                    [(i + 1, r["id"], r["text"], r.get("url"), r.get("title"), r.get("time"))
-                     for i, r in enumerate(records)])
-    conn.close()
-    return records
 
 
-def query(pg, db, sql, args=()):
-    conn = pg.connect(db)
-    cur = conn.cursor()
-    cur.execute(sql, args)
-    rows = cur.fetchall()
-    conn.close()
-    return rows
 
 
 def decisions(pg, db, table="decisions", run_name="default"):
@@ -220,27 +199,8 @@ def test_sql_ascii_database_is_refused_and_latin1_is_converted(postgres, tmp_pat
     assert kept["text"] == "café crème brûlée à la française, très bon"
 
 
-def slow_source(table="news", per_row=0.002):
-    """Rows in file order, each delayed on the server as it is fetched (a volatile column the
-    planner keeps), so a test can act mid-run."""
-    return f"SELECT n.*, pg_sleep({per_row}) AS delay FROM (SELECT * FROM {table} ORDER BY line) n"
 
 
-def terminate_when(pg, db, application, condition, timeout=60):
-    """Kills the backend of `application` once condition() holds; returns whether it did."""
-    conn = pg.connect(db)
-    cur = conn.cursor()
-    deadline = time.monotonic() + timeout
-    try:
-        while time.monotonic() < deadline:
-            if condition(cur):
-                cur.execute("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-                            "WHERE application_name = %s", (application,))
-                return cur.fetchone()[0] > 0
-            time.sleep(0.05)
-        return False
-    finally:
-        conn.close()
 
 
 def test_killed_source_connection_then_resume(postgres, tmp_path):
