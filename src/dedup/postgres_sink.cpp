@@ -62,11 +62,11 @@ class copy_batches {
       pqxx::work w(*conn_, "simdup setup");
       w.exec("CREATE TABLE IF NOT EXISTS " + table_ + " (" + create_columns + ")");
       if (options_.resume) {
-        committed_ =
-            w.exec("SELECT count(*) FROM " + table_ + " WHERE run = " + w.quote(options_.run))[0][0]
-                .as<uint64_t>();
+        committed_ = w.exec("SELECT count(*) FROM " + table_ +
+                            " WHERE run = " + detail::quote_literal(w, options_.run))[0][0]
+                         .as<uint64_t>();
       } else {
-        w.exec("DELETE FROM " + table_ + " WHERE run = " + w.quote(options_.run));
+        w.exec("DELETE FROM " + table_ + " WHERE run = " + detail::quote_literal(w, options_.run));
       }
       w.commit();
     } catch (const std::exception& e) {
@@ -81,8 +81,9 @@ class copy_batches {
   result<bool> has_row(std::string_view id) {
     try {
       pqxx::nontransaction n(*conn_);
-      return !n.exec("SELECT 1 FROM " + table_ + " WHERE id = " + n.quote(std::string(id)) +
-                     " AND run = " + n.quote(options_.run))
+      return !n.exec("SELECT 1 FROM " + table_ +
+                     " WHERE id = " + detail::quote_literal(n, std::string(id)) +
+                     " AND run = " + detail::quote_literal(n, options_.run))
                   .empty();
     } catch (const std::exception& e) {
       return detail::pg_error(e, what_ + " " + options_.table);
@@ -224,10 +225,13 @@ result<uint64_t> copy_kept_rows(const postgres_sink_options& options,
   const std::string kept = detail::quote_table(options.table);
   const std::string decisions = detail::quote_table(decisions_table);
   const std::string id = "q." + detail::quote_identifier(source.id_column);
-  const std::string rows = "(" + detail::source_query(source) + ") AS q";
+  // Appended, not "(" + ...: GCC 12 warns falsely (-Wrestrict) on that concatenation.
+  std::string rows = "(";
+  rows += detail::source_query(source);
+  rows += ") AS q";
   try {
     pqxx::work w(**conn, "simdup kept rows");
-    const std::string run = w.quote(options.run);
+    const std::string run = detail::quote_literal(w, options.run);
     w.exec("CREATE TABLE IF NOT EXISTS " + kept + " AS SELECT q.* FROM " + rows + " WITH NO DATA");
     // The run's earlier kept rows go first, so a re-run replaces them.
     w.exec("DELETE FROM " + kept + " AS q USING " + decisions + " AS d WHERE d.run = " + run +

@@ -63,6 +63,13 @@ std::string quote_identifier(std::string_view name) {
   return out;
 }
 
+std::string quote_literal(pqxx::transaction_base& t, std::string_view value) {
+  std::string out = "'";
+  out += t.esc(std::string(value));
+  out += "'";
+  return out;
+}
+
 std::string quote_table(std::string_view name) {
   const std::size_t dot = name.find('.');
   if (dot == std::string_view::npos) return quote_identifier(name);

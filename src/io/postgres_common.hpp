@@ -23,6 +23,9 @@ std::string source_query(const postgres_source_options& options);
 
 /// `"name"` with embedded quotes doubled.
 std::string quote_identifier(std::string_view name);
+/// `'value'` escaped for the connection (libpqxx's quote(), whose inlined concatenation GCC 12
+/// flags with a false -Wrestrict warning).
+std::string quote_literal(pqxx::transaction_base& t, std::string_view value);
 /// "schema.table" or "table" as quoted identifiers ("\"schema\".\"table\"").
 std::string quote_table(std::string_view name);
 
