@@ -9,8 +9,12 @@
 #include <pqxx/tablewriter>
 
 #include <cmath>
+#include <condition_variable>
 #include <cstdio>
+#include <mutex>
+#include <optional>
 #include <string>
+#include <thread>
 
 namespace simdup {
 namespace {
@@ -75,7 +79,11 @@ class copy_batches {
     return {};
   }
 
-  uint64_t committed() const noexcept { return committed_; }
+  /// Rows of this run in the table (before the first batch: what open() counted).
+  uint64_t committed() {
+    std::lock_guard lock(mutex_);
+    return committed_;
+  }
 
   /// True when the run's row `id` is already in the table (the resume check).
   result<bool> has_row(std::string_view id) {
@@ -92,17 +100,85 @@ class copy_batches {
 
   /// The buffer the caller appends one row to (fields without the run, no newline).
   std::string& row() { return buffer_; }
-  /// Ends the row the caller appended; flushes a full batch.
+  /// Ends the row the caller appended; hands a full batch to the writer thread.
   status end_row() {
     buffer_.push_back('\t');
     append_copy_field(buffer_, options_.run);
     buffer_.push_back('\n');
-    if (++rows_ >= options_.batch_rows) return flush();
+    if (++rows_ >= options_.batch_rows) return hand_off();
     return {};
   }
 
+  /// Writes what is buffered and waits until every batch is committed.
   status flush() {
+    if (auto st = hand_off(); !st) return st;
+    std::unique_lock lock(mutex_);
+    idle_.wait(lock, [&] { return !pending_ && !writing_; });
+    if (error_) return *error_;
+    return {};
+  }
+
+  ~copy_batches() {
+    if (!writer_.joinable()) return;
+    {
+      std::lock_guard lock(mutex_);
+      closing_ = true;
+    }
+    work_.notify_all();
+    writer_.join();
+  }
+
+ private:
+  // The batch goes to the writer thread, which COPYs it while the caller fills the next one;
+  // at most one batch waits, so memory holds three at most.
+  status hand_off() {
     if (rows_ == 0) return {};
+    std::unique_lock lock(mutex_);
+    idle_.wait(lock, [&] { return !pending_ || error_; });
+    if (error_) return *error_;
+    pending_ = batch{std::move(buffer_), rows_};
+    buffer_ = std::string();
+    rows_ = 0;
+    lock.unlock();
+    if (!writer_.joinable()) writer_ = std::thread([this] { write_loop(); });
+    work_.notify_all();
+    return {};
+  }
+
+  void write_loop() {
+    for (;;) {
+      batch b;
+      {
+        std::unique_lock lock(mutex_);
+        work_.wait(lock, [&] { return pending_ || closing_; });
+        if (!pending_) return;
+        b = std::move(*pending_);
+        pending_.reset();
+        writing_ = true;
+      }
+      idle_.notify_all();
+      std::optional<error_info> failure = write(b);
+      {
+        std::lock_guard lock(mutex_);
+        writing_ = false;
+        if (failure) {
+          error_ = std::move(failure);
+          pending_.reset();
+        } else {
+          committed_ += b.rows;
+        }
+      }
+      idle_.notify_all();
+      if (error_) return;  // set only by this thread
+    }
+  }
+
+  struct batch {
+    std::string lines;
+    uint64_t rows = 0;
+  };
+
+  std::optional<error_info> write(batch& b) {
     try {
       pqxx::work w(*conn_, "simdup batch");
       {
@@ -112,31 +188,35 @@ class copy_batches {
         // the last newline is its to add.
         pqxx::tablewriter copy(w, table_ + " (" + columns_ + ")");
 #pragma GCC diagnostic pop
-        buffer_.pop_back();
-        copy.write_raw_line(buffer_);
+        b.lines.pop_back();
+        copy.write_raw_line(b.lines);
         copy.complete();
       }
       w.commit();
     } catch (const std::exception& e) {
-      return detail::pg_error(e, what_ + " " + options_.table + " (rows " +
-                                     std::to_string(committed_ + 1) + " to " +
-                                     std::to_string(committed_ + rows_) + ")");
+      const uint64_t first = committed_ + 1;  // committed_ changes only on this thread
+      return detail::pg_error(e, what_ + " " + options_.table + " (rows " + std::to_string(first) +
+                                     " to " + std::to_string(first + b.rows - 1) + ")");
     }
-    committed_ += rows_;
-    rows_ = 0;
-    buffer_.clear();
-    return {};
+    return std::nullopt;
   }
 
- private:
   postgres_sink_options options_;
   std::string table_;
   std::string columns_;
   std::string what_;
-  std::unique_ptr<pqxx::connection> conn_;
+  std::unique_ptr<pqxx::connection> conn_;  // the writer thread's alone once it runs
   std::string buffer_;
-  uint64_t rows_ = 0;       // rows in buffer_
-  uint64_t committed_ = 0;  // rows of this run in the table
+  uint64_t rows_ = 0;  // rows in buffer_
+  std::thread writer_;
+  std::mutex mutex_;
+  std::condition_variable work_;     // pending_ or closing_ set
+  std::condition_variable idle_;     // pending_ taken, or a batch done
+  std::optional<batch> pending_;     // guarded by mutex_
+  bool writing_ = false;             // guarded by mutex_
+  bool closing_ = false;             // guarded by mutex_
+  std::optional<error_info> error_;  // guarded by mutex_
+  uint64_t committed_ = 0;           // rows of this run in the table; guarded by mutex_
 };
 
 class postgres_decisions final : public decision_sink {

@@ -1,14 +1,18 @@
 // The PostgreSQL record source: a server-side cursor (DECLARE ... NO SCROLL, FETCH n) inside
-// one read-only REPEATABLE READ transaction. Memory holds one FETCH of rows; the job's pipeline
-// fingerprints the previous rows while the next FETCH waits on the server.
+// one read-only REPEATABLE READ transaction. Memory holds a few FETCHes of rows: a prefetch
+// thread runs the next FETCH while the job's pipeline converts and fingerprints the last one.
 #include <simdup/json.hpp>
 #include <simdup/postgres.hpp>
 
 #include "io/postgres_common.hpp"
 
 #include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace simdup {
@@ -39,7 +43,7 @@ struct postgres_records::impl {
   bool id_is_number = false;
   time_kind time = time_kind::none;
   bool cursor_open = false;
-  uint64_t generation = 0;  // bumped by each open(); an older cursor object is stale
+  record_source* active = nullptr;  // the cursor object open() returned, while it lives
 };
 
 namespace {
@@ -47,7 +51,21 @@ namespace {
 class postgres_cursor final : public record_source {
  public:
   postgres_cursor(postgres_records::impl& db, uint64_t skipped)
-      : db_(db), generation_(db.generation), row_number_(skipped) {}
+      : db_(db), row_number_(skipped), fetched_rows_(skipped) {
+    db_.active = this;
+    fetcher_ = std::thread([this] { fetch_loop(); });
+  }
+  ~postgres_cursor() override {
+    {
+      std::lock_guard lock(mutex_);
+      closing_ = true;
+    }
+    changed_.notify_all();
+    fetcher_.join();  // waits for at most the FETCH in flight
+    db_.active = nullptr;
+  }
+  postgres_cursor(const postgres_cursor&) = delete;
+  postgres_cursor& operator=(const postgres_cursor&) = delete;
 
   read_status next(document& doc, error_info& error) override {
     if (failed_) {
@@ -56,15 +74,27 @@ class postgres_cursor final : public record_source {
     }
     if (next_row_ >= rows_.size()) {
       if (done_) return read_status::end;
-      if (auto st = fetch(); !st) {
-        failed_ = st.error();
+      if (db_.options.cancel && db_.options.cancel->load(std::memory_order_relaxed)) {
+        failed_ = make_error(errc::io_error, "interrupted: stopped before the end");
         error = *failed_;
         return read_status::failed;
       }
-      if (rows_.empty()) {
+      std::unique_lock lock(mutex_);
+      changed_.wait(lock, [&] { return !ready_.empty() || fetch_done_; });
+      if (ready_.empty()) {
         done_ = true;
+        if (fetch_error_) {
+          failed_ = fetch_error_;
+          error = *failed_;
+          return read_status::failed;
+        }
         return read_status::end;
       }
+      rows_ = std::move(ready_.front());
+      ready_.pop_front();
+      next_row_ = 0;
+      lock.unlock();
+      changed_.notify_all();
     }
     const pqxx::row row = rows_[static_cast<pqxx::result::size_type>(next_row_++)];
     ++row_number_;
@@ -75,25 +105,37 @@ class postgres_cursor final : public record_source {
   const reader_stats& stats() const noexcept override { return stats_; }
 
  private:
-  status fetch() {
-    if (db_.generation != generation_) {
-      return make_error(errc::internal, db_.description + ": cursor used after a newer open()");
+  // The prefetch thread: the next FETCH runs on the server while the job converts and
+  // fingerprints the rows of the last one. It alone uses the connection while the cursor lives.
+  void fetch_loop() {
+    const std::string fetch =
+        "FETCH FORWARD " + std::to_string(db_.options.fetch_rows) + " FROM " + kCursor;
+    for (;;) {
+      {
+        std::unique_lock lock(mutex_);
+        changed_.wait(lock, [&] { return ready_.size() < kPrefetch || closing_; });
+        if (closing_) return;
+      }
+      pqxx::result rows;
+      std::optional<error_info> failure;
+      try {
+        rows = db_.txn->exec(fetch);
+      } catch (const std::exception& e) {
+        failure = detail::pg_error(
+            e, db_.description + ": reading after row " + std::to_string(fetched_rows_));
+      }
+      fetched_rows_ += rows.size();
+      // A short batch is the last: no FETCH round trip just to learn the cursor is exhausted.
+      const bool last = failure || rows.size() < db_.options.fetch_rows;
+      {
+        std::lock_guard lock(mutex_);
+        if (!rows.empty()) ready_.push_back(std::move(rows));
+        fetch_error_ = std::move(failure);
+        fetch_done_ = last;
+      }
+      changed_.notify_all();
+      if (last) return;
     }
-    if (db_.options.cancel && db_.options.cancel->load(std::memory_order_relaxed)) {
-      return make_error(errc::io_error, "interrupted: stopped before the end");
-    }
-    try {
-      rows_ = db_.txn->exec("FETCH FORWARD " + std::to_string(db_.options.fetch_rows) + " FROM " +
-                            kCursor);
-    } catch (const std::exception& e) {
-      rows_ = pqxx::result();
-      return detail::pg_error(
-          e, db_.description + ": reading after row " + std::to_string(row_number_));
-    }
-    next_row_ = 0;
-    // A short batch is the last: no FETCH round trip just to learn the cursor is exhausted.
-    if (rows_.size() < db_.options.fetch_rows) done_ = true;
-    return {};
   }
 
   read_status bad(error_info& error, const char* reason, std::string what) {
@@ -178,12 +220,21 @@ class postgres_cursor final : public record_source {
     return read_status::record;
   }
 
+  static constexpr std::size_t kPrefetch = 2;  // FETCH results waiting to be converted
+
   postgres_records::impl& db_;
-  uint64_t generation_;
   pqxx::result rows_;
   uint64_t next_row_ = 0;
-  uint64_t row_number_;  // 1-based number of the last row converted
+  uint64_t row_number_;    // 1-based number of the last row converted
+  uint64_t fetched_rows_;  // rows fetched (and skipped) so far; the prefetch thread's
   bool done_ = false;
+  std::thread fetcher_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<pqxx::result> ready_;         // guarded by mutex_
+  bool fetch_done_ = false;                // guarded by mutex_
+  bool closing_ = false;                   // guarded by mutex_
+  std::optional<error_info> fetch_error_;  // guarded by mutex_
   std::optional<error_info> failed_;
   std::string skip_reason_;
   reader_stats stats_;
@@ -290,7 +341,9 @@ result<std::unique_ptr<postgres_records>> postgres_records::connect(
 
 result<std::unique_ptr<record_source>> postgres_records::open(uint64_t skip_rows) {
   impl& d = *impl_;
-  ++d.generation;
+  if (d.active) {
+    return make_error(errc::internal, d.description + ": a cursor is still open");
+  }
   try {
     if (d.cursor_open) d.txn->exec(std::string("CLOSE ") + kCursor);
     d.cursor_open = false;
