@@ -104,13 +104,20 @@ result<std::unique_ptr<pqxx::connection>> pg_connect(std::string_view connection
 }
 
 error_info pg_error(const std::exception& e, std::string_view context) {
-  std::string message = e.what();
-  // libpq messages end in newlines and may carry a DETAIL line: keep it, on one line.
-  while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) {
-    message.pop_back();
-  }
-  for (char& c : message) {
-    if (c == '\n') c = ' ';
+  // libpq messages span lines: the error, then DETAIL/HINT lines (kept, joined by spaces), and
+  // for a syntax error the query with a caret under the position (dropped: noise on one line).
+  std::string message;
+  const std::string_view all = e.what();
+  std::size_t begin = 0;
+  while (begin < all.size()) {
+    std::size_t end = all.find('\n', begin);
+    if (end == std::string_view::npos) end = all.size();
+    const std::string_view line = all.substr(begin, end - begin);
+    begin = end + 1;
+    const bool caret = line.find_first_not_of(" ^") == std::string_view::npos;
+    if (line.empty() || caret || line.starts_with("LINE ")) continue;
+    if (!message.empty()) message.push_back(' ');
+    message.append(line);
   }
   if (message.starts_with("ERROR:  ")) message.erase(0, 8);
   const bool lost = dynamic_cast<const pqxx::broken_connection*>(&e) != nullptr ||
