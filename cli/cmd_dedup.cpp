@@ -151,6 +151,12 @@ int run_dedup(const dedup_command& cmd) {
   if (db && cmd.out.empty() && !cmd.db.writes_database()) {
     db = make_error(errc::invalid_argument, "--out is required (or --to)");
   }
+  if (db && cmd.db.reads_database() && cmd.keep.starts_with("field:")) {
+    // The rows reach the job as id, text, url, title and time only.
+    db = make_error(errc::invalid_argument,
+                    "--keep field:NAME reads JSONL or CSV fields; with --from use first, "
+                    "longest, or newest (with --time-column)");
+  }
   for (const error_info* e : {reader ? nullptr : &reader.error(), fp ? nullptr : &fp.error(),
                               dedup ? nullptr : &dedup.error(), db ? nullptr : &db.error()}) {
     if (e) {

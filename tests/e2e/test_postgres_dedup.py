@@ -169,6 +169,9 @@ def test_connection_strings_and_options(postgres, tmp_path):
     assert b"INPUT files and --from cannot be combined" in proc.stderr
     proc = run(["dedup", "--from", postgres.url(db), "--table", "t"], check=2)
     assert b"--out is required (or --to)" in proc.stderr
+    proc = run(["dedup", "--from", postgres.url(db), "--table", "t", "--keep", "field:n", "--out",
+                tmp_path / "o"], check=2)
+    assert b"--keep field:NAME reads JSONL or CSV fields" in proc.stderr
     proc = run(["dedup", "--from", "postgresql:///nodb?host=/nonexistent", "--table", "t",
                 "--out", tmp_path / "o"], check=1)
     assert b"--from: cannot connect to PostgreSQL" in proc.stderr
