@@ -48,6 +48,17 @@ class Postgres:
         self.dir = Path(tempfile.mkdtemp(prefix="simdup-pg-"))
         self.data = self.dir / "data"
         self.log = self.dir / "server.log"
+        try:
+            self._start(settings)
+        except BaseException:
+            shutil.rmtree(self.dir, ignore_errors=True)
+            raise
+        self._names = itertools.count()
+        # libpq's environment for the clients the tests start (simdup, psql).
+        self.env = {"PGHOST": str(self.dir), "PGPORT": str(PORT), "PGUSER": SUPERUSER,
+                    "PGDATABASE": "postgres"}
+
+    def _start(self, settings):
         if os.geteuid() == 0:
             pw = pwd.getpwnam("postgres")
             os.chown(self.dir, pw.pw_uid, pw.pw_gid)
@@ -61,10 +72,6 @@ class Postgres:
         subprocess.run(_as_server_user([str(PG_BIN / "pg_ctl"), "-D", str(self.data), "-l",
                                         str(self.log), "-o", " ".join(options), "-w", "start"]),
                        check=True, stdout=subprocess.DEVNULL)
-        self._names = itertools.count()
-        # libpq's environment for the clients the tests start (simdup, psql).
-        self.env = {"PGHOST": str(self.dir), "PGPORT": str(PORT), "PGUSER": SUPERUSER,
-                    "PGDATABASE": "postgres"}
 
     def url(self, db):
         return f"postgresql://{SUPERUSER}@/{db}?host={self.dir}&port={PORT}"
