@@ -1,6 +1,7 @@
 // `simdup dedup`: decide for every document whether it is a duplicate and say why; writes
 // --out DIR (docs/dedup.md). The job itself is the library's run_dedup_job.
 #include "command.hpp"
+#include "database_options.hpp"
 #include "document_job.hpp"
 #include "options.hpp"
 
@@ -32,6 +33,7 @@ constexpr std::size_t kDedupMinFeatures = 10;
 
 struct dedup_command {
   input_options input;
+  database_options db;
   fingerprint_cli_options fp;
   std::string out;
   std::string mode;  // empty: stream for stdin, batch for files
@@ -103,7 +105,8 @@ class signal_watch {
 result<dedup_options> resolve_dedup(const dedup_command& cmd) {
   dedup_options o;
   const bool only_stdin =
-      cmd.input.inputs.empty() || (cmd.input.inputs.size() == 1 && cmd.input.inputs[0] == "-");
+      !cmd.db.reads_database() &&
+      (cmd.input.inputs.empty() || (cmd.input.inputs.size() == 1 && cmd.input.inputs[0] == "-"));
   const std::string mode = cmd.mode.empty() ? (only_stdin ? "stream" : "batch") : cmd.mode;
   o.mode = mode == "stream" ? dedup_mode::stream : dedup_mode::batch;
   o.k = cmd.k;
@@ -144,8 +147,18 @@ int run_dedup(const dedup_command& cmd) {
   auto reader = cmd.input.resolve();
   auto fp = cmd.fp.resolve();
   auto dedup = resolve_dedup(cmd);
+  status db = cmd.db.validate(!cmd.input.inputs.empty());
+  if (db && cmd.out.empty() && !cmd.db.writes_database()) {
+    db = make_error(errc::invalid_argument, "--out is required (or --to)");
+  }
+  if (db && cmd.db.reads_database() && cmd.keep.starts_with("field:")) {
+    // The rows reach the job as id, text, url, title and time only.
+    db = make_error(errc::invalid_argument,
+                    "--keep field:NAME reads JSONL or CSV fields; with --from use first, "
+                    "longest, or newest (with --time-column)");
+  }
   for (const error_info* e : {reader ? nullptr : &reader.error(), fp ? nullptr : &fp.error(),
-                              dedup ? nullptr : &dedup.error()}) {
+                              dedup ? nullptr : &dedup.error(), db ? nullptr : &db.error()}) {
     if (e) {
       print_error("dedup", e->message);
       return exit_usage;
@@ -165,7 +178,20 @@ int run_dedup(const dedup_command& cmd) {
   job.keep_spec = cmd.keep;
   signal_watch signals;
   job.stop = signals.stop();
+  dedup_database database;
+  if (auto st = database.open(cmd.db, job, !cmd.out.empty(), job.stop); !st) {
+    print_error("dedup", st.error().message);
+    return st.error().code == errc::invalid_argument ? exit_usage : exit_failure;
+  }
   auto summary = run_dedup_job(job, stderr);
+  uint64_t kept_rows = 0;
+  if (summary) {
+    if (auto kept = database.finish(cmd.db); !kept) {
+      summary = std::move(kept).error();
+    } else {
+      kept_rows = *kept;
+    }
+  }
   if (const int sig = signals.signal(); sig != 0 && !summary) {
     std::fprintf(stderr,
                  "simdup dedup: interrupted by %s; %s was left as it was and the partial "
@@ -179,6 +205,16 @@ int run_dedup(const dedup_command& cmd) {
   }
   if (!cmd.quiet) {
     std::fputs(human_summary(*summary).c_str(), stdout);
+    if (cmd.db.writes_database()) {
+      std::printf("  decisions   table %s, run %s\n", cmd.db.sink.table.c_str(),
+                  cmd.db.sink.run.c_str());
+    }
+    if (!cmd.db.kept_table.empty()) {
+      std::printf("  kept rows   %llu in table %s\n", static_cast<unsigned long long>(kept_rows),
+                  cmd.db.kept_table.c_str());
+    }
+  }
+  if (!cmd.quiet && !cmd.out.empty()) {
     std::printf("  output      %s/{kept.%s%s, duplicates.jsonl, summary.json, report.html}\n",
                 cmd.out.c_str(),
                 summary->output_format == "text" ? "txt" : summary->output_format.c_str(),
@@ -196,8 +232,8 @@ void setup(CLI::App& app, int& rc) {
       "unchanged), duplicates.jsonl, summary.json and report.html");
   add_input_options(*sub, cmd->input);
   const char* g = "Dedup";
-  sub->add_option("--out", cmd->out, "Output directory (replaced atomically on success)")
-      ->required()
+  sub->add_option("--out", cmd->out,
+                  "Output directory (replaced atomically on success); required unless --to")
       ->group(g);
   sub->add_option("--mode", cmd->mode,
                   "stream: keep the first, drop later documents within k of a kept one; batch: "
@@ -256,6 +292,8 @@ void setup(CLI::App& app, int& rc) {
       ->capture_default_str()
       ->group(g);
   add_fingerprint_options(*sub, cmd->fp);
+  add_database_source_options(*sub, cmd->db);
+  add_database_sink_options(*sub, cmd->db, true);
   const char* r = "Errors and progress";
   sub->add_option(
          "--on-error", cmd->on_error,

@@ -28,7 +28,7 @@ double seconds_since(clock_type::time_point start) {
 
 /// Reader-side state, touched only by the (serial) produce step.
 struct read_state {
-  reader* in = nullptr;
+  record_source* in = nullptr;
   bool skip_bad = false;
   bool done = false;
   bool failed = false;
@@ -111,27 +111,34 @@ void append_tsv_escaped(std::string& out, std::string_view text) {
 }
 
 int run_document_job(const std::string& command, const input_options& input, const run_options& run,
-                     const batch_processor& process) {
-  auto ropts = input.resolve();
-  if (!ropts) {
-    print_error(command, ropts.error().message);
-    return exit_usage;
-  }
-  // With skip, a missing, truncated or unreadable input is skipped like a bad record.
-  ropts->skip_failed_inputs = run.on_error == "skip";
-  auto rd = reader::open(input.inputs, *ropts);
+                     const batch_processor& process, const document_job_io* io) {
+  std::unique_ptr<record_source> files;
+  record_source* rd = io ? io->source : nullptr;
   if (!rd) {
-    print_error(command, rd.error().message);
-    return exit_failure;
+    auto ropts = input.resolve();
+    if (!ropts) {
+      print_error(command, ropts.error().message);
+      return exit_usage;
+    }
+    // With skip, a missing, truncated or unreadable input is skipped like a bad record.
+    ropts->skip_failed_inputs = run.on_error == "skip";
+    auto opened = reader::open(input.inputs, *ropts);
+    if (!opened) {
+      print_error(command, opened.error().message);
+      return exit_failure;
+    }
+    files = make_file_source(std::move(opened).value());
+    rd = files.get();
   }
-  auto sink = detail::output_sink::open(run.output);
+  const bool to_file = !io || !io->write;
+  auto sink = detail::output_sink::open(to_file ? run.output : "-");
   if (!sink) {
     print_error(command, sink.error().message);
     return exit_failure;
   }
 
   read_state st;
-  st.in = &*rd;
+  st.in = rd;
   st.skip_bad = run.on_error == "skip";
   const bool progress = !run.quiet && ::isatty(STDERR_FILENO) == 1;
   const auto start = clock_type::now();
@@ -146,7 +153,7 @@ int run_document_job(const std::string& command, const input_options& input, con
         for (std::size_t i = 0; i < b.size; ++i) b.invalid_utf8 += b.docs[i].invalid_utf8;
       },
       [&](document_batch& b) {
-        if (auto w = sink->write(b.out); !w) {
+        if (auto w = to_file ? sink->write(b.out) : io->write(b); !w) {
           write_error = w.error().message;
           return false;
         }
@@ -166,7 +173,7 @@ int run_document_job(const std::string& command, const input_options& input, con
   if (progress) std::fprintf(stderr, "\r\033[K");
 
   if (write_error.empty() && !st.failed) {
-    if (auto c = sink->commit(); !c) write_error = c.error().message;
+    if (auto c = to_file ? sink->commit() : io->commit(); !c) write_error = c.error().message;
   }
   if (sink->broken_pipe()) return exit_ok;  // the reader of our output has all it wanted
 
@@ -198,7 +205,7 @@ int run_document_job(const std::string& command, const input_options& input, con
   }
   if (st.failed) {
     print_error(command, st.failure);
-    if (run.output != "-") {
+    if (to_file && run.output != "-") {
       std::fprintf(stderr, "simdup %s: %s was not written\n", command.c_str(), run.output.c_str());
     }
     return exit_failure;

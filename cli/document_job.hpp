@@ -6,6 +6,7 @@
 #include "options.hpp"
 
 #include <simdup/document.hpp>
+#include <simdup/record_source.hpp>
 
 #include <cstdint>
 #include <functional>
@@ -27,11 +28,19 @@ struct document_batch {
 /// `batch.out` (one line per document, in order) and the counters.
 using batch_processor = std::function<void(document_batch& batch)>;
 
+/// Where a job reads and writes when not INPUT... and -o (a database): `source` replaces the
+/// input files, `write` (called in input order) and `commit` replace the output file.
+struct document_job_io {
+  record_source* source = nullptr;
+  std::function<status(const document_batch&)> write;
+  std::function<status()> commit;
+};
+
 /// Runs the job. `command` names it in messages ("fingerprint"). Returns the exit code:
 /// exit_ok, exit_partial (records skipped with --on-error skip), exit_failure (fatal error, or
 /// a bad record with --on-error fail).
 int run_document_job(const std::string& command, const input_options& input, const run_options& run,
-                     const batch_processor& process);
+                     const batch_processor& process, const document_job_io* io = nullptr);
 
 /// Appends `text` with TSV escapes (\t \n \r \\), for TSV output.
 void append_tsv_escaped(std::string& out, std::string_view text);

@@ -11,6 +11,8 @@ pkg_check_modules(OPENCC REQUIRED IMPORTED_TARGET opencc)
 pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
 pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET libzstd)
 pkg_check_modules(HIREDIS REQUIRED IMPORTED_TARGET hiredis)
+# PostgreSQL source and sinks (libpqxx, and libpq itself for connection-string parsing).
+pkg_check_modules(PQXX REQUIRED IMPORTED_TARGET libpqxx libpq)
 find_path(CLI11_INCLUDE_DIR CLI/CLI.hpp REQUIRED)
 
 pkg_get_variable(_opencc_prefix opencc prefix)
@@ -20,5 +22,5 @@ set(SIMDUP_OPENCC_DATA_DIR "${_opencc_prefix}/share/opencc" CACHE PATH "OpenCC d
 add_library(simdup_deps INTERFACE)
 target_link_libraries(simdup_deps INTERFACE
   simdjson::simdjson TBB::tbb RocksDB::rocksdb OpenSSL::Crypto ZLIB::ZLIB
-  PkgConfig::UTF8PROC PkgConfig::OPENCC PkgConfig::XXHASH PkgConfig::ZSTD PkgConfig::HIREDIS)
+  PkgConfig::UTF8PROC PkgConfig::OPENCC PkgConfig::XXHASH PkgConfig::ZSTD PkgConfig::HIREDIS PkgConfig::PQXX)
 target_include_directories(simdup_deps INTERFACE ${CLI11_INCLUDE_DIR})

@@ -45,6 +45,7 @@ packages=(
   # --- Python (always /usr/bin/python3) ---
   python3              # tests/e2e, tests/python, eval/: the test and evaluation scripts
   python3-pytest       # tests/e2e, tests/python: the test runner
+  python3-psycopg2     # tests/e2e/test_postgres_*.py: loads and checks the test PostgreSQL
   python3-numpy        # python/: zero-copy uint64 arrays; tests/python
   python3-pandas       # python/: dedup results as DataFrames; simdup.dask
   python3-jieba        # scripts/prepare_jieba.py (dictionaries), tests: jieba reference output

@@ -5,9 +5,12 @@
 #include <simdup/dedup.hpp>
 #include <simdup/dedup_report.hpp>
 #include <simdup/reader.hpp>
+#include <simdup/record_source.hpp>
 
 #include <atomic>
 #include <cstdio>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -26,7 +29,16 @@ struct dedup_job_options {
   reader_options reader;
   fingerprint_options fingerprint;
   dedup_options dedup;
-  /// Output directory; replaced atomically on success.
+  /// Optional: opens the records anew for each pass (a database source; batch mode reads
+  /// twice and the source must give the same rows in the same order). When set, `inputs` is
+  /// not read; `source_name` names the source in the summary.
+  std::function<result<std::unique_ptr<record_source>>()> open_source;
+  std::string source_name;
+  /// Optional: receives every document's decision in input order; finish() is called after the
+  /// last one, before DIR is committed.
+  decision_sink* decisions = nullptr;
+  /// Output directory; replaced atomically on success. May be empty when `decisions` is set:
+  /// then no files are written (and batch mode does not read the source twice).
   std::string out_dir;
   /// Write kept records as kept.<ext>.zst.
   bool zstd_output = false;

@@ -152,6 +152,7 @@ class job {
   result<dedup_summary> run();
 
  private:
+  result<std::unique_ptr<record_source>> open_records();
   status pass_one(const document_signer& signer);
   status consume(chunk& c);
   status handle_bad(const bad_entry& e);
@@ -166,6 +167,7 @@ class job {
 
   const dedup_job_options& o_;
   std::FILE* log_;
+  bool files_ = true;  // an output directory is written (else only o_.decisions)
   dedup_summary summary_;
   std::vector<std::string> inputs_;
   reader_options reader_options_;  // o_.reader plus the skip and stop settings
@@ -200,15 +202,20 @@ status job::handle_bad(const bad_entry& e) {
 status job::decide_stream(document& doc, const dedup_decision& d, uint32_t ordinal,
                           std::string_view csv) {
   count_decision(summary_, d, ordinal);
+  const uint32_t rep = d.representative;
+  if (o_.decisions) {
+    const std::string_view rep_id = d.kept(ordinal) ? std::string_view(doc.id) : ids_.id(rep);
+    if (auto st = o_.decisions->write(ordinal, doc.id, d, rep_id); !st) return st;
+  }
   if (d.kept(ordinal)) {
     ids_.add(doc.id, doc.id_is_number);
-    return kept_->write(doc, csv);
+    return files_ ? kept_->write(doc, csv) : status();
   }
   ids_.add("", false);  // dropped documents are never named as a representative
-  const uint32_t rep = d.representative;
   stream_cluster& c = stream_clusters_[rep];
   ++c.size;
   if (c.members.size() < o_.report_members) c.members.emplace_back(ordinal, d);
+  if (!files_) return {};
   line_.clear();
   detail::append_duplicate_line(line_, doc.id, doc.id_is_number, ids_.id(rep), ids_.is_number(rep),
                                 d);
@@ -255,10 +262,17 @@ status job::consume(chunk& c) {
   return {};
 }
 
-status job::pass_one(const document_signer& signer) {
+result<std::unique_ptr<record_source>> job::open_records() {
+  if (o_.open_source) return o_.open_source();
   auto opened = reader::open(inputs_, reader_options_);
   if (!opened) return std::move(opened).error();
-  reader& in = *opened;
+  return make_file_source(std::move(opened).value());
+}
+
+status job::pass_one(const document_signer& signer) {
+  auto opened = open_records();
+  if (!opened) return std::move(opened).error();
+  record_source& in = **opened;
   chunk_pool pool;
   status outcome;
   bool input_done = false;
@@ -399,9 +413,20 @@ std::vector<sample_collector::cluster> job::stream_sample_clusters() {
 }
 
 status job::pass_two(const std::vector<dedup_decision>& decisions, sample_collector& samples) {
-  auto opened = reader::open(inputs_, reader_options_);
+  if (!files_) {
+    // Only decisions are written: the ids are in memory, the source need not be read again.
+    for (uint32_t i = 0; i < decisions.size(); ++i) {
+      if ((i & 0xfff) == 0 && stop_requested(o_.stop)) return interrupted_error();
+      const dedup_decision& d = decisions[i];
+      if (auto st = o_.decisions->write(i, ids_.id(i), d, ids_.id(d.representative)); !st) {
+        return st;
+      }
+    }
+    return {};
+  }
+  auto opened = open_records();
   if (!opened) return std::move(opened).error();
-  reader& in = *opened;
+  record_source& in = **opened;
   document doc;
   error_info err;
   uint32_t ordinal = 0;
@@ -417,6 +442,15 @@ status job::pass_two(const std::vector<dedup_decision>& decisions, sample_collec
     restore_stdin_name(doc, spool_);
     const dedup_decision& d = decisions[ordinal];
     if (samples.wants(ordinal)) samples.take(ordinal, doc);
+    if (o_.decisions) {
+      if (doc.id != ids_.id(ordinal)) {
+        return make_error(errc::io_error, "input changed during the run: record " +
+                                              std::to_string(ordinal + 1) + " is now id " + doc.id +
+                                              " in pass 2");
+      }
+      const std::string_view rep_id = ids_.id(d.representative);
+      if (auto st = o_.decisions->write(ordinal, doc.id, d, rep_id); !st) return st;
+    }
     if (d.kept(ordinal)) {
       if (auto st = kept_->write(doc, in.header()); !st) return st;
     } else {
@@ -439,13 +473,13 @@ status job::pass_two(const std::vector<dedup_decision>& decisions, sample_collec
 status job::reread_samples(sample_collector& samples) {
   const auto last = samples.last();
   if (!last) return {};
-  auto opened = reader::open(inputs_, reader_options_);
+  auto opened = open_records();
   if (!opened) return std::move(opened).error();
   document doc;
   error_info err;
   uint32_t ordinal = 0;
   for (;;) {
-    const read_status rs = opened->next(doc, err);
+    const read_status rs = (*opened)->next(doc, err);
     if (rs == read_status::end || rs == read_status::failed) break;
     if (stop_requested(o_.stop)) return interrupted_error();
     if (rs == read_status::bad_record) continue;
@@ -458,7 +492,9 @@ status job::reread_samples(sample_collector& samples) {
 
 void job::fill_parameters() {
   const dedup_options& d = o_.dedup;
-  summary_.inputs = o_.inputs.empty() ? std::vector<std::string>{"-"} : o_.inputs;
+  summary_.inputs = o_.open_source      ? std::vector<std::string>{o_.source_name}
+                    : o_.inputs.empty() ? std::vector<std::string>{"-"}
+                                        : o_.inputs;
   summary_.mode = d.mode == dedup_mode::stream ? "stream" : "batch";
   summary_.k = d.k;
   summary_.keep = d.mode == dedup_mode::stream ? "first" : o_.keep_spec;
@@ -477,30 +513,39 @@ void job::fill_parameters() {
 result<dedup_summary> job::run() {
   const auto start = clock_type::now();
   fill_parameters();
-  auto out = detail::output_dir::create(o_.out_dir);
-  if (!out) return std::move(out).error();
-  out_.emplace(std::move(out).value());
-  for (const fs::path& stale : out_->stale_removed()) {
-    if (log_ && o_.progress != progress_style::none) {
-      std::fprintf(log_,
-                   "simdup dedup: removed %s, the staging directory of a run that was killed\n",
-                   stale.c_str());
+  files_ = !o_.out_dir.empty();
+  if (!files_ && !o_.decisions) {
+    return make_error(errc::invalid_argument, "no output: give an output directory");
+  }
+  fs::path dir;  // the staging directory; empty when no files are written
+  if (files_) {
+    auto out = detail::output_dir::create(o_.out_dir);
+    if (!out) return std::move(out).error();
+    out_.emplace(std::move(out).value());
+    for (const fs::path& stale : out_->stale_removed()) {
+      if (log_ && o_.progress != progress_style::none) {
+        std::fprintf(log_,
+                     "simdup dedup: removed %s, the staging directory of a run that was killed\n",
+                     stale.c_str());
+      }
     }
+    dir = out_->temp_path();
   }
-  const fs::path dir = out_->temp_path();
 
-  std::vector<std::string> given = o_.inputs.empty() ? std::vector<std::string>{"-"} : o_.inputs;
-  auto expanded = expand_inputs(given, o_.skip_bad_records);
-  if (!expanded) {
-    return make_error(expanded.error().code,
-                      expanded.error().message + " (--on-error skip skips missing inputs)");
+  if (!o_.open_source) {
+    std::vector<std::string> given = o_.inputs.empty() ? std::vector<std::string>{"-"} : o_.inputs;
+    auto expanded = expand_inputs(given, o_.skip_bad_records);
+    if (!expanded) {
+      return make_error(expanded.error().code,
+                        expanded.error().message + " (--on-error skip skips missing inputs)");
+    }
+    inputs_ = std::move(expanded).value();
   }
-  inputs_ = std::move(expanded).value();
   reader_options_ = o_.reader;
   reader_options_.skip_failed_inputs = o_.skip_bad_records;
   reader_options_.cancel = o_.stop;
   const bool has_stdin = std::find(inputs_.begin(), inputs_.end(), "-") != inputs_.end();
-  if (has_stdin && o_.dedup.mode == dedup_mode::batch) {
+  if (has_stdin && o_.dedup.mode == dedup_mode::batch && files_) {
     // Batch mode reads its input twice; stdin is kept in the temporary directory meanwhile.
     spool_ = (dir / "stdin.spool").string();
     if (auto st = spool_stdin(spool_, o_.stop); !st) return std::move(st).error();
@@ -510,9 +555,10 @@ result<dedup_summary> job::run() {
   auto signer = document_signer::create(o_.fingerprint, o_.dedup);
   if (!signer) return std::move(signer).error();
   // Verification spills shingle arrays to a temporary file, by default in the staging
-  // directory (next to the output, so it goes away with a failed run).
+  // directory (next to the output, so it goes away with a failed run); without one, in the
+  // system's temporary directory.
   dedup_options engine_options = o_.dedup;
-  if (engine_options.verify && engine_options.verify->tmp_dir.empty()) {
+  if (engine_options.verify && engine_options.verify->tmp_dir.empty() && files_) {
     engine_options.verify->tmp_dir = dir.string();
   }
   if (o_.dedup.mode == dedup_mode::stream) {
@@ -524,10 +570,12 @@ result<dedup_summary> job::run() {
     if (!engine) return std::move(engine).error();
     batch_.emplace(std::move(engine).value());
   }
-  kept_.emplace(dir, o_.zstd_output);
-  auto dups = detail::file_sink::open(dir / "duplicates.jsonl", false);
-  if (!dups) return std::move(dups).error();
-  dups_.emplace(std::move(dups).value());
+  if (files_) {
+    kept_.emplace(dir, o_.zstd_output);
+    auto dups = detail::file_sink::open(dir / "duplicates.jsonl", false);
+    if (!dups) return std::move(dups).error();
+    dups_.emplace(std::move(dups).value());
+  }
   progress_.emplace(o_.progress, log_, total_input_size(inputs_));
 
   std::optional<tbb::global_control> limit;
@@ -572,7 +620,7 @@ result<dedup_summary> job::run() {
     if (has_stdin) {
       summary_.samples_note =
           "Sample texts are not shown: stream mode read stdin once and keeps no texts.";
-    } else {
+    } else if (files_) {
       phase_start = clock_type::now();
       if (auto st = reread_samples(*samples); !st) return std::move(st).error();
       summary_.seconds_by_phase.emplace_back("report samples", seconds_since(phase_start));
@@ -584,6 +632,12 @@ result<dedup_summary> job::run() {
     }
   }
   progress_->finish();
+  if (o_.decisions) {
+    if (auto st = o_.decisions->finish(); !st) return std::move(st).error();
+  }
+  summary_.seconds_total = seconds_since(start);
+  summary_.peak_rss_bytes = peak_rss_bytes();
+  if (!files_) return summary_;
 
   if (auto st = kept_->close(); !st) return std::move(st).error();
   if (auto st = dups_->close(); !st) return std::move(st).error();

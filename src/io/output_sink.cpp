@@ -29,6 +29,7 @@ output_sink::output_sink(output_sink&& other) noexcept
 }
 
 output_sink::~output_sink() {
+  if (temp_path_.empty() && fd_ > STDERR_FILENO) ::close(fd_);  // a device or FIFO we opened
   if (!temp_path_.empty()) {
     if (fd_ >= 0) ::close(fd_);
     if (!committed_) ::unlink(temp_path_.c_str());
@@ -37,6 +38,16 @@ output_sink::~output_sink() {
 
 result<output_sink> output_sink::open(const std::string& path) {
   if (path == "-") return output_sink(STDOUT_FILENO, path, "");
+  // A device or FIFO (-o /dev/null) is written in place: renaming a temporary file over it
+  // would replace the device node itself.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) {
+      return make_error(errc::io_error, "cannot open " + path + ": " + std::strerror(errno));
+    }
+    return output_sink(fd, path, "");
+  }
   std::string temp = path + ".tmp.XXXXXX";
   const int fd = ::mkstemp(temp.data());
   if (fd < 0) {
@@ -62,7 +73,7 @@ status output_sink::flush() {
       broken_pipe_ = true;
       break;
     }
-    const std::string name = temp_path_.empty() ? "stdout" : path_;
+    const std::string name = path_ == "-" ? "stdout" : path_;
     return make_error(errc::io_error, "cannot write " + name + ": " + std::strerror(errno));
   }
   buffer_.clear();

@@ -12,7 +12,8 @@ namespace simdup::detail {
 
 class output_sink {
  public:
-  /// "-" is stdout; anything else a file created atomically on commit().
+  /// "-" is stdout; a device or FIFO (/dev/null) is written in place; anything else a file
+  /// created atomically on commit().
   static result<output_sink> open(const std::string& path);
 
   /// Buffers `bytes`, writing when the buffer is large. After the reader of a pipe went away,

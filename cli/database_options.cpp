@@ -1,0 +1,118 @@
+#include "database_options.hpp"
+
+namespace simdup::cli {
+
+status database_options::validate(bool has_inputs) const {
+  const bool from = reads_database();
+  if (from && has_inputs) {
+    return make_error(errc::invalid_argument, "INPUT files and --from cannot be combined");
+  }
+  if (from && source.table.empty() == source.query.empty()) {
+    return make_error(errc::invalid_argument, "--from needs exactly one of --table and --query");
+  }
+  if (!from && (!source.table.empty() || !source.query.empty())) {
+    return make_error(errc::invalid_argument, "--table and --query need --from");
+  }
+  if (writes_database() && sink.table.empty()) {
+    return make_error(errc::invalid_argument, "--to needs --to-table");
+  }
+  if (!writes_database() && (!sink.table.empty() || !kept_table.empty() || sink.resume)) {
+    return make_error(errc::invalid_argument, "--to-table, --to-kept-table and --resume need --to");
+  }
+  if (!kept_table.empty() && !from) {
+    return make_error(errc::invalid_argument,
+                      "--to-kept-table copies rows of the --from table or query; give --from");
+  }
+  if (from) {
+    if (auto st = check_connection_string(source.connection, "--from"); !st) return st;
+  }
+  if (writes_database()) {
+    if (auto st = check_connection_string(sink.connection, "--to"); !st) return st;
+  }
+  return {};
+}
+
+void add_database_source_options(CLI::App& cmd, database_options& opts) {
+  const char* g = "PostgreSQL source (docs/databases.md)";
+  postgres_source_options& s = opts.source;
+  cmd.add_option("--from", s.connection,
+                 "Read documents from PostgreSQL instead of INPUT files: a libpq URI or "
+                 "connection string (postgresql:///db, 'host=/run/db dbname=db'); the password "
+                 "comes from PGPASSWORD, ~/.pgpass or a service file, never from here")
+      ->group(g);
+  cmd.add_option("--table", s.table, "Source table (name or schema.name)")->group(g);
+  cmd.add_option("--query", s.query, "Source query (a SELECT) instead of --table")->group(g);
+  cmd.add_option("--id-column", s.id_column, "Column of the document id (any type)")
+      ->capture_default_str()
+      ->group(g);
+  cmd.add_option("--text-column", s.text_column,
+                 "Column of the document text (NULL or empty: a bad record)")
+      ->capture_default_str()
+      ->group(g);
+  cmd.add_option("--url-column", s.url_column, "Optional URL column")->group(g);
+  cmd.add_option("--title-column", s.title_column, "Optional title column")->group(g);
+  cmd.add_option("--time-column", s.time_column,
+                 "Optional time column: timestamp, date, unix seconds or ISO-8601 text")
+      ->group(g);
+  cmd.add_option("--fetch-rows", s.fetch_rows, "Rows per FETCH from the server-side cursor")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 24))
+      ->capture_default_str()
+      ->group(g);
+}
+
+void add_database_sink_options(CLI::App& cmd, database_options& opts, bool kept) {
+  const char* g = "PostgreSQL output (docs/databases.md)";
+  postgres_sink_options& s = opts.sink;
+  cmd.add_option("--to", s.connection,
+                 "Write results to PostgreSQL: a libpq URI or connection string (no password)")
+      ->group(g);
+  cmd.add_option("--to-table", s.table, "Table for one row per document (created when missing)")
+      ->group(g);
+  if (kept) {
+    cmd.add_option("--to-kept-table", opts.kept_table,
+                   "Also copy the kept source rows, all columns, to this table (same database "
+                   "as --from)")
+        ->group(g);
+  }
+  cmd.add_option("--run", s.run,
+                 "Run name stored in every row; a new run of the same name replaces its rows")
+      ->capture_default_str()
+      ->group(g);
+  cmd.add_flag("--resume", s.resume,
+               "Continue an interrupted run of this name after its last committed batch")
+      ->group(g);
+  cmd.add_option("--batch-rows", s.batch_rows, "Rows per COPY transaction")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 26))
+      ->capture_default_str()
+      ->group(g);
+}
+
+status dedup_database::open(const database_options& opts, dedup_job_options& job, bool json_raw,
+                            const std::atomic<bool>* stop) {
+  if (opts.reads_database()) {
+    postgres_source_options source = opts.source;
+    source.json_raw = json_raw;
+    source.cancel = stop;
+    auto records = postgres_records::connect(source);
+    if (!records) return std::move(records).error();
+    records_ = std::move(records).value();
+    job.open_source = [this] { return records_->open(); };
+    job.source_name = records_->description();
+  }
+  if (opts.writes_database()) {
+    auto sink = open_postgres_decision_sink(opts.sink);
+    if (!sink) return std::move(sink).error();
+    decisions_ = std::move(sink).value();
+    job.decisions = decisions_.get();
+  }
+  return {};
+}
+
+result<uint64_t> dedup_database::finish(const database_options& opts) const {
+  if (opts.kept_table.empty()) return uint64_t{0};
+  postgres_sink_options kept = opts.sink;
+  kept.table = opts.kept_table;
+  return copy_kept_rows(kept, opts.sink.table, opts.source);
+}
+
+}  // namespace simdup::cli

@@ -1,0 +1,124 @@
+// PostgreSQL as a record source (a server-side cursor over a table or a query) and as a sink
+// for dedup decisions, kept rows and fingerprints (COPY in committed batches). Layouts, the
+// run and resume semantics and connection strings: docs/databases.md.
+#pragma once
+
+#include <simdup/record_source.hpp>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace simdup {
+
+/// Checks a libpq connection string or URI given on the command line: it must parse, and it
+/// must not hold a password (use PGPASSWORD, ~/.pgpass or a service file).
+/// errc::invalid_argument naming `option` otherwise.
+status check_connection_string(std::string_view connection, std::string_view option);
+
+struct postgres_source_options {
+  /// libpq connection string or URI ("postgresql:///db", "host=/tmp dbname=db", "" for the
+  /// PG* environment). Passwords come from the environment or ~/.pgpass, never from here.
+  std::string connection;
+  /// A table ("name" or "schema.name"); exactly one of table and query is set.
+  std::string table;
+  /// A SELECT (or any query returning rows) whose columns are named below.
+  std::string query;
+  std::string id_column = "id";      ///< becomes document::id (any type, as text)
+  std::string text_column = "text";  ///< becomes document::text; NULL or '' is a bad record
+  std::string url_column;            ///< optional (empty: none)
+  std::string title_column;          ///< optional (empty: none)
+  /// Optional: a timestamp, date, integer (unix seconds) or ISO-8601 text column.
+  std::string time_column;
+  /// Rows per FETCH from the server-side cursor: memory holds about this many rows.
+  std::size_t fetch_rows = 1000;
+  /// Fill document::raw with the row as a JSONL record (id, text, url, title, time), so
+  /// kept rows can be written to a file; off when only the database is written.
+  bool json_raw = false;
+  /// Optional stop request, checked between fetches.
+  const std::atomic<bool>* cancel = nullptr;
+};
+
+/// One connection holding one read-only REPEATABLE READ transaction: every cursor open()
+/// returns reads the same snapshot in the same order, so a job may read twice (batch dedup)
+/// while the table is being written, and a resumed run sees the rows in the order it saw them.
+class postgres_records {
+ public:
+  /// Connects, checks the database encoding (converted to UTF-8 by the server; SQL_ASCII,
+  /// which cannot be converted, is refused), that the table or query exists and that it has
+  /// the named columns. Errors name the table, query or column.
+  static result<std::unique_ptr<postgres_records>> connect(const postgres_source_options& options);
+
+  /// A new cursor over the rows, starting after the first `skip_rows` rows (which the server
+  /// skips without sending them). Only one cursor is open at a time: opening another closes
+  /// the last one, which must not be used afterwards.
+  result<std::unique_ptr<record_source>> open(uint64_t skip_rows = 0);
+
+  /// "table news" or "query", for messages.
+  const std::string& description() const noexcept;
+
+  ~postgres_records();
+  postgres_records(const postgres_records&) = delete;
+  postgres_records& operator=(const postgres_records&) = delete;
+
+  struct impl;
+
+ private:
+  explicit postgres_records(std::unique_ptr<impl> p);
+  std::unique_ptr<impl> impl_;
+};
+
+struct postgres_sink_options {
+  /// libpq connection string or URI (no password), as for the source.
+  std::string connection;
+  /// The table to write ("name" or "schema.name"); created when missing.
+  std::string table;
+  /// The run name stored with every row. A run without `resume` first deletes the rows an
+  /// earlier run of this name wrote (idempotent); with `resume` it keeps them and skips as
+  /// many leading documents as the table already holds for the run.
+  std::string run = "default";
+  bool resume = false;
+  /// Rows per COPY transaction: a crash loses at most the batch in flight.
+  std::size_t batch_rows = 20000;
+};
+
+/// Writes dedup decisions, one row per document: (id text primary key, keep bool, cluster
+/// bigint, duplicate_of text, distance int, layer text, jaccard real, run text).
+result<std::unique_ptr<decision_sink>> open_postgres_decision_sink(
+    const postgres_sink_options& options);
+
+/// After the decisions of `options.run` are in `decisions_table`: replaces the rows of that
+/// run in `kept_table` by the kept source rows, all columns (INSERT ... SELECT on the server,
+/// one transaction; the table is created like the source when missing). The source table or
+/// query must be reachable from `options.connection` (the same database). Returns the rows
+/// inserted.
+result<uint64_t> copy_kept_rows(const postgres_sink_options& options,
+                                const std::string& decisions_table,
+                                const postgres_source_options& source);
+
+/// Fingerprints, one row per document: (id text primary key, fingerprint bigint, status
+/// text, run text). fingerprint is the unsigned 64-bit value's two's complement (NULL when
+/// the document has none).
+class postgres_fingerprint_sink {
+ public:
+  static result<std::unique_ptr<postgres_fingerprint_sink>> open(
+      const postgres_sink_options& options);
+  /// Rows a resumed run finds already written (and skips); 0 without resume.
+  uint64_t committed_rows() const noexcept;
+  /// One document's row, in input order.
+  status write(std::string_view id, std::optional<uint64_t> fingerprint, std::string_view status);
+  status finish();
+
+  ~postgres_fingerprint_sink();
+  struct impl;
+
+ private:
+  explicit postgres_fingerprint_sink(std::unique_ptr<impl> p);
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace simdup

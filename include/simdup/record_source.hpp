@@ -1,0 +1,49 @@
+// Where a job's records come from and where its decisions go, apart from files: the
+// interfaces a database source or sink implements (PostgreSQL in postgres.hpp; a MongoDB
+// source would implement record_source the same way, docs/databases.md).
+#pragma once
+
+#include <simdup/dedup.hpp>
+#include <simdup/document.hpp>
+#include <simdup/error.hpp>
+#include <simdup/reader.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <string_view>
+
+namespace simdup {
+
+/// A stream of records in a stable order, read on one thread. `reader` (files) is one; a
+/// database cursor is another. Same contract as reader::next: a bad record names its place
+/// (table, row, column) and reading goes on; failed is fatal.
+class record_source {
+ public:
+  virtual ~record_source() = default;
+  /// The next record into `doc` (every field overwritten), or bad_record/end/failed.
+  virtual read_status next(document& doc, error_info& error) = 0;
+  /// The CSV header row of the current input (files only); empty otherwise.
+  virtual std::string_view header() const noexcept { return {}; }
+  /// A short stable name for the last bad_record, for skip counts ("null_text", ...).
+  virtual std::string_view last_skip_reason() const noexcept = 0;
+  /// Running totals (bytes: text bytes read so far).
+  virtual const reader_stats& stats() const noexcept = 0;
+};
+
+/// Wraps a file reader as a record_source.
+std::unique_ptr<record_source> make_file_source(reader in);
+
+/// Receives every document's decision, in input order, once. Used by the dedup job next to
+/// (or instead of) its output directory.
+class decision_sink {
+ public:
+  virtual ~decision_sink() = default;
+  /// The decision for document `ordinal` (0-based input position) with id `id`;
+  /// `representative_id` is the id of the kept document it duplicates (its own id if kept).
+  virtual status write(uint32_t ordinal, std::string_view id, const dedup_decision& decision,
+                       std::string_view representative_id) = 0;
+  /// Every decision was written: flush and make everything durable.
+  virtual status finish() = 0;
+};
+
+}  // namespace simdup
