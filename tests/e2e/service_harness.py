@@ -35,14 +35,14 @@ def free_port():
 class Server:
     """A running `simdup serve` process."""
 
-    def __init__(self, args, env=None):
+    def __init__(self, args, env=None, listen="127.0.0.1:0"):
         run_env = dict(os.environ)
         # Leak reports at exit are not what these tests are about and kill -9 skips them anyway.
         run_env.setdefault("ASAN_OPTIONS", "detect_leaks=0")
         if env:
             run_env.update(env)
         self.proc = subprocess.Popen(
-            [simdup_bin(), "serve", "--listen", "127.0.0.1:0", *args],
+            [simdup_bin(), "serve", "--listen", listen, *args],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=run_env)
         line = self.proc.stdout.readline()
         if not line.startswith("listening on "):
