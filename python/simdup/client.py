@@ -37,7 +37,6 @@ from __future__ import annotations
 import http.client
 import json
 import random
-import socket
 import threading
 import time as _time
 import urllib.parse
@@ -331,8 +330,11 @@ class Client:
             err = data.get("error", {}) if isinstance(data, dict) else {}
             code = err.get("code", "http_error")
             message = err.get("message", str(data)[:200])
-            if status == 503 and (idempotent or code == "unavailable"):
-                # Unavailable: the server did nothing with it (Redis down, too many connections).
+            if status == 503:
+                # Unavailable (too many connections, Redis unreachable): a Redis connection may
+                # have broken after the script ran, so only requests safe to repeat go again.
+                if not idempotent:
+                    raise _Ambiguous(f"503 {code}: {message}")
                 last = ServiceError(status, code, message)
                 continue
             raise ServiceError(status, code, message)
