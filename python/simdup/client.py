@@ -228,6 +228,16 @@ class Client:
         self._lock = threading.Lock()
         self._slots = threading.BoundedSemaphore(max_connections)
         self._closed = False
+        self._retried = 0
+
+    @property
+    def retried(self) -> int:
+        """Attempts made again so far (all threads): connection failures, 503s, lost answers."""
+        return self._retried
+
+    def _count_retry(self) -> None:
+        with self._lock:
+            self._retried += 1
 
     # -- connection pool ------------------------------------------------------------------
 
@@ -314,6 +324,7 @@ class Client:
         last: Optional[BaseException] = None
         for attempt in range(self.retries + 1):
             if attempt:
+                self._count_retry()
                 self._sleep(attempt - 1)
             try:
                 status, data = self._exchange(method, path, body)
@@ -454,6 +465,7 @@ class Client:
         pending = list(range(len(chunk)))
         for attempt in range(self.retries + 1):
             if attempt:
+                self._count_retry()
                 self._sleep(attempt - 1)
             try:
                 answered = self._send_chunk(path, [chunk[i] for i in pending], False)

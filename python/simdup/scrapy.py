@@ -33,7 +33,8 @@ are logged and handled the same way.
 
 Stats (in Scrapy's stats collector): simdup/new, simdup/duplicate, simdup/too_short,
 simdup/no_text, simdup/unchecked, simdup/dropped_unavailable, simdup/errors, simdup/batches,
-simdup/recovered.
+simdup/recovered (check-insert answers lost and recovered), simdup/retries (attempts the client
+made again).
 """
 
 from __future__ import annotations
@@ -158,6 +159,7 @@ class NearDuplicatePipeline:
     def _answer(self, results, batch):
         spider = batch[0][3]
         self.stats.inc_value("simdup/batches", spider=spider)
+        self.stats.set_value("simdup/retries", self.client.retried, spider=spider)
         for (item, doc, d, _), r in zip(batch, results):
             if r.recovered:
                 self.stats.inc_value("simdup/recovered", spider=spider)
