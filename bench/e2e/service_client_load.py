@@ -8,7 +8,8 @@ the C++ load generator (bench/e2e/service_load.cpp) on the same server.
 Like the C++ generator: random fingerprints and run-unique ids, so every check-insert is a new,
 durable insert (the worst case). All threads share one Client (its pool holds one keep-alive
 connection per thread). Prints one JSON line: documents and requests per second, latency
-percentiles, and with --server-pid the server's CPU time per document (from /proc).
+percentiles, the client's CPU time per document, and with --server-pid the server's (from
+/proc).
 """
 
 import argparse
@@ -73,6 +74,7 @@ def main():
 
     threads = [threading.Thread(target=worker, args=(t,)) for t in range(args.threads)]
     cpu0 = cpu_seconds(args.server_pid)
+    own0 = time.process_time()
     t0 = time.perf_counter()
     for t in threads:
         t.start()
@@ -82,6 +84,7 @@ def main():
         t.join()
     wall = time.perf_counter() - t0
     cpu = cpu_seconds(args.server_pid) - cpu0
+    own = time.process_time() - own0
     docs = sum(counts)
     lat = sorted(x for per in latencies for x in per)
 
@@ -91,7 +94,8 @@ def main():
     out = {"client": "python simdup.client.Client", "op": args.op, "threads": args.threads,
            "batch": args.batch, "seconds": round(wall, 2), "documents": docs,
            "docs_per_s": round(docs / wall), "requests_per_s": round(len(lat) / wall),
-           "p50_ms": pct(0.50), "p99_ms": pct(0.99), "failures": failures[:3]}
+           "p50_ms": pct(0.50), "p99_ms": pct(0.99),
+           "client_cpu_us_per_doc": round(own / max(docs, 1) * 1e6, 2), "failures": failures[:3]}
     if args.server_pid:
         out["server_cpu_us_per_doc"] = round(cpu / max(docs, 1) * 1e6, 2)
     print(json.dumps(out))

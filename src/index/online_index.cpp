@@ -28,7 +28,7 @@ struct online_index::impl {
   std::vector<std::shared_ptr<detail::mutable_segment>> frozen;  // full, awaiting sealing
   std::shared_ptr<detail::mutable_segment> active;
   /// Capacity of the next mutable segment. With the automatic capacity it starts small and
-  /// doubles up to options.segment_capacity, so that an empty or small index holds tens of
+  /// doubles up to options.segment_capacity, so that an empty or small index holds a few hundred
   /// kilobytes instead of a full segment's chains (about 8 MB).
   std::size_t next_capacity = 0;
   uint64_t expired = 0, removed = 0;
