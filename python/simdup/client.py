@@ -203,12 +203,15 @@ class Client:
     max_connections: keep-alive connections open at most (callers beyond wait for one).
     max_documents: batches are split into requests of at most this many documents (the
     server's --max-docs), sent in order, so each document still sees the ones before it.
+    idle_timeout: seconds a pooled connection may sit unused before it is closed rather than
+    reused; keep it below the server's --timeout (default 10 s), so that a request is not sent
+    on a connection the server is closing (for a check-insert that would cost a recovery).
     """
 
     def __init__(self, url: str = "http://127.0.0.1:8080", token: Optional[str] = None,
                  timeout: float = 10.0, retries: int = 5, backoff: float = 0.1,
                  max_backoff: float = 5.0, max_connections: int = 16,
-                 max_documents: int = 1000):
+                 max_documents: int = 1000, idle_timeout: float = 5.0):
         parsed = urllib.parse.urlsplit(url)
         if parsed.scheme != "http" or not parsed.hostname:
             raise ValueError(f"url must be http://HOST[:PORT][/prefix], not {url!r}")
@@ -224,7 +227,8 @@ class Client:
         self.backoff = backoff
         self.max_backoff = max_backoff
         self.max_documents = max_documents
-        self._idle: list = []
+        self.idle_timeout = idle_timeout
+        self._idle: list = []  # (connection, time.monotonic() when it was released)
         self._lock = threading.Lock()
         self._slots = threading.BoundedSemaphore(max_connections)
         self._closed = False
@@ -243,10 +247,19 @@ class Client:
 
     def _acquire(self) -> http.client.HTTPConnection:
         self._slots.acquire()
+        stale = []
+        conn = None
         with self._lock:
-            if self._idle:
-                return self._idle.pop()
-        return http.client.HTTPConnection(self._host, self._port, timeout=self.timeout)
+            now = _time.monotonic()
+            while self._idle:
+                candidate, since = self._idle.pop()
+                if now - since < self.idle_timeout:
+                    conn = candidate
+                    break
+                stale.append(candidate)
+        for c in stale:
+            c.close()
+        return conn or http.client.HTTPConnection(self._host, self._port, timeout=self.timeout)
 
     def _release(self, conn: Optional[http.client.HTTPConnection]) -> None:
         if conn is not None:
@@ -254,7 +267,7 @@ class Client:
                 if self._closed:
                     conn.close()
                 else:
-                    self._idle.append(conn)
+                    self._idle.append((conn, _time.monotonic()))
         self._slots.release()
 
     def close(self) -> None:
@@ -262,7 +275,7 @@ class Client:
         with self._lock:
             self._closed = True
             idle, self._idle = self._idle, []
-        for conn in idle:
+        for conn, _ in idle:
             conn.close()
 
     def __enter__(self) -> "Client":

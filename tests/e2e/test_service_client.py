@@ -254,3 +254,23 @@ def test_lost_check_insert_answer_is_recovered_without_inserting_twice(server):
         assert c.stats("news")["inserted"] == 2
     relay.stop = True
     relay.sock.close()
+
+
+def test_idle_connections_the_server_closed_are_not_reused(tmp_path):
+    s = Server(["--data", str(tmp_path / "db"), "--timeout", "1"])
+    try:
+        url = f"http://127.0.0.1:{s.port}"
+        with Client(url, idle_timeout=0.5, retries=3) as fresh, \
+                Client(url, idle_timeout=100, retries=3, backoff=0.01) as stale:
+            fresh.create_collection("news", window="0")
+            stale.health()
+            time.sleep(2.0)  # the server closes both idle connections after 1 s
+            # Not reused: a new connection, no retry.
+            assert fresh.check_insert("news", "a", fingerprint=BASE).status == "new"
+            assert fresh.retried == 0
+            # Reused although closed: the lost attempt is resolved, still exactly right.
+            r = stale.check_insert("news", "b", fingerprint=~BASE & (2**64 - 1))
+            assert r.status == "new" and stale.retried >= 1
+            assert fresh.stats("news")["inserted"] == 2
+    finally:
+        s.close()
