@@ -33,6 +33,7 @@ from scrapy import signals
 from scrapy.crawler import CrawlerProcess
 
 site, out_path, simdup_url = sys.argv[1], sys.argv[2], sys.argv[3]
+extra = json.loads(sys.argv[4]) if len(sys.argv) > 4 else {}
 passed, dropped = [], []
 
 
@@ -77,6 +78,7 @@ process = CrawlerProcess(settings={
     "TELNETCONSOLE_ENABLED": False,
     "ROBOTSTXT_OBEY": False,
     "REQUEST_FINGERPRINTER_IMPLEMENTATION": "2.7",
+    **extra,
 })
 crawler = process.create_crawler(Site)
 crawler.signals.connect(on_dropped, signal=signals.item_dropped)
@@ -305,3 +307,38 @@ def test_crawl_drops_exactly_the_copies_across_a_restart(tmp_path):
         site.close()
         for s in servers:
             s.close()
+
+
+@pytest.mark.parametrize("fail_open", [True, False])
+def test_service_down_fails_open_or_closed_as_configured(tmp_path, fail_open):
+    pages = {f"/a/{n}": template_a(f"Page {n}", paragraphs(f"page number {n} " * 30), [])
+             for n in range(5)}
+    pages["/"] = "<html><body>" + "".join(
+        f"<a class='next' href='{u}'>{u}</a>" for u in pages) + "</body></html>"
+    site = Site(pages, None, None)
+    try:
+        script = tmp_path / "crawl.py"
+        script.write_text(SPIDER)
+        out = tmp_path / "out.json"
+        env = dict(os.environ, PYTHONPATH=str(SOURCE_DIR / "python"))
+        extra = {"SIMDUP_COLLECTION_SETTINGS": None, "SIMDUP_RETRIES": 1,
+                 "SIMDUP_BACKOFF": 0.01, "SIMDUP_FAIL_OPEN": fail_open}
+        # Nothing listens on this port.
+        proc = subprocess.run([sys.executable, str(script), site.url, str(out),
+                               f"http://127.0.0.1:{free_port()}", json.dumps(extra)], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+        log = proc.stderr.decode(errors="replace")
+        assert proc.returncode == 0, log[-4000:]
+        result = json.loads(out.read_text())
+        stats = result["stats"]
+        assert stats["simdup/errors"] >= 1 and "simdup service" in log
+        if fail_open:
+            assert len(result["passed"]) == 5 and not result["dropped"]
+            assert stats["simdup/unchecked"] == 5
+        else:
+            assert not result["passed"] and len(result["dropped"]) == 5
+            assert all(d["reason"].startswith("simdup service unavailable")
+                       for d in result["dropped"])
+            assert stats["simdup/dropped_unavailable"] == 5
+    finally:
+        site.close()
