@@ -21,9 +21,16 @@ import threading
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))
-
-from simdup.client import Client  # noqa: E402
+try:
+    from simdup.client import Client
+except ImportError:
+    # From the source tree, without the compiled simdup._core the package's __init__ loads:
+    # the client is standard-library Python.
+    import types
+    _package = types.ModuleType("simdup")
+    _package.__path__ = [str(Path(__file__).resolve().parents[2] / "python" / "simdup")]
+    sys.modules["simdup"] = _package
+    from simdup.client import Client
 
 
 def cpu_seconds(pid):

@@ -15,6 +15,20 @@ from pathlib import Path
 SOURCE_DIR = Path(os.environ.get("SIMDUP_SOURCE_DIR", Path(__file__).resolve().parents[2]))
 
 
+def import_pure_python_package():
+    """Makes `simdup.client` and `simdup.scrapy` importable from the source tree without the
+    compiled `simdup._core`: they are standard-library Python (and Scrapy), and the package's
+    __init__ loads `_core`, which an ASan build cannot load into an uninstrumented
+    interpreter. `simdup` is registered as a bare package over python/simdup whose __init__
+    is not run. Use before any `import simdup...`."""
+    import sys
+    import types
+    if "simdup" not in sys.modules:
+        package = types.ModuleType("simdup")
+        package.__path__ = [str(SOURCE_DIR / "python" / "simdup")]
+        sys.modules["simdup"] = package
+
+
 def simdup_bin():
     path = os.environ.get("SIMDUP_BIN")
     if path:

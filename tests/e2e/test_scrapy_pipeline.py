@@ -22,18 +22,25 @@ from service_harness import SOURCE_DIR, Server, free_port
 
 pytest.importorskip("scrapy")
 
+PACKAGE = str(SOURCE_DIR / "python" / "simdup")
 N_ENGLISH = 8
 N_CHINESE = 4
 K = 5
 
 SPIDER = r'''
-import json, sys
+import json, sys, types
+
+# simdup.scrapy and simdup.client without the compiled module (service_harness.py says why).
+package = types.ModuleType("simdup")
+package.__path__ = [sys.argv[5]]
+sys.modules["simdup"] = package
+
 import scrapy
 from scrapy import signals
 from scrapy.crawler import CrawlerProcess
 
 site, out_path, simdup_url = sys.argv[1], sys.argv[2], sys.argv[3]
-extra = json.loads(sys.argv[4]) if len(sys.argv) > 4 else {}
+extra = json.loads(sys.argv[4])
 passed, dropped = [], []
 
 
@@ -264,10 +271,10 @@ def test_crawl_drops_exactly_the_copies_across_a_restart(tmp_path):
         script = tmp_path / "crawl.py"
         script.write_text(SPIDER)
         out = tmp_path / "out.json"
-        env = dict(os.environ, PYTHONPATH=str(SOURCE_DIR / "python"))
+        env = dict(os.environ)
         proc = subprocess.run([sys.executable, str(script), site.url, str(out),
-                               f"http://127.0.0.1:{port}"], env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, timeout=300)
+                               f"http://127.0.0.1:{port}", "{}", PACKAGE], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
         log = proc.stderr.decode(errors="replace")
         assert proc.returncode == 0, log[-4000:]
         result = json.loads(out.read_text())
@@ -320,12 +327,13 @@ def test_service_down_fails_open_or_closed_as_configured(tmp_path, fail_open):
         script = tmp_path / "crawl.py"
         script.write_text(SPIDER)
         out = tmp_path / "out.json"
-        env = dict(os.environ, PYTHONPATH=str(SOURCE_DIR / "python"))
+        env = dict(os.environ)
         extra = {"SIMDUP_COLLECTION_SETTINGS": None, "SIMDUP_RETRIES": 1,
                  "SIMDUP_BACKOFF": 0.01, "SIMDUP_FAIL_OPEN": fail_open}
         # Nothing listens on this port.
         proc = subprocess.run([sys.executable, str(script), site.url, str(out),
-                               f"http://127.0.0.1:{free_port()}", json.dumps(extra)], env=env,
+                               f"http://127.0.0.1:{free_port()}", json.dumps(extra), PACKAGE],
+                              env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
         log = proc.stderr.decode(errors="replace")
         assert proc.returncode == 0, log[-4000:]

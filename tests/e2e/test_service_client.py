@@ -3,15 +3,15 @@ results, batches, integer fingerprints, tokens, threads sharing one client, retr
 restart, and check-insert answers lost in a crash recovered without inserting twice."""
 
 import socket
-import sys
 import threading
 import time
 
 import pytest
 
-from service_harness import SOURCE_DIR, Server, flip, free_port, spread_fingerprints
+from service_harness import (Server, flip, free_port, import_pure_python_package,
+                             spread_fingerprints)
 
-sys.path.insert(0, str(SOURCE_DIR / "python"))
+import_pure_python_package()
 
 from simdup.client import (Client, CollectionInfo, Document, Match, Result,  # noqa: E402
                            ServiceError, ServiceUnavailable)
