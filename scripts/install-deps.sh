@@ -21,7 +21,7 @@ packages=(
   libbenchmark-dev     # bench/micro: Google Benchmark
   libutf8proc-dev      # src/text: NFKC, case folding, Unicode categories
   libopencc-dev        # src/text/t2s.cpp: traditional to simplified Chinese
-  opencc               # src/text/t2s.cpp: OpenCC's conversion data files (t2s.json)
+  opencc               # src/text/t2s.cpp: OpenCC's conversion data files (t2s.json); the opencc program makes the Scrapy test's traditional copies
   libxxhash-dev        # src/features: xxh3-64 feature hashes
   libssl-dev           # src/features/md5.cpp: OpenSSL MD5 for compat=python-simhash
   libsimdjson-dev      # src/io: JSONL parsing

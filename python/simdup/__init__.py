@@ -27,12 +27,14 @@ from typing import Any, Iterable, Mapping, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from . import _core
+from .client import Client, Document, Match, Result, ServiceError, ServiceUnavailable
 
 __version__ = _core.__version__
 
 __all__ = [
     "Fingerprinter", "fingerprint", "distance", "pairs", "clusters", "plan", "Index", "dedup",
     "segment", "keywords", "explain", "to_hex", "OK", "TOO_SHORT", "STATUS_NAMES",
+    "Client", "Document", "Match", "Result", "ServiceError", "ServiceUnavailable",
 ]
 
 #: Status codes of :meth:`Fingerprinter.fingerprint`'s status array.

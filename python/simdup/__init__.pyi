@@ -4,6 +4,9 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from .client import Client as Client, Document as Document, Match as Match, Result as Result
+from .client import ServiceError as ServiceError, ServiceUnavailable as ServiceUnavailable
+
 __version__: str
 OK: int
 TOO_SHORT: int

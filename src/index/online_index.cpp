@@ -27,6 +27,10 @@ struct online_index::impl {
   std::vector<std::shared_ptr<detail::sealed_segment>> sealed;   // oldest first
   std::vector<std::shared_ptr<detail::mutable_segment>> frozen;  // full, awaiting sealing
   std::shared_ptr<detail::mutable_segment> active;
+  /// Capacity of the next mutable segment. With the automatic capacity it starts small and
+  /// doubles up to options.segment_capacity, so that an empty or small index holds a few hundred
+  /// kilobytes instead of a full segment's chains (about 8 MB).
+  std::size_t next_capacity = 0;
   uint64_t expired = 0, removed = 0;
   int64_t newest_ts = INT64_MIN;
   /// Ids given to remove_deferred and not yet applied (under `mutex`; appended only, applied
@@ -95,13 +99,23 @@ struct online_index::impl {
     int min_prefix = 64;
     for (const auto& t : tables) min_prefix = std::min(min_prefix, t.prefix_bits);
     ctx = detail::probe_context{&tables, min_prefix};
+    next_capacity = options.segment_capacity;
     if (options.segment_capacity == 0) {
       // A mutable entry costs 12 bytes per table (chain link, bucket head share); keep the
       // segment near 8 MB so that many-table layouts (k = 8: 45 to 495 tables) stay small.
       options.segment_capacity =
           std::clamp<std::size_t>(655360 / std::max<std::size_t>(tables.size(), 1), 1024, 65536);
+      next_capacity = std::min<std::size_t>(options.segment_capacity, 1024);
     }
-    active = std::make_shared<detail::mutable_segment>(ctx, options.segment_capacity);
+    active = new_active();
+  }
+
+  /// A mutable segment of next_capacity entries; the one after it gets twice as many, up to
+  /// options.segment_capacity.
+  std::shared_ptr<detail::mutable_segment> new_active() {
+    const std::size_t capacity = next_capacity;
+    next_capacity = std::min(options.segment_capacity, next_capacity * 2);
+    return std::make_shared<detail::mutable_segment>(ctx, capacity);
   }
 
   int64_t now_of(int64_t now) const {
@@ -137,7 +151,7 @@ struct online_index::impl {
     bool froze = false;
     if (active->full()) {
       frozen.push_back(std::move(active));
-      active = std::make_shared<detail::mutable_segment>(ctx, options.segment_capacity);
+      active = new_active();
       froze = true;
     }
     active->insert(ctx, e);
@@ -275,7 +289,7 @@ struct online_index::impl {
       std::unique_lock lock(mutex);
       if (active->size() > 0) {
         frozen.push_back(std::move(active));
-        active = std::make_shared<detail::mutable_segment>(ctx, options.segment_capacity);
+        active = new_active();
       }
     }
     maintain();

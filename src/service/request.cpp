@@ -1,6 +1,7 @@
 #include "service/request.hpp"
 
 #include <simdup/simhash.hpp>
+#include <simdup/utf8.hpp>
 
 #include <simdjson.h>
 
@@ -44,11 +45,22 @@ result<parsed_doc> parse_doc(simdjson::dom::element el, std::size_t index, bool 
       doc.text = std::string(s);
       has_text = true;
     } else if (key == "fingerprint") {
+      // 16 hex digits, or the unsigned 64-bit integer itself (as Python users hold it).
+      uint64_t value;
+      if (field.value.is_number()) {
+        if (field.value.get(value) != simdjson::SUCCESS) {
+          return make_error(
+              errc::invalid_input,
+              where(index, batch) + ": \"fingerprint\" must be an integer from 0 to 2^64 - 1");
+        }
+        doc.fingerprint = value;
+        continue;
+      }
       std::string_view s;
       if (field.value.get(s) != simdjson::SUCCESS) {
         return make_error(
             errc::invalid_input,
-            where(index, batch) + ": \"fingerprint\" must be a string of 16 hex digits");
+            where(index, batch) + ": \"fingerprint\" must be 16 hex digits or an unsigned integer");
       }
       auto fp = parse_hex(s);
       if (!fp) {
@@ -86,7 +98,15 @@ result<parsed_request> parse_request(std::string_view body, const request_limits
   // One parser per thread: it keeps its buffers between requests.
   thread_local simdjson::dom::parser parser;
   simdjson::dom::element root;
-  if (auto err = parser.parse(body.data(), body.size()).get(root); err != simdjson::SUCCESS) {
+  auto err = parser.parse(body.data(), body.size()).get(root);
+  std::string repaired;
+  if (err == simdjson::UTF8_ERROR) {
+    // The CLI's rule (io/jsonl_reader.cpp): each ill-formed sequence becomes U+FFFD, so the
+    // same text gets the same fingerprint whichever way it comes in.
+    utf8::append_repaired(body, repaired);
+    err = parser.parse(repaired.data(), repaired.size()).get(root);
+  }
+  if (err != simdjson::SUCCESS) {
     return make_error(errc::invalid_input, std::string("request body is not valid JSON: ") +
                                                simdjson::error_message(err));
   }

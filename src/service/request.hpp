@@ -12,8 +12,9 @@
 
 namespace simdup::detail {
 
-/// One document of a request: {"id": ..., "text": ...} or {"id": ..., "fingerprint": "<16 hex>"},
-/// optionally "time" (integer seconds since the epoch). Other fields are ignored.
+/// One document of a request: {"id": ..., "text": ...} or {"id": ..., "fingerprint": "<16 hex>"}
+/// (or the fingerprint as an unsigned 64-bit integer), optionally "time" (integer seconds since
+/// the epoch). Other fields are ignored.
 struct parsed_doc {
   std::string id;
   std::optional<uint64_t> fingerprint;  ///< set when given as "fingerprint"
@@ -34,6 +35,7 @@ struct request_limits {
   std::size_t max_id_bytes = 1024;
 };
 
+/// Ill-formed UTF-8 is repaired as the CLI does (each ill-formed sequence becomes U+FFFD).
 /// Errors: errc::invalid_input (malformed JSON, missing or mistyped field, bad fingerprint; the
 /// message names the field and the document's position) or errc::too_large (document limit).
 result<parsed_request> parse_request(std::string_view body, const request_limits& limits);

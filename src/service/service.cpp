@@ -22,6 +22,7 @@
 
 #include "service/http_server.hpp"
 #include "service/metrics.hpp"
+#include "service/openapi.hpp"
 #include "service/request.hpp"
 #include "service/text_fingerprints.hpp"
 #include "store/backend.hpp"
@@ -155,11 +156,15 @@ struct service::impl {
                       "no collection \"" + name + "\" (create it with PUT /v1/" + name + ")");
   }
 
+  /// Replaces the list with the store's (another process sharing a Redis store may have
+  /// created or deleted some).
   status refresh() {
     auto all = store->collections();
     if (!all) return std::move(all).error();
+    std::map<std::string, collection_config> fresh;
+    for (auto& c : *all) fresh[c.name] = std::move(c);
     std::unique_lock lock(collections_mu);
-    for (auto& c : *all) collections[c.name] = std::move(c);
+    collections.swap(fresh);
     return {};
   }
 
@@ -173,7 +178,7 @@ struct service::impl {
 
   /// The answer body of a documents request, counting outcomes into `counts`.
   static std::string documents_body(const detail::parsed_request& parsed, doc_op op,
-                                    std::span<const std::size_t> slot,
+                                    bool int_fingerprints, std::span<const std::size_t> slot,
                                     std::span<const detail::doc_input> inputs,
                                     std::span<const detail::doc_outcome> outcomes,
                                     std::map<std::string, uint64_t>& counts) {
@@ -195,7 +200,9 @@ struct service::impl {
       json::append_string(body, in.id);
       body += ",\"status\":\"";
       body += outcome;
-      body += "\",\"fingerprint\":\"" + to_hex(in.fingerprint) + "\",\"matches\":[";
+      body += "\",\"fingerprint\":";
+      append_fingerprint(body, in.fingerprint, int_fingerprints);
+      body += ",\"matches\":[";
       for (std::size_t m = 0; m < out.matches.size(); ++m) {
         if (m > 0) body.push_back(',');
         body += "{\"id\":";
@@ -208,11 +215,42 @@ struct service::impl {
     return body;
   }
 
+  /// A fingerprint in an answer: 16 hex digits, or the unsigned integer with
+  /// ?fingerprint_format=int.
+  static void append_fingerprint(std::string& body, uint64_t fp, bool as_integer) {
+    if (as_integer) {
+      body += std::to_string(fp);
+    } else {
+      body += '"' + to_hex(fp) + '"';
+    }
+  }
+
+  /// Whether the query asks for integer fingerprints (`fingerprint_format=int`; `hex`, the
+  /// default, or no such parameter: hex). Other parameters are ignored.
+  static result<bool> integer_fingerprints(std::string_view query) {
+    bool as_integer = false;
+    while (!query.empty()) {
+      const std::size_t amp = query.find('&');
+      const std::string_view param = query.substr(0, amp);
+      query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
+      constexpr std::string_view key = "fingerprint_format=";
+      if (param.substr(0, key.size()) != key) continue;
+      const std::string_view value = param.substr(key.size());
+      if (value != "int" && value != "hex") {
+        return make_error(errc::invalid_argument, "fingerprint_format must be hex or int");
+      }
+      as_integer = value == "int";
+    }
+    return as_integer;
+  }
+
   /// Answers once the store says the changes are durable (at once when nothing was written).
-  void handle_documents(const std::string& name, const std::string& request_body, doc_op op,
-                        exchange ex) {
+  void handle_documents(const std::string& name, const std::string& request_body,
+                        std::string_view query, doc_op op, exchange ex) {
     auto config = find(name);
     if (!config) return ex.fail(config.error());
+    auto int_fingerprints = integer_fingerprints(query);
+    if (!int_fingerprints) return ex.fail(int_fingerprints.error());
     auto parsed = detail::parse_request(request_body, {opt.max_documents, 1024});
     if (!parsed) return ex.fail(parsed.error());
     const int64_t clock = now();
@@ -242,7 +280,8 @@ struct service::impl {
       ticket = *t;
     }
     std::map<std::string, uint64_t> counts;
-    std::string body = documents_body(*parsed, op, slot, inputs, outcomes, counts);
+    std::string body =
+        documents_body(*parsed, op, *int_fingerprints, slot, inputs, outcomes, counts);
     answer_when_durable(ticket, std::move(ex),
                         [this, name = config->name, counts = std::move(counts),
                          body = std::move(body)](exchange& e, const status& durable) mutable {
@@ -275,6 +314,80 @@ struct service::impl {
       collections[name] = *config;
     }
     ex.send(200, detail::to_json(*config));
+  }
+
+  /// GET /v1: every collection's settings and document count, by name.
+  void handle_list(exchange ex) {
+    if (auto st = refresh(); !st) return ex.fail(st.error());
+    std::vector<collection_config> all;
+    {
+      std::shared_lock lock(collections_mu);
+      for (const auto& [name, c] : collections) all.push_back(c);
+    }
+    std::string body = "{\"collections\":[";
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      auto s = store->stats(all[i]);
+      if (!s && s.error().code == errc::not_found) continue;  // deleted meanwhile
+      if (!s) return ex.fail(s.error());
+      if (body.back() != '[') body.push_back(',');
+      std::string settings = detail::to_json(all[i]);
+      settings.pop_back();  // the closing brace: the count goes inside
+      body += settings + ",\"documents\":" + std::to_string(s->documents) + "}";
+    }
+    body += "]}";
+    ex.send(200, std::move(body));
+  }
+
+  /// DELETE /v1/{c}: the collection and its documents, durably (synced before the answer).
+  void handle_drop(const std::string& name, exchange ex) {
+    if (auto st = store->drop(name); !st) return ex.fail(st.error());
+    {
+      std::unique_lock lock(collections_mu);
+      collections.erase(name);
+    }
+    std::string body = "{\"name\":";
+    json::append_string(body, name);
+    body += ",\"deleted\":true}";
+    ex.send(200, std::move(body));
+  }
+
+  /// GET /v1/{c}/documents/{id}: its fingerprint, time and when the window drops it.
+  void handle_get_document(const std::string& name, std::string_view raw_id, std::string_view query,
+                           exchange ex) {
+    auto config = find(name);
+    if (!config) return ex.fail(config.error());
+    auto int_fingerprints = integer_fingerprints(query);
+    if (!int_fingerprints) return ex.fail(int_fingerprints.error());
+    const auto id = http::percent_decode(raw_id);
+    if (!id || id->empty()) {
+      return ex.fail(400, "invalid_input", "the document id in the path is not valid");
+    }
+    auto found = store->lookup(*config, *id);
+    if (!found) return ex.fail(found.error());
+    // Out of the window is gone, even before the expiry loop removes it.
+    const int64_t window = config->window_s;
+    const int64_t clock = now();
+    std::optional<detail::stored_document> doc = found->document;
+    if (doc && window > 0 && doc->time + window <= clock) doc.reset();
+    std::string body;
+    if (doc) {
+      body = "{\"id\":";
+      json::append_string(body, *id);
+      body += ",\"fingerprint\":";
+      append_fingerprint(body, doc->fingerprint, *int_fingerprints);
+      body += ",\"time\":" + std::to_string(doc->time) + ",\"expires\":";
+      body += window > 0 ? std::to_string(doc->time + window) : std::string("null");
+      body += "}";
+    }
+    answer_when_durable(
+        found->ticket, std::move(ex),
+        [id = *id, body = std::move(body)](exchange& e, const status& durable) mutable {
+          if (!durable) return e.fail(durable.error());
+          if (body.empty()) {
+            return e.fail(404, "not_found", "no document \"" + id + "\"");
+          }
+          e.send(200, std::move(body));
+        });
   }
 
   void handle_stats(const std::string& name, exchange ex) {
@@ -366,6 +479,17 @@ struct service::impl {
       if (req.method != "GET") return wrong_method("GET");
       return handle_metrics(std::move(ex));
     }
+    if (path == "/v1" || path == "/v1/") {
+      ex.endpoint = "collections";
+      if (req.method != "GET") return wrong_method("GET");
+      return handle_list(std::move(ex));
+    }
+    if (path == "/v1/openapi.json") {
+      // Ahead of the collection routes: "openapi.json" cannot name a collection.
+      ex.endpoint = "openapi";
+      if (req.method != "GET") return wrong_method("GET");
+      return ex.send(200, std::string(detail::openapi_json()));
+    }
     constexpr std::string_view v1 = "/v1/";
     if (path.substr(0, v1.size()) == v1) {
       const std::string_view rest = path.substr(v1.size());
@@ -374,9 +498,20 @@ struct service::impl {
       const std::string_view sub = slash == std::string_view::npos ? "" : rest.substr(slash + 1);
       if (detail::valid_collection_name(name)) {
         if (slash == std::string_view::npos) {
-          ex.endpoint = "create";
-          if (req.method != "PUT") return wrong_method("PUT");
-          return handle_put(name, req.body, std::move(ex));
+          if (req.method == "PUT") {
+            ex.endpoint = "create";
+            return handle_put(name, req.body, std::move(ex));
+          }
+          if (req.method == "GET") {
+            ex.endpoint = "collection";
+            return handle_stats(name, std::move(ex));
+          }
+          if (req.method == "DELETE") {
+            ex.endpoint = "drop";
+            return handle_drop(name, std::move(ex));
+          }
+          ex.endpoint = "collection";
+          return wrong_method("GET, PUT, DELETE");
         }
         if (sub == "stats") {
           ex.endpoint = "stats";
@@ -390,13 +525,18 @@ struct service::impl {
           if (sub != op_name) continue;
           ex.endpoint = std::string(op_name);
           if (req.method != "POST") return wrong_method("POST");
-          return handle_documents(name, req.body, op, std::move(ex));
+          return handle_documents(name, req.body, req.query, op, std::move(ex));
         }
         constexpr std::string_view documents = "documents/";
         if (sub.substr(0, documents.size()) == documents && sub.size() > documents.size()) {
+          const std::string_view id = sub.substr(documents.size());
+          if (req.method == "GET") {
+            ex.endpoint = "document";
+            return handle_get_document(name, id, req.query, std::move(ex));
+          }
           ex.endpoint = "delete";
-          if (req.method != "DELETE") return wrong_method("DELETE");
-          return handle_delete(name, sub.substr(documents.size()), std::move(ex));
+          if (req.method != "DELETE") return wrong_method("GET, DELETE");
+          return handle_delete(name, id, std::move(ex));
         }
       }
     }
@@ -423,7 +563,8 @@ struct service::impl {
       }
       const int64_t t = now();
       for (const auto& c : all) {
-        if (auto st = store->expire(c, t); !st) {
+        // A collection deleted since the list was copied is no error.
+        if (auto st = store->expire(c, t); !st && st.error().code != errc::not_found) {
           std::fprintf(stderr, "simdup serve: expiring %s: %s\n", c.name.c_str(),
                        st.error().message.c_str());
         }

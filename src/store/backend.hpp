@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -78,11 +79,25 @@ struct pending_removal {
   uint64_t ticket = 0;
 };
 
+/// A stored document, as GET /v1/{collection}/documents/{id} reports it.
+struct stored_document {
+  uint64_t fingerprint = 0;
+  int64_t time = 0;
+};
+
+struct pending_lookup {
+  std::optional<stored_document> document;
+  /// For when_durable (the answer reports what the store holds); 0: nothing to wait for.
+  uint64_t ticket = 0;
+};
+
+/// Counts of a collection. The totals are kept with the data and survive restarts (a store
+/// written before they were kept starts them at 0).
 struct collection_stats {
-  uint64_t documents = 0;     ///< indexed now
-  uint64_t inserted = 0;      ///< inserted since the process started
-  uint64_t expired = 0;       ///< removed by the window since the process started
-  uint64_t deleted = 0;       ///< removed by DELETE since the process started
+  uint64_t documents = 0;     ///< stored now
+  uint64_t inserted = 0;      ///< inserted over the collection's life
+  uint64_t expired = 0;       ///< removed by the window over the collection's life
+  uint64_t deleted = 0;       ///< removed by DELETE over the collection's life
   uint64_t index_bytes = 0;   ///< memory held by the in-memory index (0 when there is none)
   uint64_t id_map_bytes = 0;  ///< memory held by the in-memory id map (0 when there is none)
   /// Segments of the in-memory index (0 when there is none): each is one probe per query.
@@ -121,6 +136,12 @@ class backend {
                                                  const std::string& id) = 0;
   /// remove_pending, then waits for durability.
   result<bool> remove(const collection_config& config, const std::string& id);
+  /// The stored document with this id, if any (whatever its time: the caller applies the
+  /// window). Wait for the ticket with when_durable before answering.
+  virtual result<pending_lookup> lookup(const collection_config& config, const std::string& id) = 0;
+  /// Deletes a collection durably with all its documents; errc::not_found when there is none.
+  /// Requests still in flight on it fail with errc::not_found.
+  virtual status drop(const std::string& name) = 0;
   /// Removes documents older than the window.
   virtual status expire(const collection_config& config, int64_t now) = 0;
   virtual result<collection_stats> stats(const collection_config& config) = 0;

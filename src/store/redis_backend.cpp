@@ -169,6 +169,53 @@ class redis_backend final : public backend {
     return {};
   }
 
+  result<pending_lookup> lookup(const collection_config& config, const std::string& id) override {
+    auto r = command({"HGET", key_prefix(config.name) + "docs", id});
+    if (!r) return std::move(r).error();
+    const redisReply* rep = r->get();
+    pending_lookup out;
+    if (rep->type != REDIS_REPLY_STRING) return out;
+    // "FP TIME S1 .. Sn" (redis_script.hpp).
+    const std::string_view v(rep->str, rep->len);
+    const auto space = v.find(' ');
+    stored_document d;
+    const char* end = v.data() + v.size();
+    if (space != 16 ||
+        std::from_chars(v.data(), v.data() + 16, d.fingerprint, 16).ec != std::errc() ||
+        std::from_chars(v.data() + 17, end, d.time).ec != std::errc()) {
+      return make_error(errc::corrupt_data, "document \"" + id + "\" of collection " + config.name +
+                                                " in Redis is malformed");
+    }
+    out.document = d;
+    return out;
+  }
+
+  status drop(const std::string& name) override {
+    // Gone from the list first (atomically, for every process), then its keys, a batch at a
+    // time (UNLINK frees them off Redis's main thread).
+    auto r = command({"HDEL", collections_key, name});
+    if (!r) return std::move(r).error();
+    if ((*r)->integer == 0) return make_error(errc::not_found, "no collection \"" + name + "\"");
+    std::string cursor = "0";
+    do {
+      auto page = command({"SCAN", cursor, "MATCH", key_prefix(name) + "*", "COUNT", "1000"});
+      if (!page) return std::move(page).error();
+      const redisReply* rep = page->get();
+      if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2) {
+        return make_error(errc::internal, "unexpected answer from Redis SCAN");
+      }
+      cursor.assign(rep->element[0]->str, rep->element[0]->len);
+      const redisReply* keys = rep->element[1];
+      if (keys->elements == 0) continue;
+      std::vector<std::string> cmd = {"UNLINK"};
+      for (std::size_t i = 0; i < keys->elements; ++i) {
+        cmd.emplace_back(keys->element[i]->str, keys->element[i]->len);
+      }
+      if (auto u = command(cmd); !u) return std::move(u).error();
+    } while (cursor != "0");
+    return {};
+  }
+
   result<collection_stats> stats(const collection_config& config) override {
     const std::string p = key_prefix(config.name);
     auto len = command({"HLEN", p + "docs"});

@@ -28,6 +28,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <functional>
 #include <thread>
 #include <tuple>
@@ -109,7 +110,13 @@ result<std::vector<collection_config>> rocks_backend::collections() {
 status rocks_backend::create(const collection_config& config) {
   if (auto st = validate(config); !st) return st;
   std::unique_lock lock(collections_mu_);
-  if (auto it = collections_.find(config.name); it != collections_.end()) {
+  auto it = collections_.find(config.name);
+  if (it != collections_.end()) {
+    std::lock_guard state_lock(it->second->mu);
+    // A collection being dropped is replaced (its keys are gone from the store).
+    if (it->second->dropped) it = collections_.end();
+  }
+  if (it != collections_.end()) {
     if (to_json(it->second->config) == to_json(config)) return {};
     return make_error(errc::invalid_argument,
                       "collection \"" + config.name +
@@ -121,7 +128,7 @@ status rocks_backend::create(const collection_config& config) {
   wo.sync = true;
   auto s = db_->Put(wo, single('c', config.name), to_json(config));
   if (!s.ok()) return db_error("put", s);
-  collections_.emplace(config.name, std::move(*state));
+  collections_.insert_or_assign(config.name, std::move(*state));
   return {};
 }
 
@@ -164,6 +171,7 @@ result<uint64_t> rocks_backend::apply_pending(const collection_config& config, d
   uint64_t seq = 0;
   {
     std::lock_guard lock(c.mu);
+    if (c.dropped) return make_error(errc::not_found, "no collection \"" + config.name + "\"");
     // The request's record (rocks_keys.hpp), numbered from `base` on, and the records it
     // rewrites.
     const uint64_t base = c.next_num;
@@ -274,6 +282,7 @@ result<uint64_t> rocks_backend::apply_pending(const collection_config& config, d
         batch.Put(removal_key(c.config.name, c.next_removal++), u64_value(num));
       }
       batch.Put(next_number_key(c.config.name), u64_value(c.next_num));
+      batch.Put(totals_key(c.config.name), c.totals_after(undo.size(), 0, 0));
       auto s = db_->Write(rocksdb::WriteOptions(), &batch);
       if (!s.ok()) return fail(db_error("write", s));
       c.last_write = db_->GetLatestSequenceNumber();
@@ -300,6 +309,7 @@ result<pending_removal> rocks_backend::remove_pending(const collection_config& c
   uint64_t seq;
   {
     std::lock_guard lock(c.mu);
+    if (c.dropped) return make_error(errc::not_found, "no collection \"" + config.name + "\"");
     record_edits edits;
     std::vector<uint64_t> candidates;
     c.ids.find(id_map::hash(id), candidates);
@@ -312,6 +322,7 @@ result<pending_removal> rocks_backend::remove_pending(const collection_config& c
     rocksdb::WriteBatch batch;
     write_edits(c, edits, batch);
     batch.Put(removal_key(c.config.name, c.next_removal), u64_value(at.num));
+    batch.Put(totals_key(c.config.name), c.totals_after(0, 0, 1));
     auto s = db_->Write(rocksdb::WriteOptions(), &batch);
     if (!s.ok()) return db_error("write", s);
     ++c.next_removal;
@@ -320,8 +331,8 @@ result<pending_removal> rocks_backend::remove_pending(const collection_config& c
     c.ids.erase(id_map::hash(id), at.num);
     seq = c.last_write = db_->GetLatestSequenceNumber();
     --c.documents;
+    ++c.deleted;
   }
-  ++c.deleted;
   after_index_change(c);
   return pending_removal{true, seq};
 }
@@ -341,6 +352,7 @@ status rocks_backend::expire(const collection_config& config, int64_t now) {
   const std::string end = time_key(c.config.name, now - config.window_s + 1, 0);
   for (;;) {
     std::lock_guard lock(c.mu);
+    if (c.dropped) return {};
     std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions(), time_cf_));
     record_reader stored = reader(c);
     rocksdb::WriteBatch batch;
@@ -363,6 +375,7 @@ status rocks_backend::expire(const collection_config& config, int64_t now) {
     }
     if (!it->status().ok()) return db_error("scan", it->status());
     if (batch.Count() == 0) return {};
+    batch.Put(totals_key(c.config.name), c.totals_after(0, n, 0));
     // Unsynced: after a crash of the machine, documents whose deletion was lost are simply
     // expired again. Written out of the WAL buffer at once, so that a crash of the process
     // alone (kill -9) does not bring back a document the window already removed.
@@ -395,20 +408,77 @@ result<collection_stats> rocks_backend::stats(const collection_config& config) {
   return st;
 }
 
-result<collection_state*> rocks_backend::find(const std::string& name) {
+result<std::shared_ptr<collection_state>> rocks_backend::find(const std::string& name) {
   std::shared_lock lock(collections_mu_);
   auto it = collections_.find(name);
   if (it == collections_.end()) {
     return make_error(errc::not_found, "no collection \"" + name + "\"");
   }
-  return it->second.get();
+  return it->second;
 }
 
-result<std::unique_ptr<collection_state>> rocks_backend::make_state(
+result<std::shared_ptr<collection_state>> rocks_backend::make_state(
     const collection_config& config) {
   auto index = online_index::create(index_options(config));
   if (!index) return std::move(index).error();
-  return std::make_unique<collection_state>(config, std::move(*index));
+  return std::make_shared<collection_state>(config, std::move(*index));
+}
+
+result<pending_lookup> rocks_backend::lookup(const collection_config& config,
+                                             const std::string& id) {
+  auto found = find(config.name);
+  if (!found) return std::move(found).error();
+  collection_state& c = **found;
+  std::lock_guard lock(c.mu);
+  if (c.dropped) return make_error(errc::not_found, "no collection \"" + config.name + "\"");
+  record_edits edits;
+  std::vector<uint64_t> candidates;
+  c.ids.find(id_map::hash(id), candidates);
+  auto at = find_doc(c, id, candidates, edits);
+  if (!at) return std::move(at).error();
+  // What is reported may have been written a moment ago and not be synced yet.
+  pending_lookup out;
+  out.ticket = c.last_write;
+  if (*at) out.document = stored_document{(*at)->fingerprint, (*at)->time};
+  return out;
+}
+
+status rocks_backend::drop(const std::string& name) {
+  auto found = find(name);
+  if (!found) return std::move(found).error();
+  collection_state& c = **found;
+  {
+    // snapshot_mu first (as snapshot() takes them): no segment file is being recorded.
+    std::lock_guard slock(c.snapshot_mu);
+    std::lock_guard lock(c.mu);
+    if (c.dropped) return make_error(errc::not_found, "no collection \"" + name + "\"");
+    // One synced batch: the collection and all its keys go together, or not at all.
+    rocksdb::WriteBatch batch;
+    for (const char tag : single_tags) batch.Delete(single(tag, name));
+    for (const char tag : prefixed_default_tags) {
+      const std::string p = prefix(tag, name);
+      batch.DeleteRange(p, prefix_end(p));
+    }
+    const std::string n = prefix('n', name), t = prefix('t', name);
+    batch.DeleteRange(num_cf_, n, prefix_end(n));
+    batch.DeleteRange(time_cf_, t, prefix_end(t));
+    rocksdb::WriteOptions wo;
+    wo.sync = true;
+    auto s = db_->Write(wo, &batch);
+    if (!s.ok()) return db_error("write", s);
+    c.dropped = true;
+    c.removals.fetch_add(1, std::memory_order_release);
+    if (!c.snapshot.file.empty()) {
+      std::error_code ec;
+      std::filesystem::remove(std::filesystem::path(segments_dir()) / c.snapshot.file, ec);
+      c.snapshot.file.clear();
+    }
+  }
+  std::unique_lock lock(collections_mu_);
+  if (auto it = collections_.find(name); it != collections_.end() && it->second == *found) {
+    collections_.erase(it);
+  }
+  return {};
 }
 
 namespace {
@@ -505,7 +575,7 @@ void rocks_backend::request_maintenance(collection_state& c) {
     std::lock_guard lock(maint_mu_);
     if (c.maintenance_queued) return;
     c.maintenance_queued = true;
-    maint_queue_.push_back(&c);
+    maint_queue_.push_back(c.shared_from_this());
   }
   maint_cv_.notify_one();
 }
@@ -535,7 +605,7 @@ void rocks_backend::maintenance_loop() {
     maint_cv_.wait(lock, [this] { return maint_stop_ || !maint_queue_.empty(); });
     // At close the segments still set aside are saved as they are (save() covers them).
     if (maint_stop_) return;
-    collection_state* c = maint_queue_.front();
+    std::shared_ptr<collection_state> c = std::move(maint_queue_.front());
     maint_queue_.pop_front();
     c->maintenance_queued = false;
     lock.unlock();

@@ -84,7 +84,7 @@ class adaptive_mutex {
   pthread_mutex_t m_;
 };
 
-struct collection_state {
+struct collection_state : std::enable_shared_from_this<collection_state> {
   collection_state(collection_config c, online_index i)
       : config(std::move(c)), index(std::move(i)) {}
   collection_config config;
@@ -109,6 +109,16 @@ struct collection_state {
   /// Id to number of every stored document (under mu).
   id_map ids;
   std::atomic<uint64_t> documents{0}, inserted{0}, expired{0}, deleted{0};
+  /// Set (under mu and snapshot_mu) once DELETE /v1/{collection} removed it from the store:
+  /// requests that found it before fail, and nothing more is written for it.
+  bool dropped = false;
+
+  /// The totals key's value once `inserted`, `expired` and `deleted` grow by these (under mu).
+  std::string totals_after(uint64_t more_inserted, uint64_t more_expired,
+                           uint64_t more_deleted) const {
+    return rocks_keys::encode(rocks_keys::totals{inserted + more_inserted, expired + more_expired,
+                                                 deleted + more_deleted});
+  }
 
   /// Segment file state (under snapshot_mu): what the current file covers and when it was saved.
   std::mutex snapshot_mu;
@@ -176,6 +186,8 @@ class rocks_backend final : public backend {
   /// Also saves the collection's segment file when rocks_options says it is due.
   status expire(const collection_config& config, int64_t now) override;
   result<collection_stats> stats(const collection_config& config) override;
+  result<pending_lookup> lookup(const collection_config& config, const std::string& id) override;
+  status drop(const std::string& name) override;
 
  private:
   struct undo_step {
@@ -184,8 +196,9 @@ class rocks_backend final : public backend {
     std::optional<doc_location> old;  ///< an older document with the same id was removed: restore
   };
 
-  result<collection_state*> find(const std::string& name);
-  static result<std::unique_ptr<collection_state>> make_state(const collection_config& config);
+  /// Shared: a collection dropped meanwhile stays alive until its last request is done.
+  result<std::shared_ptr<collection_state>> find(const std::string& name);
+  static result<std::shared_ptr<collection_state>> make_state(const collection_config& config);
 
   /// One batch probe for all documents (interleaved probes), then each document's own window.
   static std::vector<std::vector<index_match>> probe(const collection_state& c,
@@ -248,7 +261,7 @@ class rocks_backend final : public backend {
   std::string dir_;
   rocks_options options_;
   std::shared_mutex collections_mu_;
-  std::map<std::string, std::unique_ptr<collection_state>, std::less<>> collections_;
+  std::map<std::string, std::shared_ptr<collection_state>, std::less<>> collections_;
   std::mutex sync_mu_;
   std::condition_variable sync_cv_;
   /// Completions of the tickets waiting for the next sync (under sync_mu_).
@@ -262,8 +275,8 @@ class rocks_backend final : public backend {
   uint64_t synced_ = 0;
   std::mutex maint_mu_;
   std::condition_variable maint_cv_;
-  std::deque<collection_state*> maint_queue_;  ///< under maint_mu_
-  bool maint_stop_ = false;                    ///< under maint_mu_
+  std::deque<std::shared_ptr<collection_state>> maint_queue_;  ///< under maint_mu_
+  bool maint_stop_ = false;                                    ///< under maint_mu_
   /// Started last in the constructor, joined first in the destructor.
   std::thread sync_thread_;
   std::thread maint_thread_;

@@ -16,6 +16,10 @@
 //   r \0 <collection> \0 <removal>       -> number of a document removed by DELETE or replaced,
 //                                          kept until a segment file covers the removal
 //   s \0 <collection>                   -> segment file record (snapshot_record)
+//   m \0 <collection>                   -> totals: inserted, expired, deleted (8 bytes each,
+//                                          little endian), written with every change; optional
+//                                          (stores written before it start them at 0), so the
+//                                          format stays 4
 //   f                                   -> format_version
 #pragma once
 
@@ -107,6 +111,42 @@ inline std::string removal_key(std::string_view collection, uint64_t removal) {
   std::string k = prefix('r', collection);
   append_be(k, removal);
   return k;
+}
+
+/// Tags of the keys one per collection (single()) and of the keys under a prefix (prefix()).
+inline constexpr char single_tags[] = {'c', 'k', 's', 'm'};
+inline constexpr char prefixed_default_tags[] = {'r'};
+
+/// The collection's totals (the m/ key).
+struct totals {
+  uint64_t inserted = 0, expired = 0, deleted = 0;
+};
+
+inline std::string totals_key(std::string_view collection) {
+  return single('m', collection);
+}
+
+inline std::string encode(const totals& t) {
+  std::string out;
+  append_le(out, t.inserted);
+  append_le(out, t.expired);
+  append_le(out, t.deleted);
+  return out;
+}
+
+inline bool decode(std::string_view s, totals& t) {
+  if (s.size() != 24) return false;
+  t.inserted = read_le(s);
+  t.expired = read_le(s.substr(8));
+  t.deleted = read_le(s.substr(16));
+  return true;
+}
+
+/// The first key after every key that starts with `p` (p is never all 0xff bytes here).
+inline std::string prefix_end(std::string p) {
+  while (!p.empty() && static_cast<unsigned char>(p.back()) == 0xff) p.pop_back();
+  if (!p.empty()) p.back() = static_cast<char>(static_cast<unsigned char>(p.back()) + 1);
+  return p;
 }
 
 /// A document of a record. `id` points into the record's value (or its owner).

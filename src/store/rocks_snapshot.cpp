@@ -103,6 +103,17 @@ status rocks_backend::load() {
       return make_error(errc::corrupt_data, "stored next number of collection " + c.config.name);
     }
     if (s.ok()) c.next_num = std::max(c.next_num, read_le(raw));
+    s = db_->Get(rocksdb::ReadOptions(), totals_key(c.config.name), &raw);
+    if (!s.ok() && !s.IsNotFound()) return db_error("get", s);
+    if (s.ok()) {
+      totals t;
+      if (!decode(raw, t)) {
+        return make_error(errc::corrupt_data, "stored totals of collection " + c.config.name);
+      }
+      c.inserted = t.inserted;
+      c.expired = t.expired;
+      c.deleted = t.deleted;
+    }
     c.published = c.next_num;
     // The documents replayed after a segment file were only set aside in the index.
     if (c.index.awaiting_maintenance() > 0) request_maintenance(c);
@@ -264,6 +275,7 @@ status rocks_backend::snapshot(collection_state& c) {
   uint64_t rollbacks;
   {
     std::lock_guard lock(c.mu);
+    if (c.dropped) return {};
     rec.next_num = c.next_num;
     rec.removal = c.next_removal;
     rollbacks = c.rollbacks;

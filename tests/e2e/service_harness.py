@@ -15,6 +15,20 @@ from pathlib import Path
 SOURCE_DIR = Path(os.environ.get("SIMDUP_SOURCE_DIR", Path(__file__).resolve().parents[2]))
 
 
+def import_pure_python_package():
+    """Makes `simdup.client` and `simdup.scrapy` importable from the source tree without the
+    compiled `simdup._core`: they are standard-library Python (and Scrapy), and the package's
+    __init__ loads `_core`, which an ASan build cannot load into an uninstrumented
+    interpreter. `simdup` is registered as a bare package over python/simdup whose __init__
+    is not run. Use before any `import simdup...`."""
+    import sys
+    import types
+    if "simdup" not in sys.modules:
+        package = types.ModuleType("simdup")
+        package.__path__ = [str(SOURCE_DIR / "python" / "simdup")]
+        sys.modules["simdup"] = package
+
+
 def simdup_bin():
     path = os.environ.get("SIMDUP_BIN")
     if path:
@@ -35,14 +49,14 @@ def free_port():
 class Server:
     """A running `simdup serve` process."""
 
-    def __init__(self, args, env=None):
+    def __init__(self, args, env=None, listen="127.0.0.1:0"):
         run_env = dict(os.environ)
         # Leak reports at exit are not what these tests are about and kill -9 skips them anyway.
         run_env.setdefault("ASAN_OPTIONS", "detect_leaks=0")
         if env:
             run_env.update(env)
         self.proc = subprocess.Popen(
-            [simdup_bin(), "serve", "--listen", "127.0.0.1:0", *args],
+            [simdup_bin(), "serve", "--listen", listen, *args],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=run_env)
         line = self.proc.stdout.readline()
         if not line.startswith("listening on "):

@@ -96,7 +96,8 @@ def test_equal_fingerprints_are_duplicates(client):
     ('{"fingerprint": "0123456789abcdef"}', "invalid_input"),
     ('{"id": "a", "fingerprint": "0123"}', "invalid_input"),
     ('{"id": "a", "fingerprint": "0123456789abcdeg"}', "invalid_input"),
-    ('{"id": "a", "fingerprint": 12}', "invalid_input"),
+    ('{"id": "a", "fingerprint": -12}', "invalid_input"),
+    ('{"id": "a", "fingerprint": 1.5}', "invalid_input"),
     ('{"id": "a", "fingerprint": "0123456789abcdef", "time": "soon"}', "invalid_input"),
     ('{"id": "a", "fingerprint": "0123456789abcdef", "text": "both"}', "invalid_input"),
     ('{"documents": {}}', "invalid_input"),
@@ -223,7 +224,9 @@ def test_document_ids_in_paths_are_percent_decoded(client):
 def test_wrong_method_is_405_with_allow(server, client):
     for method, path, allowed in [("GET", "/v1/news/check-insert", "POST"),
                                   ("POST", "/v1/news/stats", "GET"),
-                                  ("DELETE", "/v1/news", "PUT")]:
+                                  ("POST", "/v1/news", "GET, PUT, DELETE"),
+                                  ("PUT", "/v1/news/documents/a", "GET, DELETE"),
+                                  ("DELETE", "/v1", "GET")]:
         status, body = client.request(method, path)
         assert status == 405 and body["error"]["code"] == "method_not_allowed", (method, path)
         # The header is checked on a raw connection (the client above hides headers).

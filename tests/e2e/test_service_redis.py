@@ -1,6 +1,7 @@
 """`simdup serve --store redis://...`: two simdup processes sharing one real redis-server."""
 
 import random
+import subprocess
 import threading
 import time
 
@@ -117,3 +118,34 @@ def test_redis_window_expiry(redis, tmp_path):
         assert stats["expired"] == 1 and stats["documents"] == 0
     finally:
         s.close()
+
+
+def test_list_get_document_and_delete_collection(redis):
+    a = Server(["--store", redis.url, "--window", "0"])
+    b = Server(["--store", redis.url, "--window", "0"])
+    try:
+        ca, cb = a.client(), b.client()
+        assert ca.request("PUT", "/v1/news", {"k": 3})[0] == 200
+        assert ca.request("PUT", "/v1/other", {"k": 2})[0] == 200
+        big = 0xFEDCBA9876543210
+        assert ca.post("/v1/news/insert", {"id": "x", "fingerprint": big, "time": 1234})[0] == 200
+        # The other process sees both collections and the document.
+        assert [c["name"] for c in cb.request("GET", "/v1")[1]["collections"]] == ["news", "other"]
+        assert cb.request("GET", "/v1/news/documents/x?fingerprint_format=int") == (
+            200, {"id": "x", "fingerprint": big, "time": 1234, "expires": None})
+        assert cb.request("GET", "/v1/news/documents/y")[0] == 404
+        # Deleted through one process: gone for both, with its keys.
+        assert cb.request("DELETE", "/v1/news") == (200, {"name": "news", "deleted": True})
+        assert [c["name"] for c in ca.request("GET", "/v1")[1]["collections"]] == ["other"]
+        assert ca.request("DELETE", "/v1/news")[0] == 404
+        keys = subprocess.run(["redis-cli", "-p", str(redis.port), "--scan", "--pattern",
+                               "simdup:{news}:*"], stdout=subprocess.PIPE, check=True).stdout
+        assert keys.strip() == b""
+        # Created again: empty.
+        assert ca.request("PUT", "/v1/news", {"k": 3})[0] == 200
+        assert cb.request("GET", "/v1/news/stats")[1]["documents"] == 0
+        ca.close()
+        cb.close()
+    finally:
+        a.close()
+        b.close()

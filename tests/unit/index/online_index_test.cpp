@@ -343,6 +343,28 @@ TEST(OnlineIndex, ManyTableLayoutsStartSmall) {
   EXPECT_EQ(found[0].distance, 8);
 }
 
+TEST(OnlineIndex, EmptyIndexIsSmallAndGrowsToFullSegments) {
+  // The service's collections (k = 3, automatic capacity): the first mutable segment holds
+  // 1,024 entries and each next one twice as many, up to the full 65,536.
+  online_index_options o;
+  o.k = 3;
+  o.layout = index_layout::even(3, 6);
+  auto idx = online_index::create(o);
+  ASSERT_TRUE(idx.has_value());
+  EXPECT_LT(idx->stats().memory_bytes, 512u << 10);  // was about 8 MB
+  std::vector<index_entry> es;
+  std::mt19937_64 rng(17);
+  for (uint64_t i = 0; i < 200'000; ++i) es.push_back({rng(), i, 0});
+  for (const auto& e : es) idx->insert(e);
+  EXPECT_EQ(idx->stats().size, es.size());
+  for (std::size_t i = 0; i < es.size(); i += 9973) {
+    const auto found = idx->query(es[i].fingerprint ^ 0x8001);
+    EXPECT_EQ(hits(found), brute(es, es[i].fingerprint ^ 0x8001, 3)) << i;
+  }
+  // Full segments once grown: 200,000 entries are not hundreds of small segments.
+  EXPECT_LT(idx->stats().segments, 12u) << idx->stats().segments;
+}
+
 TEST(OnlineIndex, RejectsBadOptions) {
   online_index_options o;
   o.segment_capacity = UINT32_MAX;

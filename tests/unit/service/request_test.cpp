@@ -50,6 +50,36 @@ TEST(ServiceRequest, RejectsMalformedBodies) {
   }
 }
 
+TEST(ServiceRequest, FingerprintsAsUnsignedIntegers) {
+  auto r = parse_request(R"({"documents":[{"id":"a","fingerprint":18364758544493064720},
+                                          {"id":"b","fingerprint":0},
+                                          {"id":"c","fingerprint":"FEDCBA9876543210"}]})",
+                         {});
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->docs[0].fingerprint, uint64_t{0xFEDCBA9876543210});
+  EXPECT_EQ(r->docs[1].fingerprint, uint64_t{0});
+  EXPECT_EQ(r->docs[2].fingerprint, r->docs[0].fingerprint);
+  for (const char* body :
+       {R"({"id":"a","fingerprint":-1})", R"({"id":"a","fingerprint":1.5})",
+        R"({"id":"a","fingerprint":18446744073709551616})", R"({"id":"a","fingerprint":true})"}) {
+    auto bad = parse_request(body, {});
+    ASSERT_FALSE(bad) << body;
+    EXPECT_EQ(bad.error().code, errc::invalid_input) << body;
+  }
+}
+
+TEST(ServiceRequest, RepairsInvalidUtf8LikeTheCli) {
+  // Each ill-formed sequence becomes U+FFFD, in ids and texts alike.
+  auto r = parse_request("{\"id\":\"a\xff\",\"text\":\"caf\xe9 \xe4\xb8 ok\"}", {});
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->docs[0].id, "a\xef\xbf\xbd");
+  EXPECT_EQ(r->docs[0].text, "caf\xef\xbf\xbd \xef\xbf\xbd ok");
+  // Bytes that are not JSON after the repair are still refused.
+  auto bad = parse_request("{\"id\":\"a\",\"text\":\xff}", {});
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code, errc::invalid_input);
+}
+
 TEST(ServiceRequest, EnforcesLimits) {
   request_limits limits;
   limits.max_documents = 2;
