@@ -26,8 +26,12 @@ struct dedup_job_options {
   reader_options reader;
   fingerprint_options fingerprint;
   dedup_options dedup;
-  /// Output directory; replaced atomically on success.
+  /// Output directory, created atomically on success. It may be missing or an empty
+  /// directory; a non-empty one fails the job before any work (errc::invalid_argument) unless
+  /// `replace_output`.
   std::string out_dir;
+  /// --force: replace a non-empty out_dir (atomically, at the end of a successful run).
+  bool replace_output = false;
   /// Write kept records as kept.<ext>.zst.
   bool zstd_output = false;
   /// --on-error skip: bad records and inputs that cannot be read to their end (missing file,

@@ -4,6 +4,8 @@
 #include "io/format_reader.hpp"
 #include "io/line_input.hpp"
 
+#include <simdup/utf8.hpp>
+
 #include <glob.h>
 #include <sys/stat.h>
 
@@ -12,6 +14,35 @@
 #include <utility>
 
 namespace simdup {
+namespace {
+
+/// Bytes of an input's start that decide whether it is text (git looks at 8,000).
+constexpr std::size_t kTextCheckBytes = std::size_t{64} << 10;
+
+/// Empty when `head` (the start of an input, decompressed) looks like text; otherwise why not:
+/// a NUL byte (binaries, archives, UTF-16 and UTF-32 text, which the readers cannot read), or
+/// more bytes in invalid UTF-8 sequences than in valid text. Text in a legacy 8-bit encoding
+/// (Latin-1) is mostly ASCII and passes; its few invalid bytes are repaired as usual.
+std::string not_text_reason(std::string_view head) {
+  if (const std::size_t nul = head.find('\0'); nul != std::string_view::npos) {
+    return "not text: a NUL byte at offset " + std::to_string(nul) +
+           " (a binary file, or UTF-16/UTF-32 text; inputs must be UTF-8)";
+  }
+  std::size_t invalid_bytes = 0;
+  const char* p = head.data();
+  const char* end = p + head.size();
+  while (p < end) {
+    const char* start = p;
+    std::size_t invalid = 0;
+    utf8::decode(p, end, invalid);
+    if (invalid != 0) invalid_bytes += static_cast<std::size_t>(p - start);
+  }
+  if (invalid_bytes * 2 <= head.size()) return {};
+  return "not text: " + std::to_string(invalid_bytes) + " of its first " +
+         std::to_string(head.size()) + " bytes are not valid UTF-8 (inputs must be UTF-8)";
+}
+
+}  // namespace
 
 const char* input_format_name(input_format format) noexcept {
   switch (format) {
@@ -185,6 +216,7 @@ struct reader::impl {
   bool failed = false;
   error_info failure;
   std::string skip_reason;  ///< of the last bad_record
+  bool skip_was_input = false;
 
   /// Opens inputs[next_input]; false (with `error`) when that fails.
   bool open_next(error_info& error) {
@@ -208,6 +240,20 @@ struct reader::impl {
         return false;
       }
       fmt = sniff(*head);
+    }
+    // A named file whose start is not text would be read as garbage records; WARC payloads
+    // may be binary. Stdin is not checked: waiting for 64 KiB would hold up a slow stream.
+    if (fmt != input_format::warc && path != "-" && !from_memory) {
+      auto head = in->peek(kTextCheckBytes);
+      if (!head) {
+        error = std::move(head).error();
+        return false;
+      }
+      if (std::string reason = not_text_reason(*head); !reason.empty()) {
+        in.reset();  // the message names the input, not a line in it
+        error = make_error(errc::unsupported, name + ": " + reason);
+        return false;
+      }
     }
     const detail::input_context ctx{in.get(), name, &options, inputs.size() > 1};
     switch (fmt) {
@@ -267,6 +313,7 @@ struct reader::impl {
         case read_status::bad_record:
           ++stats.bad_records;
           skip_reason = errc_name(error.code);
+          skip_was_input = false;
           return st;
         case read_status::failed:
           return input_failed(doc, error);
@@ -299,6 +346,7 @@ struct reader::impl {
     doc.raw.clear();
     doc.text.clear();
     ++stats.bad_records;
+    skip_was_input = true;
     close_current();
     return read_status::bad_record;
   }
@@ -343,6 +391,10 @@ std::string_view reader::header() const noexcept {
 
 std::string_view reader::last_skip_reason() const noexcept {
   return impl_->skip_reason;
+}
+
+bool reader::last_skip_was_input() const noexcept {
+  return impl_->skip_was_input;
 }
 
 const reader_stats& reader::stats() const noexcept {
