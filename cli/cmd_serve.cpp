@@ -23,8 +23,9 @@ struct serve_args {
 
 int run_serve(serve_args& a) {
   if (a.opt.data_dir.empty() && !a.opt.store.starts_with("redis://")) {
-    print_error("serve", "--data DIR is required (the directory of the embedded store), unless "
-                         "--store redis://HOST:PORT");
+    print_error("serve",
+                "--data DIR is required (the directory of the embedded store), unless "
+                "--store redis://HOST:PORT");
     return exit_usage;
   }
   const auto colon = a.listen.rfind(':');

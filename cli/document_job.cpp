@@ -183,8 +183,10 @@ int run_document_job(const std::string& command, const input_options& input, con
                    static_cast<unsigned long long>(skips - st.warnings.size()));
     }
   }
-  const auto with_reasons = [](uint64_t n, const std::map<std::string, uint64_t>& by_reason) {
-    std::string out = std::to_string(n);
+  // "3 records skipped (invalid_input: 3)"
+  const auto skipped_with_reasons = [](uint64_t n, const char* what,
+                                       const std::map<std::string, uint64_t>& by_reason) {
+    std::string out = std::to_string(n) + " " + what + " skipped";
     std::string reasons;
     for (const auto& [name, count] : by_reason) {
       reasons += (reasons.empty() ? " (" : ", ") + name + ": " + std::to_string(count);
@@ -198,13 +200,13 @@ int run_document_job(const std::string& command, const input_options& input, con
     // Counts are of records; inputs that could not be read are counted apart.
     const std::string inputs =
         st.skipped_inputs > 0
-            ? ", " + with_reasons(st.skipped_inputs, st.input_reasons) + " inputs skipped"
+            ? ", " + skipped_with_reasons(st.skipped_inputs, "inputs", st.input_reasons)
             : "";
     std::fprintf(stderr,
-                 "simdup %s: %llu records written, %s records skipped%s, %llu invalid UTF-8 sequences "
+                 "simdup %s: %llu records written, %s%s, %llu invalid UTF-8 sequences "
                  "replaced, %llu too_short; %s in %.2f s (%.1f MB/s)\n",
                  command.c_str(), static_cast<unsigned long long>(written),
-                 with_reasons(st.skipped, st.reasons).c_str(), inputs.c_str(),
+                 skipped_with_reasons(st.skipped, "records", st.reasons).c_str(), inputs.c_str(),
                  static_cast<unsigned long long>(invalid_utf8),
                  static_cast<unsigned long long>(too_short), human_bytes(bytes).c_str(), secs,
                  bytes / 1e6 / (secs > 0 ? secs : 1));

@@ -246,8 +246,8 @@ inline result<fingerprint_list> read_fingerprints(const std::vector<std::string>
   if (!paths) return std::move(paths).error();
   // With several binary files, positions continue across files, so ids stay unique.
   for (const auto& p : *paths) {
-    status s = binary ? read_fingerprint_binary(p, list)
-                      : read_fingerprint_text(p, list, decimal, skip);
+    status s =
+        binary ? read_fingerprint_binary(p, list) : read_fingerprint_text(p, list, decimal, skip);
     if (s) continue;
     if (!skip) return s.error();
     // The input could not be read (to its end): what it gave so far stays, the rest is skipped.

@@ -58,8 +58,7 @@ int main(int argc, char** argv) {
     while (root->get_parent() != nullptr) root = root->get_parent();
     const std::string command = command_path(*root);
     const std::string prefix = command.empty() ? "simdup" : "simdup " + command;
-    return prefix + ": error: " + e.what() + "\nRun `" + prefix +
-           " --help` for the options.\n";
+    return prefix + ": error: " + e.what() + "\nRun `" + prefix + " --help` for the options.\n";
   });
 
   int rc = exit_ok;

@@ -217,9 +217,10 @@ const fingerprinter& fingerprinter_set::for_document(const document& doc) const 
 CLI::Validator distance_k(int max_k) {
   return CLI::Validator(
       [max_k](std::string& value) -> std::string {
-        const std::string range = "k counts the bits (of 64) in which two fingerprints may "
-                                  "differ: an integer from 0 to " +
-                                  std::to_string(max_k) + " here";
+        const std::string range =
+            "k counts the bits (of 64) in which two fingerprints may "
+            "differ: an integer from 0 to " +
+            std::to_string(max_k) + " here";
         long long k = 0;
         const char* end = value.data() + value.size();
         const auto [p, ec] = std::from_chars(value.data(), end, k);

@@ -37,8 +37,8 @@ struct reader_options {
   /// invalid UTF-8 is not text: it fails like an unreadable input (errc::unsupported, skip
   /// reason "binary_input") instead of yielding garbage records.
   /// When true, an input that cannot be read to its end (missing, a directory, a pattern
-  /// without matches, a truncated or corrupt .gz/.zst, not text, an I/O error) is one bad_record naming
-  /// it (and, for a truncation, the line where it was hit) and reading goes on with the next
+  /// without matches, a truncated or corrupt .gz/.zst, not text, an I/O error) is one bad_record
+  /// naming it (and, for a truncation, the line where it was hit) and reading goes on with the next
   /// input; the records before a truncation are returned normally. When false (default) it
   /// is read_status::failed. --on-error skip sets it.
   bool skip_failed_inputs = false;

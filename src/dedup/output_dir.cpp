@@ -131,8 +131,8 @@ status output_dir::commit() {
   // Without replace, rename() takes the place of a missing or empty DIR and fails (ENOTEMPTY)
   // if another process filled it since create(). With replace, an existing DIR is exchanged
   // with the new result in one step, so DIR is at every moment either the old or the new one.
-  if (replace_ && ::renameat2(AT_FDCWD, temp_.c_str(), AT_FDCWD, final_.c_str(),
-                              RENAME_EXCHANGE) == 0) {
+  if (replace_ &&
+      ::renameat2(AT_FDCWD, temp_.c_str(), AT_FDCWD, final_.c_str(), RENAME_EXCHANGE) == 0) {
     done_ = true;
     std::error_code ec;
     fs::remove_all(temp_, ec);  // now the old contents

@@ -46,7 +46,9 @@ class output_dir {
  private:
   output_dir(std::filesystem::path final_path, std::filesystem::path temp, int lock_fd,
              bool replace)
-      : final_(std::move(final_path)), temp_(std::move(temp)), lock_fd_(lock_fd),
+      : final_(std::move(final_path)),
+        temp_(std::move(temp)),
+        lock_fd_(lock_fd),
         replace_(replace) {}
   std::filesystem::path final_;
   std::filesystem::path temp_;

@@ -227,6 +227,10 @@ struct reader::impl {
                    : detail::open_source(path, name, &stats.compressed_bytes, options.cancel);
     if (!src) {
       error = std::move(src).error();
+      // A pattern kept by expand_inputs(keep_missing) matched nothing: say so, not ENOENT.
+      if (error.code == errc::not_found && path.find_first_of("*?[") != std::string::npos) {
+        error.message = "no input matches the pattern " + path;
+      }
       return false;
     }
     in = std::make_unique<detail::line_input>(std::move(*src), options.max_record_bytes);
