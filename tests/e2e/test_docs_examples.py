@@ -13,7 +13,8 @@ How to write examples (README.md and every docs/*.md, new files included, are ch
 - `simdup` is the binary under test ($SIMDUP_BIN, put on PATH); the path
   `build/release/cli/simdup` is replaced by `simdup`.
 - Every command must exit 0, unless its line ends with the comment `# exit N`.
-- Lines `#> TEXT` right after a command are its expected stdout, one line each, in order;
+- Lines `#> TEXT` right after a command are its expected stdout, one line each, in order (the
+  one space after `#>` is not part of the line, trailing spaces are ignored);
   `...` in a line matches any text, and a line `#> ...` alone matches any number of lines.
   Without `#>` lines, stdout is not checked.
 - A command that ends with `&` runs in the background; when it has `--listen HOST:PORT`, the
@@ -90,7 +91,8 @@ def commands_of(block):
         if line.startswith("#>"):
             assert commands and pending is None, \
                 f"{block.doc.name}:{number}: '#>' must follow a command"
-            commands[-1].expected.append(line[2:].strip())
+            text = line[2:]  # one space after "#>" separates; more are part of the output
+            commands[-1].expected.append((text[1:] if text.startswith(" ") else text).rstrip())
             continue
         if pending is not None:
             pending.text += "\n" + raw
@@ -117,11 +119,11 @@ def output_matches(expected, actual_lines):
     """`expected` (#> lines, `...` wildcards) against the lines of stdout."""
     pattern = ""
     for line in expected:
-        if line == "...":
+        if line.strip() == "...":
             pattern += r"(?:.*\n)*?"
         else:
             pattern += ".*".join(re.escape(part) for part in line.split("...")) + r"\n"
-    return re.fullmatch(pattern, "".join(l + "\n" for l in actual_lines)) is not None
+    return re.fullmatch(pattern, "".join(l.rstrip() + "\n" for l in actual_lines)) is not None
 
 
 def free_port():
@@ -140,7 +142,9 @@ def script_for(commands, logs):
         redirect = f'>"{logs}/out.{i}" 2>"{logs}/err.{i}"'
         body = cmd.background()
         if body is not None:
-            parts.append(f"{{ {body}\n}} {redirect} &")
+            # No braces: bash then runs the command itself as the job, so `kill %1` reaches it
+            # and `wait %1` gives its exit status (not a subshell's).
+            parts.append(f"{body.rstrip()} {redirect} &")
             parts.append(f'echo 0 >"{logs}/rc.{i}"')
             m = re.search(r"--listen\s+([\w.]+):(\d+)", cmd.text)
             if m:
