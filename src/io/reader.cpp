@@ -246,14 +246,17 @@ struct reader::impl {
       fmt = sniff(*head);
     }
     // A named file whose start is not text would be read as garbage records; WARC payloads
-    // may be binary. Stdin is not checked: waiting for 64 KiB would hold up a slow stream.
+    // may be binary. Stdin is not checked: a slow stream's first bytes may be all there is.
     if (fmt != input_format::warc && path != "-" && !from_memory) {
-      auto head = in->peek(kTextCheckBytes);
-      if (!head) {
-        error = std::move(head).error();
+      // What the first read brought (up to 256 KiB): reading further here could meet a
+      // truncation that the records before it should be read first.
+      auto first = in->peek(3);
+      if (!first) {
+        error = std::move(first).error();
         return false;
       }
-      if (std::string reason = not_text_reason(*head); !reason.empty()) {
+      const std::string_view head = in->buffered().substr(0, kTextCheckBytes);
+      if (std::string reason = not_text_reason(head); !reason.empty()) {
         in.reset();  // the message names the input, not a line in it
         error = make_error(errc::unsupported, name + ": " + reason);
         return false;
