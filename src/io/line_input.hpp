@@ -46,11 +46,6 @@ class line_input {
 
   /// Up to `n` upcoming bytes, not consumed (format sniffing).
   result<std::string_view> peek(std::size_t n);
-  /// The upcoming bytes already buffered (after a peek: what the first reads brought), without
-  /// reading more, so a check of an input's start cannot run into an error further on.
-  std::string_view buffered() const noexcept {
-    return std::string_view(buf_.data() + begin_, end_ - begin_);
-  }
 
  private:
   /// Reads more bytes after end_, growing the buffer up to max_record; false at end of input.

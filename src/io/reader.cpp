@@ -42,6 +42,23 @@ std::string not_text_reason(std::string_view head) {
          std::to_string(head.size()) + " bytes are not valid UTF-8 (inputs must be UTF-8)";
 }
 
+/// Up to kTextCheckBytes from the start of the file at `path`, decompressed; shorter when a
+/// read fails (the reader meets that error itself, in its turn).
+std::string head_of(const std::string& path) {
+  std::string head;
+  auto src = detail::open_source(path, path, nullptr);
+  if (!src) return head;
+  head.resize(kTextCheckBytes);
+  std::size_t have = 0;
+  while (have < head.size()) {
+    auto got = (*src)->read(head.data() + have, head.size() - have);
+    if (!got || *got == 0) break;
+    have += *got;
+  }
+  head.resize(have);
+  return head;
+}
+
 }  // namespace
 
 const char* input_format_name(input_format format) noexcept {
@@ -245,17 +262,14 @@ struct reader::impl {
       }
       fmt = sniff(*head);
     }
-    // A named file whose start is not text would be read as garbage records; WARC payloads
-    // may be binary. Stdin is not checked: a slow stream's first bytes may be all there is.
-    if (fmt != input_format::warc && path != "-" && !from_memory) {
-      // What the first read brought (up to 256 KiB): reading further here could meet a
-      // truncation that the records before it should be read first.
-      auto first = in->peek(3);
-      if (!first) {
-        error = std::move(first).error();
-        return false;
-      }
-      const std::string_view head = in->buffered().substr(0, kTextCheckBytes);
+    // A file whose start is not text would be read as garbage records; WARC payloads may be
+    // binary. Only regular files are checked, through a second open, so the stream read here
+    // is untouched (a truncation further on is still met after the records before it) and
+    // pipes (stdin, <(zcat ...)) lose nothing.
+    struct stat st {};
+    if (fmt != input_format::warc && !from_memory && path != "-" &&
+        ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+      const std::string head = head_of(path);
       if (std::string reason = not_text_reason(head); !reason.empty()) {
         in.reset();  // the message names the input, not a line in it
         error = make_error(errc::unsupported, name + ": " + reason);
