@@ -108,9 +108,6 @@ TEST(FailedInputs, ExpandInputsCanKeepMissingPaths) {
   EXPECT_FALSE(expand_inputs(in));
 }
 
-}  // namespace
-}  // namespace simdup
-
 // Files whose bytes are not text fail like unreadable inputs instead of yielding garbage
 // records; text in an 8-bit encoding, WARC payloads and in-memory buffers are still read.
 TEST(NotText, NulBytesOrMostlyInvalidUtf8FailTheInput) {
@@ -171,3 +168,6 @@ TEST(NotText, Latin1WarcAndMemoryBuffersAreRead) {
   EXPECT_EQ(m.docs.size(), 1u);
   EXPECT_TRUE(m.failure.empty());
 }
+
+}  // namespace
+}  // namespace simdup
