@@ -33,9 +33,9 @@ struct reader_options {
   field_names fields;
   /// Records longer than this many bytes are bad records (errc::too_large). Default 1 GiB.
   std::size_t max_record_bytes = std::size_t{1} << 30;
-  /// A named input (not stdin, not WARC) whose first 64 KiB hold a NUL byte or are mostly
-  /// invalid UTF-8 is not text: it fails like an unreadable input (errc::unsupported, skip
-  /// reason "binary_input") instead of yielding garbage records.
+  /// An input that is a regular file (not stdin or another pipe, not WARC) whose first 64 KiB
+  /// hold a NUL byte or are mostly invalid UTF-8 is not text: it fails like an unreadable
+  /// input (errc::unsupported, skip reason "binary_input") instead of yielding garbage records.
   /// When true, an input that cannot be read to its end (missing, a directory, a pattern
   /// without matches, a truncated or corrupt .gz/.zst, not text, an I/O error) is one bad_record
   /// naming it (and, for a truncation, the line where it was hit) and reading goes on with the next
