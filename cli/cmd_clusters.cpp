@@ -8,28 +8,42 @@
 #include "document_job.hpp"
 #include "fingerprint_input.hpp"
 #include "index_options.hpp"
+#include "io/output_sink.hpp"
 
 namespace simdup::cli {
 namespace {
 
 struct clusters_options {
   index_cli_options index;
-  std::string mode = "components";
+  std::string clusters = "components";  ///< --clusters, as in `simdup dedup`
+  std::string old_mode;                 ///< --mode, the option's former name: a usage error
 };
 
 int run_clusters(const clusters_options& opts) {
+  if (!opts.old_mode.empty()) {
+    // `dedup --mode` is stream|batch; this option was renamed so that one name means one thing.
+    print_error("clusters", "--mode was renamed --clusters (components|star), as in simdup dedup");
+    return exit_usage;
+  }
   auto options = opts.index.resolve();
   if (!options) {
     print_error("clusters", options.error().message);
     return exit_usage;
   }
-  auto list = read_fingerprints(opts.index.inputs, opts.index.binary, opts.index.decimal);
+  auto list = read_fingerprints(opts.index.inputs, opts.index.binary, opts.index.decimal,
+                                opts.index.on_error == "skip");
   if (!list) {
     print_error("clusters", list.error().message);
     return exit_failure;
   }
   const std::size_t n = list->fingerprints.size();
-  cluster_builder builder(n, opts.mode == "star" ? cluster_mode::star : cluster_mode::components);
+  auto out = detail::output_sink::open(opts.index.output);
+  if (!out) {
+    print_error("clusters", out.error().message);
+    return exit_failure;
+  }
+  cluster_builder builder(n,
+                          opts.clusters == "star" ? cluster_mode::star : cluster_mode::components);
   auto run = all_pairs(list->fingerprints, *options, [&](std::span<const index_pair> pairs) {
     builder.add(pairs);
     return true;
@@ -42,8 +56,8 @@ int run_clusters(const clusters_options& opts) {
   std::vector<uint32_t> size(n, 0);
   for (uint32_t r : rep) ++size[r];
   std::string buf;
-  bool ok = true;
-  for (std::size_t i = 0; i < n && ok; ++i) {
+  status written;
+  for (std::size_t i = 0; i < n && written && !out->broken_pipe(); ++i) {
     if (size[rep[i]] < 2) continue;
     buf.append("{\"id\":");
     list->append_id(buf, i);
@@ -51,16 +65,21 @@ int run_clusters(const clusters_options& opts) {
     list->append_id(buf, rep[i]);
     buf.append("}\n");
     if (buf.size() >= (1u << 20)) {
-      ok = std::fwrite(buf.data(), 1, buf.size(), stdout) == buf.size();
+      written = out->write(buf);
       buf.clear();
     }
   }
-  if (ok) std::fwrite(buf.data(), 1, buf.size(), stdout);
-  std::fflush(stdout);
+  if (written) written = out->write(buf);
+  if (written) written = out->commit();
+  if (out->broken_pipe()) return exit_ok;  // the reader of our output has all it wanted
+  if (!written) {
+    print_error("clusters", written.error().message);
+    return exit_failure;
+  }
   if (opts.index.stats)
     std::fprintf(stderr, "%spairs: %llu\n", run->plan.describe().c_str(),
                  static_cast<unsigned long long>(run->pairs));
-  return exit_ok;
+  return report_skipped("clusters", *list, opts.index.quiet);
 }
 
 void setup(CLI::App& app, int& rc) {
@@ -70,11 +89,12 @@ void setup(CLI::App& app, int& rc) {
       "Clusters of near-duplicate fingerprints: JSONL {\"id\": ..., \"cluster\": <id of its "
       "representative>} for documents in clusters of two or more, in input order");
   add_index_options(*cmd, opts.index);
-  cmd->add_option("--mode", opts.mode,
+  cmd->add_option("--clusters", opts.clusters,
                   "components: connected components of the pair graph (chains merge); star: "
                   "each document joins the first earlier representative within k")
       ->capture_default_str()
       ->check(CLI::IsMember({"components", "star"}));
+  cmd->add_option("--mode", opts.old_mode, "Former name of --clusters")->group("");
   cmd->callback([&rc] { rc = run_clusters(opts); });
 }
 

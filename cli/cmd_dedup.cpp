@@ -36,6 +36,7 @@ struct dedup_command {
   database_options db;
   fingerprint_cli_options fp;
   std::string out;
+  bool force = false;
   std::string mode;  // empty: stream for stdin, batch for files
   int k = kDefaultK;
   std::string layers = "url,exact,near";
@@ -169,6 +170,7 @@ int run_dedup(const dedup_command& cmd) {
   job.fingerprint = *fp;
   job.dedup = *dedup;
   job.out_dir = cmd.out;
+  job.replace_output = cmd.force;
   job.zstd_output = cmd.zstd;
   job.skip_bad_records = cmd.on_error == "skip";
   job.progress = cmd.quiet ? progress_style::none : progress_style::automatic;
@@ -194,7 +196,7 @@ int run_dedup(const dedup_command& cmd) {
   }
   if (const int sig = signals.signal(); sig != 0 && !summary) {
     std::fprintf(stderr,
-                 "simdup dedup: interrupted by %s; %s was left as it was and the partial "
+                 "simdup dedup: error: interrupted by %s; %s was left as it was and the partial "
                  "result removed\n",
                  sig == SIGINT ? "SIGINT" : "SIGTERM", cmd.out.c_str());
     return 128 + sig;
@@ -220,7 +222,7 @@ int run_dedup(const dedup_command& cmd) {
                 summary->output_format == "text" ? "txt" : summary->output_format.c_str(),
                 cmd.zstd ? ".zst" : "");
   }
-  return summary->skipped > 0 ? exit_partial : exit_ok;
+  return summary->skipped + summary->skipped_inputs > 0 ? exit_partial : exit_ok;
 }
 
 void setup(CLI::App& app, int& rc) {
@@ -233,7 +235,11 @@ void setup(CLI::App& app, int& rc) {
   add_input_options(*sub, cmd->input);
   const char* g = "Dedup";
   sub->add_option("--out", cmd->out,
-                  "Output directory (replaced atomically on success); required unless --to")
+                  "Output directory, created when the run succeeds; may exist if empty; required "
+                  "unless --to")
+      ->group(g);
+  sub->add_flag("--force", cmd->force,
+                "Replace --out DIR even if it is not empty (atomically, when the run succeeds)")
       ->group(g);
   sub->add_option("--mode", cmd->mode,
                   "stream: keep the first, drop later documents within k of a kept one; batch: "
@@ -244,7 +250,7 @@ void setup(CLI::App& app, int& rc) {
   sub->add_option("-k,--k", cmd->k,
                   "Near duplicates: documents whose fingerprints differ in at most k of 64 bits "
                   "(inclusive, 0-32)")
-      ->check(CLI::Range(0, 32))
+      ->check(distance_k(32))
       ->capture_default_str()
       ->group(g);
   sub->add_option("--layers", cmd->layers,

@@ -182,7 +182,7 @@ void setup(CLI::App& app, int& rc) {
       ->capture_default_str();
   build->add_option("--threads", cmd->run.threads, "Worker threads (0: all cores)")
       ->capture_default_str();
-  build->add_flag("--quiet", cmd->run.quiet, "No progress or summary on stderr");
+  build->add_flag("-q,--quiet", cmd->run.quiet, "No progress or summary on stderr (errors only)");
   build->callback([cmd, &rc] { rc = run_idf_build(*cmd); });
 }
 

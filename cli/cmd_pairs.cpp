@@ -8,23 +8,10 @@
 #include "document_job.hpp"
 #include "fingerprint_input.hpp"
 #include "index_options.hpp"
+#include "io/output_sink.hpp"
 
 namespace simdup::cli {
 namespace {
-
-/// Buffered stdout; stops quietly when the reader goes away (EPIPE).
-class output {
- public:
-  bool write(const std::string& s) {
-    if (failed_) return false;
-    failed_ = std::fwrite(s.data(), 1, s.size(), stdout) != s.size();
-    return !failed_;
-  }
-  bool finish() { return !failed_ && std::fflush(stdout) == 0; }
-
- private:
-  bool failed_ = false;
-};
 
 void print_stats(const all_pairs_stats& s) {
   std::fprintf(stderr, "%scandidates: %llu\npairs: %llu\n", s.plan.describe().c_str(),
@@ -38,13 +25,18 @@ int run_pairs(const index_cli_options& opts) {
     print_error("pairs", options.error().message);
     return exit_usage;
   }
-  auto list = read_fingerprints(opts.inputs, opts.binary, opts.decimal);
+  auto list = read_fingerprints(opts.inputs, opts.binary, opts.decimal, opts.on_error == "skip");
   if (!list) {
     print_error("pairs", list.error().message);
     return exit_failure;
   }
-  output out;
+  auto out = detail::output_sink::open(opts.output);
+  if (!out) {
+    print_error("pairs", out.error().message);
+    return exit_failure;
+  }
   std::string buf;
+  std::string write_error;
   auto run = all_pairs(list->fingerprints, *options, [&](std::span<const index_pair> pairs) {
     for (const index_pair& p : pairs) {
       buf.append("{\"a\":");
@@ -55,17 +47,24 @@ int run_pairs(const index_cli_options& opts) {
       json::append_int(buf, p.distance);
       buf.append("}\n");
     }
-    const bool ok = out.write(buf);
+    if (auto w = out->write(buf); !w) write_error = w.error().message;
     buf.clear();
-    return ok;
+    return write_error.empty() && !out->broken_pipe();  // a closed pipe ends the run quietly
   });
   if (!run) {
     print_error("pairs", run.error().message);
     return run.error().code == errc::invalid_argument ? exit_usage : exit_failure;
   }
-  out.finish();  // a closed pipe is not an error
+  if (write_error.empty()) {
+    if (auto c = out->commit(); !c) write_error = c.error().message;
+  }
+  if (out->broken_pipe()) return exit_ok;
+  if (!write_error.empty()) {
+    print_error("pairs", write_error);
+    return exit_failure;
+  }
   if (opts.stats) print_stats(*run);
-  return exit_ok;
+  return report_skipped("pairs", *list, opts.quiet);
 }
 
 void setup(CLI::App& app, int& rc) {

@@ -86,7 +86,7 @@ void setup(CLI::App& app, int& rc) {
       ->required();
   cmd->add_option("-k,--k", opts.k, "Largest Hamming distance (inclusive)")
       ->capture_default_str()
-      ->check(CLI::Range(0, max_index_k));
+      ->check(distance_k(max_index_k));
   auto* blocks = cmd->add_option("--blocks", opts.blocks,
                                  "Evaluate this layout instead of planning (syntax as in pairs)");
   cmd->add_option("--memory", opts.memory, "Memory budget, bytes with optional K/M/G/T suffix")

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "command.hpp"
+#include "document_job.hpp"
+#include "options.hpp"
 #include "store/backend.hpp"
 
 namespace simdup::cli {
@@ -20,9 +22,15 @@ struct serve_args {
 };
 
 int run_serve(serve_args& a) {
+  if (a.opt.data_dir.empty() && !a.opt.store.starts_with("redis://")) {
+    print_error("serve",
+                "--data DIR is required (the directory of the embedded store), unless "
+                "--store redis://HOST:PORT");
+    return exit_usage;
+  }
   const auto colon = a.listen.rfind(':');
   if (colon == std::string::npos) {
-    std::fprintf(stderr, "simdup serve: --listen must be HOST:PORT\n");
+    print_error("serve", "--listen " + a.listen + ": expected HOST:PORT");
     return exit_usage;
   }
   a.opt.host = a.listen.substr(0, colon);
@@ -32,12 +40,12 @@ int run_serve(serve_args& a) {
     a.opt.port = -1;
   }
   if (a.opt.port < 0 || a.opt.port > 65535) {
-    std::fprintf(stderr, "simdup serve: --listen %s: bad port\n", a.listen.c_str());
+    print_error("serve", "--listen " + a.listen + ": the port must be a number from 0 to 65535");
     return exit_usage;
   }
   auto window = detail::parse_duration(a.window);
   if (!window) {
-    std::fprintf(stderr, "simdup serve: --window: %s\n", window.error().message.c_str());
+    print_error("serve", "--window: " + window.error().message);
     return exit_usage;
   }
   a.opt.default_window_s = *window;
@@ -47,19 +55,18 @@ int run_serve(serve_args& a) {
   block_stop_signals();
   auto svc = service::create(a.opt);
   if (!svc) {
-    std::fprintf(stderr, "simdup serve: %s\n", svc.error().message.c_str());
-    return exit_failure;
+    print_error("serve", svc.error().message);
+    return svc.error().code == errc::invalid_argument ? exit_usage : exit_failure;
   }
   for (const auto& name : a.collections) {
     if (auto st = (*svc)->add_collection(name); !st) {
-      std::fprintf(stderr, "simdup serve: --collection %s: %s\n", name.c_str(),
-                   st.error().message.c_str());
+      print_error("serve", "--collection " + name + ": " + st.error().message);
       return exit_failure;
     }
   }
   auto port = (*svc)->start();
   if (!port) {
-    std::fprintf(stderr, "simdup serve: %s\n", port.error().message.c_str());
+    print_error("serve", port.error().message);
     return exit_failure;
   }
   std::printf("listening on %s:%d\n", a.opt.host.c_str(), *port);
@@ -72,7 +79,8 @@ int run_serve(serve_args& a) {
 void setup(CLI::App& app, int& rc) {
   auto args = std::make_shared<serve_args>();
   auto* cmd = app.add_subcommand("serve", "Run the online dedup service (HTTP/JSON)");
-  cmd->add_option("--data", args->opt.data_dir, "Directory of the embedded RocksDB store");
+  cmd->add_option("--data", args->opt.data_dir,
+                  "Directory of the embedded RocksDB store (required unless --store redis://)");
   cmd->add_option("--store", args->opt.store,
                   "rocksdb (default, under --data) or redis://HOST:PORT[/DB] (shared)")
       ->capture_default_str();
@@ -80,6 +88,7 @@ void setup(CLI::App& app, int& rc) {
       ->capture_default_str();
   cmd->add_option("--k", args->opt.default_k,
                   "Default Hamming distance of new collections (inclusive, 0-7)")
+      ->check(distance_k(7))
       ->capture_default_str();
   cmd->add_option("--window", args->window,
                   "Default window of new collections (e.g. 7d, 12h, 3600s; 0 = forever)")

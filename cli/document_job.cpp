@@ -33,8 +33,10 @@ struct read_state {
   bool done = false;
   bool failed = false;
   std::string failure;
-  uint64_t skipped = 0;
+  uint64_t skipped = 0;         ///< bad records
+  uint64_t skipped_inputs = 0;  ///< inputs that could not be read (not records)
   std::map<std::string, uint64_t> reasons;
+  std::map<std::string, uint64_t> input_reasons;
   std::vector<std::string> warnings;
   /// Decompressed bytes read so far, published for the progress line (another thread).
   std::atomic<uint64_t> bytes{0};
@@ -58,8 +60,9 @@ bool produce(read_state& st, document_batch& batch) {
       continue;
     }
     if (rs == read_status::bad_record && st.skip_bad) {
-      ++st.skipped;
-      ++st.reasons[std::string(st.in->last_skip_reason())];
+      const bool input = st.in->last_skip_was_input();
+      ++(input ? st.skipped_inputs : st.skipped);
+      ++(input ? st.input_reasons : st.reasons)[std::string(st.in->last_skip_reason())];
       if (st.warnings.size() < kMaxWarnings) st.warnings.push_back(err.message);
       continue;
     }
@@ -181,24 +184,36 @@ int run_document_job(const std::string& command, const input_options& input, con
     for (const std::string& w : st.warnings) {
       std::fprintf(stderr, "simdup %s: skipped %s\n", command.c_str(), w.c_str());
     }
-    if (st.skipped > st.warnings.size()) {
-      std::fprintf(stderr, "simdup %s: ... and %llu more skipped records\n", command.c_str(),
-                   static_cast<unsigned long long>(st.skipped - st.warnings.size()));
+    const uint64_t skips = st.skipped + st.skipped_inputs;
+    if (skips > st.warnings.size()) {
+      std::fprintf(stderr, "simdup %s: ... and %llu more skipped\n", command.c_str(),
+                   static_cast<unsigned long long>(skips - st.warnings.size()));
     }
   }
-  if (!run.quiet && (run.stats || st.skipped > 0 || invalid_utf8 > 0)) {
-    const double secs = seconds_since(start);
-    const double bytes = static_cast<double>(rd->stats().bytes);
+  // "3 records skipped (invalid_input: 3)"
+  const auto skipped_with_reasons = [](uint64_t n, const char* what,
+                                       const std::map<std::string, uint64_t>& by_reason) {
+    std::string out = std::to_string(n) + " " + what + " skipped";
     std::string reasons;
-    for (const auto& [name, count] : st.reasons) {
+    for (const auto& [name, count] : by_reason) {
       reasons += (reasons.empty() ? " (" : ", ") + name + ": " + std::to_string(count);
     }
-    if (!reasons.empty()) reasons += ")";
+    return out + (reasons.empty() ? "" : reasons + ")");
+  };
+  const bool skipped_any = st.skipped + st.skipped_inputs > 0;
+  if (!run.quiet && (run.stats || skipped_any || invalid_utf8 > 0)) {
+    const double secs = seconds_since(start);
+    const double bytes = static_cast<double>(rd->stats().bytes);
+    // Counts are of records; inputs that could not be read are counted apart.
+    const std::string inputs =
+        st.skipped_inputs > 0
+            ? ", " + skipped_with_reasons(st.skipped_inputs, "inputs", st.input_reasons)
+            : "";
     std::fprintf(stderr,
-                 "simdup %s: %llu records, %llu skipped%s, %llu invalid UTF-8 sequences "
+                 "simdup %s: %llu records written, %s%s, %llu invalid UTF-8 sequences "
                  "replaced, %llu too_short; %s in %.2f s (%.1f MB/s)\n",
                  command.c_str(), static_cast<unsigned long long>(written),
-                 static_cast<unsigned long long>(st.skipped), reasons.c_str(),
+                 skipped_with_reasons(st.skipped, "records", st.reasons).c_str(), inputs.c_str(),
                  static_cast<unsigned long long>(invalid_utf8),
                  static_cast<unsigned long long>(too_short), human_bytes(bytes).c_str(), secs,
                  bytes / 1e6 / (secs > 0 ? secs : 1));
@@ -214,7 +229,7 @@ int run_document_job(const std::string& command, const input_options& input, con
     print_error(command, write_error);
     return exit_failure;
   }
-  return st.skipped > 0 ? exit_partial : exit_ok;
+  return skipped_any ? exit_partial : exit_ok;
 }
 
 }  // namespace simdup::cli

@@ -6,6 +6,7 @@
 
 #include <simdup/error.hpp>
 #include <simdup/json.hpp>
+#include <simdup/reader.hpp>
 #include <simdup/simhash.hpp>
 
 #include <simdjson.h>
@@ -26,6 +27,12 @@ namespace simdup::cli {
 
 /// Fingerprints with their ids, ready to print as JSON.
 struct fingerprint_list {
+  /// With --on-error skip: malformed lines and inputs that could not be read, each counted
+  /// once, and the first few messages (FILE:LINE: reason, or the input's error).
+  uint64_t skipped_lines = 0;
+  uint64_t skipped_inputs = 0;
+  std::vector<std::string> skip_messages;
+
   std::vector<uint64_t> fingerprints;
   /// JSON text of each id, concatenated; id i is ids[id_end[i-1] .. id_end[i]). Empty for
   /// binary input, whose ids are the positions.
@@ -78,8 +85,10 @@ enum class text_format { unknown, jsonl, tsv, plain };
 
 }  // namespace detail_input
 
-/// Reads one text input into `list`. Errors are "NAME:LINE: reason".
-inline status read_fingerprint_text(const std::string& path, fingerprint_list& list, bool decimal) {
+/// Reads one text input into `list`. Errors are "NAME:LINE: reason"; with `skip`, malformed
+/// lines are counted and reported in `list` instead, and reading goes on.
+inline status read_fingerprint_text(const std::string& path, fingerprint_list& list, bool decimal,
+                                    bool skip) {
   using namespace detail_input;
   const std::string name = path == "-" ? "<stdin>" : path;
   auto src = simdup::detail::open_source(path, name, nullptr);
@@ -89,20 +98,14 @@ inline status read_fingerprint_text(const std::string& path, fingerprint_list& l
   text_format format = text_format::unknown;
   std::string_view line;
   error_info err;
-  auto bad = [&](const std::string& why) {
-    return make_error(errc::invalid_input,
-                      name + ":" + std::to_string(in.line_number()) + ": " + why);
-  };
   auto add = [&](uint64_t fp) {
     list.fingerprints.push_back(fp);
     list.id_end.push_back(list.ids.size());
   };
-  while (true) {
-    const auto st = in.next_line(line, err);
-    if (st == simdup::detail::line_status::end) break;
-    if (st == simdup::detail::line_status::error) return err;
-    if (st == simdup::detail::line_status::too_long) return bad("line longer than 64 MiB");
-    if (is_blank(line)) continue;
+  // One non-blank line: empty when it was taken (or skipped by its status), else what is
+  // wrong with it.
+  auto parse_line = [&]() -> std::string {
+    const auto bad = [](std::string why) { return why; };
     if (format == text_format::unknown) {
       const std::size_t first = line.find_first_not_of(" \t");
       format = line[first] == '{'                          ? text_format::jsonl
@@ -116,7 +119,7 @@ inline status read_fingerprint_text(const std::string& path, fingerprint_list& l
                            : "expected a fingerprint (16 hex digits or a decimal number)");
       json::append_uint(list.ids, in.line_number());
       add(fp);
-      continue;
+      return {};
     }
     if (format == text_format::tsv) {
       // id<TAB>hex, or id<TAB><TAB>status for documents without a fingerprint.
@@ -126,14 +129,14 @@ inline status read_fingerprint_text(const std::string& path, fingerprint_list& l
       if (!rest.empty() && rest.back() == '\r') rest.remove_suffix(1);
       const std::size_t tab2 = rest.find('\t');
       if (tab2 != std::string_view::npos) {
-        if (rest.substr(tab2 + 1) != "ok") continue;  // a status column: not ok, no fingerprint
+        if (rest.substr(tab2 + 1) != "ok") return {};  // a status column: not ok, no fingerprint
         rest = rest.substr(0, tab2);
       }
       auto fp = parse_hex(rest);
       if (!fp) return bad("expected 16 hex digits after the tab");
       json::append_string(list.ids, tsv_unescape(line.substr(0, tab)));
       add(*fp);
-      continue;
+      return {};
     }
     // JSONL: {"id": ..., "fingerprint": "hex" | null, "status": "..."}
     namespace od = simdjson::ondemand;
@@ -142,7 +145,7 @@ inline status read_fingerprint_text(const std::string& path, fingerprint_list& l
     if (doc.error() || doc.get_object().get(obj)) return bad("invalid JSON (expected an object)");
     std::string id_json;
     std::string_view hex;
-    bool have_fp = false, skip = false;
+    bool have_fp = false, skip_record = false;
     for (auto field : obj) {
       std::string_view key;
       od::value value;
@@ -164,7 +167,7 @@ inline status read_fingerprint_text(const std::string& path, fingerprint_list& l
         }
       } else if (key == "fingerprint") {
         if (type == od::json_type::null) {
-          skip = true;
+          skip_record = true;
         } else if (type != od::json_type::string || value.get_string().get(hex)) {
           return bad("fingerprint must be a string of 16 hex digits or null");
         } else {
@@ -176,15 +179,29 @@ inline status read_fingerprint_text(const std::string& path, fingerprint_list& l
         std::string_view s;
         if (type != od::json_type::string || value.get_string().get(s))
           return bad("status must be a string");
-        if (s != "ok") skip = true;
+        if (s != "ok") skip_record = true;
       }
     }
     if (!doc.current_location().error()) return bad("unexpected content after the JSON object");
-    if (skip) continue;
+    if (skip_record) return {};
     if (!have_fp) return bad("missing \"fingerprint\"");
     if (id_json.empty()) json::append_uint(id_json, in.line_number());
     list.ids += id_json;
     add(*parse_hex(hex));
+    return {};
+  };
+  while (true) {
+    const auto st = in.next_line(line, err);
+    if (st == simdup::detail::line_status::end) break;
+    if (st == simdup::detail::line_status::error) return err;
+    std::string why = st == simdup::detail::line_status::too_long ? "line longer than 64 MiB"
+                      : is_blank(line)                            ? std::string()
+                                                                  : parse_line();
+    if (why.empty()) continue;
+    std::string message = name + ":" + std::to_string(in.line_number()) + ": " + why;
+    if (!skip) return make_error(errc::invalid_input, std::move(message));
+    ++list.skipped_lines;
+    if (list.skip_messages.size() < 20) list.skip_messages.push_back(std::move(message));
   }
   return {};
 }
@@ -219,15 +236,23 @@ inline status read_fingerprint_binary(const std::string& path, fingerprint_list&
   return {};
 }
 
-/// `binary`: little-endian uint64 files; `decimal`: plain lines are decimal numbers.
+/// `binary`: little-endian uint64 files; `decimal`: plain lines are decimal numbers; `skip`:
+/// --on-error skip (malformed lines and unreadable inputs are counted in the list, not errors).
+/// Globs are expanded as for documents (expand_inputs).
 inline result<fingerprint_list> read_fingerprints(const std::vector<std::string>& inputs,
-                                                  bool binary, bool decimal) {
+                                                  bool binary, bool decimal, bool skip) {
   fingerprint_list list;
-  const std::vector<std::string> paths = inputs.empty() ? std::vector<std::string>{"-"} : inputs;
+  auto paths = expand_inputs(inputs, skip);
+  if (!paths) return std::move(paths).error();
   // With several binary files, positions continue across files, so ids stay unique.
-  for (const auto& p : paths) {
-    status s = binary ? read_fingerprint_binary(p, list) : read_fingerprint_text(p, list, decimal);
-    if (!s) return s.error();
+  for (const auto& p : *paths) {
+    status s =
+        binary ? read_fingerprint_binary(p, list) : read_fingerprint_text(p, list, decimal, skip);
+    if (s) continue;
+    if (!skip) return s.error();
+    // The input could not be read (to its end): what it gave so far stays, the rest is skipped.
+    ++list.skipped_inputs;
+    if (list.skip_messages.size() < 20) list.skip_messages.push_back(s.error().message);
   }
   return list;
 }

@@ -5,7 +5,12 @@
 
 #include <CLI/CLI.hpp>
 
+#include "command.hpp"
+#include "fingerprint_input.hpp"
+#include "options.hpp"
+
 #include <charconv>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -56,6 +61,9 @@ struct index_cli_options {
   bool binary = false;
   bool decimal = false;
   bool stats = false;
+  std::string output = "-";       ///< -o/--output FILE ("-" = stdout), written atomically
+  std::string on_error = "fail";  ///< --on-error fail|skip: malformed lines, unreadable inputs
+  bool quiet = false;             ///< -q/--quiet: no skipped-line messages on stderr
 
   result<all_pairs_options> resolve() const {
     all_pairs_options o;
@@ -82,7 +90,7 @@ inline void add_index_options(CLI::App& cmd, index_cli_options& o) {
                  "stdin (default)");
   cmd.add_option("-k,--k", o.k, "Largest Hamming distance reported (inclusive)")
       ->capture_default_str()
-      ->check(CLI::Range(0, max_index_k));
+      ->check(distance_k(max_index_k));
   auto* blocks = cmd.add_option(
       "--blocks", o.blocks,
       "Block layout instead of the planner's: M (M even blocks), W1,W2,... (bit widths, "
@@ -90,7 +98,7 @@ inline void add_index_options(CLI::App& cmd, index_cli_options& o) {
   cmd.add_option("--memory", o.memory,
                  "Memory budget for the planner, bytes with optional K/M/G/T suffix")
       ->excludes(blocks);
-  cmd.add_option("--threads", o.threads, "Worker threads (default: all cores)");
+  cmd.add_option("--threads", o.threads, "Worker threads (0: all cores)")->capture_default_str();
   auto* binary = cmd.add_flag("--binary", o.binary,
                               "Inputs are little-endian uint64 fingerprints; id = position");
   cmd.add_flag("--decimal", o.decimal,
@@ -98,6 +106,36 @@ inline void add_index_options(CLI::App& cmd, index_cli_options& o) {
                "digits is read as hex)")
       ->excludes(binary);
   cmd.add_flag("--stats", o.stats, "Print the plan and pair counts on stderr");
+  const char* g = "Output and errors";
+  cmd.add_option("-o,--output", o.output,
+                 "Output file (\"-\": stdout); written to a temporary name, renamed on success")
+      ->capture_default_str()
+      ->group(g);
+  cmd.add_option("--on-error", o.on_error,
+                 "Malformed lines and unreadable inputs (missing file, glob without matches): "
+                 "fail (stop, exit 1) or skip (count, report, exit 3)")
+      ->check(CLI::IsMember({"fail", "skip"}))
+      ->capture_default_str()
+      ->group(g);
+  cmd.add_flag("-q,--quiet", o.quiet,
+               "No skipped-line messages or summary on stderr (errors only); the exit code "
+               "still says lines were skipped")
+      ->group(g);
+}
+
+/// After a run of `pairs` or `clusters`: reports what --on-error skip skipped (unless quiet)
+/// and returns the exit code, exit_partial when anything was skipped.
+inline int report_skipped(const char* command, const fingerprint_list& list, bool quiet) {
+  if (list.skipped_lines + list.skipped_inputs == 0) return exit_ok;
+  if (!quiet) {
+    for (const std::string& m : list.skip_messages)
+      std::fprintf(stderr, "simdup %s: skipped %s\n", command, m.c_str());
+    std::fprintf(stderr, "simdup %s: %llu fingerprints, %llu lines skipped, %llu inputs skipped\n",
+                 command, static_cast<unsigned long long>(list.fingerprints.size()),
+                 static_cast<unsigned long long>(list.skipped_lines),
+                 static_cast<unsigned long long>(list.skipped_inputs));
+  }
+  return exit_partial;
 }
 
 }  // namespace simdup::cli

@@ -26,6 +26,21 @@ command_registration::command_registration(int order, command_setup setup) {
   registry().push_back({order, std::move(setup)});
 }
 
+namespace {
+
+/// "dedup", "idf build": the subcommands parsed so far, for error messages.
+std::string command_path(const CLI::App& app) {
+  std::string path;
+  const CLI::App* at = &app;
+  while (!at->get_subcommands().empty()) {
+    at = at->get_subcommands().front();
+    path += (path.empty() ? "" : " ") + at->get_name();
+  }
+  return path;
+}
+
+}  // namespace
+
 }  // namespace simdup::cli
 
 int main(int argc, char** argv) {
@@ -37,6 +52,14 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "simdup 0.1.0");
   app.footer("Run `simdup COMMAND --help` for a command's options. Docs: docs/cli.md");
+  // Command-line errors read like every other error: "simdup COMMAND: error: ..." (exit 2).
+  app.failure_message([](const CLI::App* failed, const CLI::Error& e) {
+    const CLI::App* root = failed;
+    while (root->get_parent() != nullptr) root = root->get_parent();
+    const std::string command = command_path(*root);
+    const std::string prefix = command.empty() ? "simdup" : "simdup " + command;
+    return prefix + ": error: " + e.what() + "\nRun `" + prefix + " --help` for the options.\n";
+  });
 
   int rc = exit_ok;
   auto& cmds = registry();
@@ -53,7 +76,7 @@ int main(int argc, char** argv) {
       known = known || sub->check_name(argv[1]);
     }
     if (!known) {
-      std::cerr << "simdup: unknown command '" << argv[1] << "' (commands: " << names
+      std::cerr << "simdup: error: unknown command '" << argv[1] << "' (commands: " << names
                 << "); run `simdup --help`\n";
       return exit_usage;
     }

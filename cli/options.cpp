@@ -1,5 +1,7 @@
 #include "options.hpp"
 
+#include <charconv>
+
 namespace simdup::cli {
 
 void add_input_options(CLI::App& cmd, input_options& opts) {
@@ -210,6 +212,28 @@ const fingerprinter& fingerprinter_set::for_document(const document& doc) const 
     if (auto fp = fingerprinter::create(o)) html_.emplace(std::move(*fp));
   });
   return html_ ? *html_ : plain_;
+}
+
+CLI::Validator distance_k(int max_k) {
+  return CLI::Validator(
+      [max_k](std::string& value) -> std::string {
+        const std::string range =
+            "k counts the bits (of 64) in which two fingerprints may "
+            "differ: an integer from 0 to " +
+            std::to_string(max_k) + " here";
+        long long k = 0;
+        const char* end = value.data() + value.size();
+        const auto [p, ec] = std::from_chars(value.data(), end, k);
+        if (value.empty() || ec == std::errc::invalid_argument || p != end) {
+          return "'" + value + "' is not a number; " + range;
+        }
+        if (ec == std::errc::result_out_of_range || k > max_k) {
+          return value + " is too large; " + range;
+        }
+        if (k < 0) return value + " is negative; " + range;
+        return {};
+      },
+      "0.." + std::to_string(max_k));
 }
 
 }  // namespace simdup::cli

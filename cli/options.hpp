@@ -76,6 +76,11 @@ struct run_options {
 /// Adds --on-error, -o, --format, --threads, --stats, --quiet to `cmd`.
 void add_run_options(CLI::App& cmd, run_options& opts);
 
+/// Checks a -k/--k value before CLI11 converts it, so that "abc", "-1" and "40" get one message
+/// saying what is wrong: "--k: 40 is too large: k counts the bits (of 64) in which two
+/// fingerprints may differ, 0 to 32 here".
+CLI::Validator distance_k(int max_k);
+
 }  // namespace simdup::cli
 
 namespace simdup::cli {

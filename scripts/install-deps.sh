@@ -38,6 +38,7 @@ packages=(
   zstd                 # tests/e2e: writes .zst inputs for the reader tests
   xxhash               # tests/e2e: xxhsum as an independent xxh3 reference
   redis-server         # tests/e2e/test_service_redis.py: a real Redis on loopback
+  curl                 # tests/e2e/test_docs_examples.py: runs the curl examples of README and docs/service.md
   postgresql           # tests: a real PostgreSQL started by the tests (initdb, pg_ctl)
   libpqxx-dev          # src/io: PostgreSQL source and sinks
   chromium             # tests/e2e/test_dedup_report.py: renders report.html headless

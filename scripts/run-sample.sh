@@ -6,8 +6,8 @@ set -euo pipefail
 simdup=$1
 sample=$2
 out=build/sample-run
-echo "== simdup dedup $sample --out $out"
-"$simdup" dedup "$sample" --out "$out"
+echo "== simdup dedup $sample --out $out --force"
+"$simdup" dedup "$sample" --out "$out" --force   # replaces the previous run's result
 echo "== first duplicates ($out/duplicates.jsonl)"
 head -5 "$out/duplicates.jsonl"
 echo "== open $out/report.html in a browser for the charts and side-by-side samples"

@@ -70,6 +70,7 @@ int main(int argc, char** argv) {
     dedup_job_options o;
     o.inputs = inputs;
     o.out_dir = out.string();
+    o.replace_output = true;  // each variant replaces the previous one's result
     o.progress = progress_style::none;
     o.fingerprint.min_features = 10;
     o.dedup.mode = v.mode;

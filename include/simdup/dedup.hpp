@@ -130,6 +130,10 @@ class stream_deduplicator {
   status add(std::span<const doc_signature> sigs, std::vector<dedup_decision>& out);
   /// Documents added so far.
   uint32_t size() const noexcept;
+  /// Near candidates compared so far (kept documents within k of a new one, closest first,
+  /// until one passed verification), and those verification rejected.
+  uint64_t candidate_pairs() const noexcept;
+  uint64_t rejected_pairs() const noexcept;
   /// Bytes held by the exact tables, the index and the shingle store (for the summary).
   std::size_t memory_bytes() const noexcept;
   /// Bytes of shingle arrays in the temporary file (0 without verification).

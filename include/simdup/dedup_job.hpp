@@ -37,9 +37,13 @@ struct dedup_job_options {
   /// Optional: receives every document's decision in input order; finish() is called after the
   /// last one, before DIR is committed.
   decision_sink* decisions = nullptr;
-  /// Output directory; replaced atomically on success. May be empty when `decisions` is set:
-  /// then no files are written (and batch mode does not read the source twice).
+  /// Output directory, created atomically on success. It may be missing or an empty
+  /// directory; a non-empty one fails the job before any work (errc::invalid_argument) unless
+  /// `replace_output`. May be empty when `decisions` is set: then no files are written (and
+  /// batch mode does not read the source twice).
   std::string out_dir;
+  /// --force: replace a non-empty out_dir (atomically, at the end of a successful run).
+  bool replace_output = false;
   /// Write kept records as kept.<ext>.zst.
   bool zstd_output = false;
   /// --on-error skip: bad records and inputs that cannot be read to their end (missing file,

@@ -48,14 +48,21 @@ struct dedup_summary {
   uint64_t read = 0;  ///< records read, bad ones included
   uint64_t kept = 0;
   uint64_t duplicates = 0;
-  uint64_t skipped = 0;                             ///< bad records skipped (--on-error skip)
-  std::map<std::string, uint64_t> skipped_reasons;  ///< errc name -> count
+  uint64_t skipped = 0;  ///< bad records skipped (--on-error skip)
+  /// Inputs skipped (--on-error skip): missing, unreadable, truncated, not text. Not records:
+  /// they are not in `read` (the records a truncated input gave before the break are).
+  uint64_t skipped_inputs = 0;
+  uint64_t input_count = 0;  ///< inputs after glob expansion, skipped ones included
+  /// Reason -> count, for records ("invalid_input", "too_large") and inputs ("missing_file",
+  /// "not_a_file", "truncated_input", "corrupt_input", "binary_input", "unreadable_input").
+  std::map<std::string, uint64_t> skipped_reasons;
+  uint64_t candidate_pairs = 0;  ///< near pairs examined: found by the index, or in stream
+                                 ///< mode the kept candidates a document was compared with
+  uint64_t rejected_pairs = 0;   ///< of those, rejected by verification
   /// Duplicates per layer, indexed by dedup_layer (none unused).
   std::array<uint64_t, 5> by_layer{};
   uint64_t short_documents = 0;  ///< too few features: exact layers only
   uint64_t invalid_utf8 = 0;     ///< invalid UTF-8 sequences repaired
-  uint64_t candidate_pairs = 0;  ///< near pairs found by the index (batch)
-  uint64_t rejected_pairs = 0;   ///< of those, rejected by verification
   /// Distance of each duplicate to its representative: [0..64]; [65] counts unknown (-1).
   std::array<uint64_t, 66> distance_histogram{};
   /// Cluster size -> number of clusters of that size (size 1 = kept without duplicates).

@@ -33,9 +33,12 @@ struct reader_options {
   field_names fields;
   /// Records longer than this many bytes are bad records (errc::too_large). Default 1 GiB.
   std::size_t max_record_bytes = std::size_t{1} << 30;
+  /// An input that is a regular file (not stdin or another pipe, not WARC) whose first 64 KiB
+  /// hold a NUL byte or are mostly invalid UTF-8 is not text: it fails like an unreadable
+  /// input (errc::unsupported, skip reason "binary_input") instead of yielding garbage records.
   /// When true, an input that cannot be read to its end (missing, a directory, a pattern
-  /// without matches, a truncated or corrupt .gz/.zst, an I/O error) is one bad_record naming
-  /// it (and, for a truncation, the line where it was hit) and reading goes on with the next
+  /// without matches, a truncated or corrupt .gz/.zst, not text, an I/O error) is one bad_record
+  /// naming it (and, for a truncation, the line where it was hit) and reading goes on with the next
   /// input; the records before a truncation are returned normally. When false (default) it
   /// is read_status::failed. --on-error skip sets it.
   bool skip_failed_inputs = false;
@@ -94,8 +97,11 @@ class reader {
   /// A short stable name for the last bad_record, for skip counts: errc_name of a record
   /// error ("invalid_input", "too_large", ...), or for an input that failed (with
   /// skip_failed_inputs) "missing_file", "not_a_file", "truncated_input", "corrupt_input",
-  /// "unreadable_input".
+  /// "binary_input", "unreadable_input".
   std::string_view last_skip_reason() const noexcept;
+  /// True when the last bad_record was a whole input that failed (skip_failed_inputs), not a
+  /// record: summaries count skipped inputs apart from skipped records.
+  bool last_skip_was_input() const noexcept;
 
   const reader_stats& stats() const noexcept;
   /// The expanded input list.

@@ -44,6 +44,7 @@ double seconds_since(clock_type::time_point start) {
 struct bad_entry {
   error_info error;
   std::string reason;
+  bool input = false;  ///< a whole input failed (missing, unreadable, not text), not a record
 };
 
 struct chunk {
@@ -190,8 +191,13 @@ status job::handle_bad(const bad_entry& e) {
   if (!o_.skip_bad_records) {
     return make_error(e.error.code, e.error.message + " (use --on-error skip to skip bad records)");
   }
-  ++summary_.skipped;
-  ++summary_.read;
+  // Counts are of records: an input that could not be read is a skipped input, not a record.
+  if (e.input) {
+    ++summary_.skipped_inputs;
+  } else {
+    ++summary_.skipped;
+    ++summary_.read;
+  }
   ++summary_.skipped_reasons[e.reason];
   if (log_ && errors_printed_++ < o_.max_error_messages) {
     std::fprintf(log_, "simdup dedup: skipped: %s\n", e.error.message.c_str());
@@ -311,7 +317,7 @@ status job::pass_one(const document_signer& signer) {
         }
         ++c->count;
       } else if (rs == read_status::bad_record) {
-        c->bad.push_back({err, std::string(in.last_skip_reason())});
+        c->bad.push_back({err, std::string(in.last_skip_reason()), in.last_skip_was_input()});
         if (!o_.skip_bad_records) break;
       } else {
         // end, or failed: an unreadable or truncated input with --on-error fail, or an
@@ -519,7 +525,7 @@ result<dedup_summary> job::run() {
   }
   fs::path dir;  // the staging directory; empty when no files are written
   if (files_) {
-    auto out = detail::output_dir::create(o_.out_dir);
+    auto out = detail::output_dir::create(o_.out_dir, o_.replace_output);
     if (!out) return std::move(out).error();
     out_.emplace(std::move(out).value());
     for (const fs::path& stale : out_->stale_removed()) {
@@ -541,6 +547,7 @@ result<dedup_summary> job::run() {
     }
     inputs_ = std::move(expanded).value();
   }
+  summary_.input_count = inputs_.size();
   reader_options_ = o_.reader;
   reader_options_.skip_failed_inputs = o_.skip_bad_records;
   reader_options_.cancel = o_.stop;
@@ -615,6 +622,8 @@ result<dedup_summary> job::run() {
     summary_.samples = samples->build([&](uint32_t i) { return decisions[i]; });
   } else {
     summary_.engine_memory_bytes = stream_->memory_bytes() + ids_.memory_bytes();
+    summary_.candidate_pairs = stream_->candidate_pairs();
+    summary_.rejected_pairs = stream_->rejected_pairs();
     summary_.verify_spill_bytes = stream_->spilled_bytes();
     samples.emplace(stream_sample_clusters());
     if (has_stdin) {

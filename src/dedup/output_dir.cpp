@@ -65,19 +65,30 @@ std::vector<fs::path> remove_stale(const fs::path& parent, const fs::path& targe
 
 }  // namespace
 
-result<output_dir> output_dir::create(const fs::path& final_path) {
+result<output_dir> output_dir::create(const fs::path& final_path, bool replace) {
   std::error_code ec;
-  const fs::path target = final_path.lexically_normal();
-  const auto st = fs::status(target, ec);
+  fs::path target = final_path.lexically_normal();
+  // "out/" normalises to "out/", whose file name is empty: the directory is its parent path.
+  // Without this the staging directory would be "out/.tmp-X", inside the output itself.
+  if (!target.has_filename()) target = target.parent_path();
+  const std::string name = target.filename().string();
+  if (name.empty() || name == "." || name == "..") {
+    return make_error(errc::invalid_argument,
+                      "--out " + final_path.string() +
+                          ": name a directory to create, not the current, parent or root "
+                          "directory");
+  }
+  const auto st = fs::symlink_status(target, ec);
   if (fs::exists(st)) {
     if (!fs::is_directory(st)) {
-      return make_error(errc::invalid_argument, "--out " + target.string() + " is not a directory");
+      return make_error(errc::invalid_argument,
+                        "--out " + target.string() + " exists and is not a directory");
     }
-    if (!fs::is_empty(target, ec) && !fs::exists(target / "summary.json", ec)) {
+    if (!replace && !fs::is_empty(target, ec)) {
       return make_error(errc::invalid_argument,
                         "--out " + target.string() +
-                            " exists and is not an earlier simdup dedup result (no summary.json); "
-                            "refusing to replace it");
+                            " exists and is not empty; refusing to replace it (--force "
+                            "replaces it)");
     }
   }
   fs::path parent = target.parent_path();
@@ -108,7 +119,7 @@ result<output_dir> output_dir::create(const fs::path& final_path) {
       fs::remove(init, ec);
       continue;
     }
-    output_dir out(target, temp, fd);
+    output_dir out(target, temp, fd, replace);
     out.stale_ = std::move(stale);
     return out;
   }
@@ -117,22 +128,25 @@ result<output_dir> output_dir::create(const fs::path& final_path) {
 }
 
 status output_dir::commit() {
-  std::error_code ec;
-  fs::path old;
-  if (fs::exists(final_, ec)) {
-    old = final_;
-    old += ".old-" + random_suffix();
-    fs::rename(final_, old, ec);
-    if (ec) return io_error("cannot move aside", final_, ec);
+  // Without replace, rename() takes the place of a missing or empty DIR and fails (ENOTEMPTY)
+  // if another process filled it since create(). With replace, an existing DIR is exchanged
+  // with the new result in one step, so DIR is at every moment either the old or the new one.
+  if (replace_ &&
+      ::renameat2(AT_FDCWD, temp_.c_str(), AT_FDCWD, final_.c_str(), RENAME_EXCHANGE) == 0) {
+    done_ = true;
+    std::error_code ec;
+    fs::remove_all(temp_, ec);  // now the old contents
+    return {};
   }
-  fs::rename(temp_, final_, ec);
-  if (ec) {
-    std::error_code ignored;
-    if (!old.empty()) fs::rename(old, final_, ignored);
-    return io_error("cannot move the result into", final_, ec);
+  if (::rename(temp_.c_str(), final_.c_str()) != 0) {
+    if (errno == ENOTEMPTY || errno == EEXIST) {
+      return make_error(errc::io_error, "--out " + final_.string() +
+                                            " was filled by someone else during the run; "
+                                            "refusing to replace it (--force replaces it)");
+    }
+    return errno_error("cannot move the result into", final_);
   }
   done_ = true;
-  if (!old.empty()) fs::remove_all(old, ec);
   return {};
 }
 
@@ -140,6 +154,7 @@ output_dir::output_dir(output_dir&& other) noexcept
     : final_(std::move(other.final_)),
       temp_(std::move(other.temp_)),
       lock_fd_(other.lock_fd_),
+      replace_(other.replace_),
       done_(other.done_),
       stale_(std::move(other.stale_)) {
   other.done_ = true;

@@ -1,6 +1,8 @@
 // The output directory of a dedup run, written atomically: everything goes to a fresh
-// DIR.tmp-XXXXXX next to DIR, which replaces DIR only when the run succeeded. A failed run
-// removes its temporary directory, so no half-written result ever looks complete. The run
+// DIR.tmp-XXXXXX next to DIR, which becomes DIR only when the run succeeded. A failed run
+// removes its temporary directory, so no half-written result ever looks complete. DIR may be
+// missing or an empty directory; a non-empty one is refused up front unless the caller asks
+// to replace it (--force), which swaps the new result in with one atomic rename. The run
 // holds an flock on its staging directory; one killed with SIGKILL cannot clean up, and the
 // next run for the same DIR removes staging directories whose lock nobody holds any more.
 #pragma once
@@ -20,11 +22,11 @@ namespace simdup::detail {
 
 class output_dir {
  public:
-  /// Creates the temporary directory. errc::invalid_argument when `final_path` exists and is
-  /// not a directory, or is a non-empty directory without a summary.json (we only replace our
-  /// own earlier results, never an unrelated directory). Removes stale DIR.tmp-* directories
-  /// of runs that died (their lock is free); see stale_removed().
-  static result<output_dir> create(const std::filesystem::path& final_path);
+  /// Creates the temporary directory. `final_path` may end in '/' or start with "./".
+  /// errc::invalid_argument when it names no directory we could replace (".", "/"), exists and
+  /// is not a directory, or is a non-empty directory and `replace` is false. Removes stale
+  /// DIR.tmp-* directories of runs that died (their lock is free); see stale_removed().
+  static result<output_dir> create(const std::filesystem::path& final_path, bool replace = false);
 
   /// Stale staging directories create() removed.
   const std::vector<std::filesystem::path>& stale_removed() const noexcept { return stale_; }
@@ -32,7 +34,9 @@ class output_dir {
   /// Where files are written until commit().
   const std::filesystem::path& temp_path() const noexcept { return temp_; }
   const std::filesystem::path& final_path() const noexcept { return final_; }
-  /// Moves the temporary directory to the final path (replacing an earlier result).
+  /// Moves the temporary directory to the final path: a plain rename, which only replaces an
+  /// empty directory (so one filled meanwhile is not lost), or with `replace` an atomic
+  /// exchange with the existing directory, whose old contents are then removed.
   status commit();
 
   output_dir(output_dir&& other) noexcept;
@@ -40,11 +44,16 @@ class output_dir {
   ~output_dir();
 
  private:
-  output_dir(std::filesystem::path final_path, std::filesystem::path temp, int lock_fd)
-      : final_(std::move(final_path)), temp_(std::move(temp)), lock_fd_(lock_fd) {}
+  output_dir(std::filesystem::path final_path, std::filesystem::path temp, int lock_fd,
+             bool replace)
+      : final_(std::move(final_path)),
+        temp_(std::move(temp)),
+        lock_fd_(lock_fd),
+        replace_(replace) {}
   std::filesystem::path final_;
   std::filesystem::path temp_;
   int lock_fd_ = -1;  ///< the staging directory, opened and flock()ed while the run lives
+  bool replace_ = false;
   bool done_ = false;
   std::vector<std::filesystem::path> stale_;
 };

@@ -261,7 +261,8 @@ std::string report_html(const dedup_summary& s) {
   std::string reasons;
   for (const auto& [r, n] : s.skipped_reasons)
     reasons += (reasons.empty() ? "" : ", ") + r + " " + number(n);
-  h += card("skipped", number(s.skipped), reasons.empty() ? "no bad records" : reasons);
+  if (s.skipped_inputs > 0) reasons += "; " + number(s.skipped_inputs) + " inputs skipped";
+  h += card("skipped records", number(s.skipped), reasons.empty() ? "no bad records" : reasons);
   h += card("short documents", number(s.short_documents), "exact layers only");
   uint64_t clusters = 0, largest = 0;
   for (const auto& [size, n] : s.cluster_sizes) {

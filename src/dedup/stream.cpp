@@ -39,6 +39,9 @@ struct stream_deduplicator::impl {
   // Shingles of kept documents (verification), spilled to a temporary file.
   std::optional<shingle_store> shingles;
   uint32_t count = 0;
+  // Near candidates compared (each a kept document within k), and those verification rejected.
+  uint64_t candidate_pairs = 0;
+  uint64_t rejected_pairs = 0;
   // Scratch of decide() and of batches: candidates of one document, the batch's fingerprints
   // and index matches, and the documents kept in the batch so far (inserted at its end).
   std::vector<index_match> candidates;
@@ -130,18 +133,23 @@ result<dedup_decision> stream_deduplicator::impl::decide(
     }
     for (const index_match& m : candidates) {
       const auto candidate = static_cast<uint32_t>(m.id);
+      ++candidate_pairs;
       if (shingles) {
         const std::size_t cap = options.verify->max_hashes;
         // Sizes too far apart rule the pair out without reading the kept array.
         if (cap == 0 && jaccard_size_bound(sig.shingles.size(), shingles->count(candidate),
                                            options.verify->threshold)) {
+          ++rejected_pairs;
           continue;
         }
         if (auto st = shingles->get(candidate, kept_shingles); !st) return std::move(st).error();
         const double j =
             cap != 0 ? sketch_jaccard(sig.shingles, kept_shingles, cap)
                      : jaccard_at_least(sig.shingles, kept_shingles, options.verify->threshold);
-        if (j < options.verify->threshold) continue;
+        if (j < options.verify->threshold) {
+          ++rejected_pairs;
+          continue;
+        }
         d.jaccard = static_cast<float>(j);
       }
       d.representative = candidate;
@@ -202,6 +210,14 @@ status stream_deduplicator::add(std::span<const doc_signature> sigs,
 
 uint32_t stream_deduplicator::size() const noexcept {
   return impl_->count;
+}
+
+uint64_t stream_deduplicator::candidate_pairs() const noexcept {
+  return impl_->candidate_pairs;
+}
+
+uint64_t stream_deduplicator::rejected_pairs() const noexcept {
+  return impl_->rejected_pairs;
 }
 
 uint64_t stream_deduplicator::spilled_bytes() const noexcept {

@@ -80,6 +80,10 @@ std::string summary_json(const dedup_summary& s) {
   w.key("duplicates_by_layer").begin_object();
   for (dedup_layer l : kLayers) w.key(layer_name(l)).value(s.by_layer[static_cast<std::size_t>(l)]);
   w.end_object();
+  w.key("inputs").begin_object();
+  w.key("count").value(s.input_count);
+  w.key("skipped").value(s.skipped_inputs);
+  w.end_object();
   w.key("skipped_reasons").begin_object();
   for (const auto& [reason, n] : s.skipped_reasons) w.key(reason).value(n);
   w.end_object();
@@ -149,6 +153,7 @@ std::string human_summary(const dedup_summary& s) {
   out += "\n";
   std::snprintf(line, sizeof line, "  skipped     %12s", thousands(s.skipped).c_str());
   out += line;
+  if (s.skipped_inputs > 0) out += " records, " + thousands(s.skipped_inputs) + " inputs:";
   for (const auto& [reason, n] : s.skipped_reasons) out += " " + reason + " " + thousands(n);
   out += "\n";
   std::snprintf(line, sizeof line, "  short       %12s (exact layers only)\n",

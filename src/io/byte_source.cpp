@@ -306,6 +306,8 @@ const char* input_failure_reason(const error_info& error) noexcept {
       return "not_a_file";
     case errc::corrupt_data:
       return "corrupt_input";
+    case errc::unsupported:
+      return "binary_input";  // reader.cpp: the input is not text
     default:
       break;
   }

@@ -40,7 +40,8 @@ result<std::unique_ptr<byte_source>> open_memory_source(std::string data, const 
 
 /// A short stable name for why an input could not be read to its end (the summaries' skipped
 /// reasons): "missing_file", "not_a_file" (a directory), "truncated_input" (a .gz/.zst that
-/// ends inside a member/frame), "corrupt_input", "unreadable_input" (other I/O errors).
+/// ends inside a member/frame), "corrupt_input", "binary_input" (errc::unsupported: not text),
+/// "unreadable_input" (other I/O errors).
 const char* input_failure_reason(const error_info& error) noexcept;
 
 }  // namespace simdup::detail

@@ -4,6 +4,8 @@
 #include "io/format_reader.hpp"
 #include "io/line_input.hpp"
 
+#include <simdup/utf8.hpp>
+
 #include <glob.h>
 #include <sys/stat.h>
 
@@ -12,6 +14,52 @@
 #include <utility>
 
 namespace simdup {
+namespace {
+
+/// Bytes of an input's start that decide whether it is text (git looks at 8,000).
+constexpr std::size_t kTextCheckBytes = std::size_t{64} << 10;
+
+/// Empty when `head` (the start of an input, decompressed) looks like text; otherwise why not:
+/// a NUL byte (binaries, archives, UTF-16 and UTF-32 text, which the readers cannot read), or
+/// more bytes in invalid UTF-8 sequences than in valid text. Text in a legacy 8-bit encoding
+/// (Latin-1) is mostly ASCII and passes; its few invalid bytes are repaired as usual.
+std::string not_text_reason(std::string_view head) {
+  if (const std::size_t nul = head.find('\0'); nul != std::string_view::npos) {
+    return "not text: a NUL byte at offset " + std::to_string(nul) +
+           " (a binary file, or UTF-16/UTF-32 text; inputs must be UTF-8)";
+  }
+  std::size_t invalid_bytes = 0;
+  const char* p = head.data();
+  const char* end = p + head.size();
+  while (p < end) {
+    const char* start = p;
+    std::size_t invalid = 0;
+    utf8::decode(p, end, invalid);
+    if (invalid != 0) invalid_bytes += static_cast<std::size_t>(p - start);
+  }
+  if (invalid_bytes * 2 <= head.size()) return {};
+  return "not text: " + std::to_string(invalid_bytes) + " of its first " +
+         std::to_string(head.size()) + " bytes are not valid UTF-8 (inputs must be UTF-8)";
+}
+
+/// Up to kTextCheckBytes from the start of the file at `path`, decompressed; shorter when a
+/// read fails (the reader meets that error itself, in its turn).
+std::string head_of(const std::string& path) {
+  std::string head;
+  auto src = detail::open_source(path, path, nullptr);
+  if (!src) return head;
+  head.resize(kTextCheckBytes);
+  std::size_t have = 0;
+  while (have < head.size()) {
+    auto got = (*src)->read(head.data() + have, head.size() - have);
+    if (!got || *got == 0) break;
+    have += *got;
+  }
+  head.resize(have);
+  return head;
+}
+
+}  // namespace
 
 const char* input_format_name(input_format format) noexcept {
   switch (format) {
@@ -185,6 +233,7 @@ struct reader::impl {
   bool failed = false;
   error_info failure;
   std::string skip_reason;  ///< of the last bad_record
+  bool skip_was_input = false;
 
   /// Opens inputs[next_input]; false (with `error`) when that fails.
   bool open_next(error_info& error) {
@@ -195,6 +244,10 @@ struct reader::impl {
                    : detail::open_source(path, name, &stats.compressed_bytes, options.cancel);
     if (!src) {
       error = std::move(src).error();
+      // A pattern kept by expand_inputs(keep_missing) matched nothing: say so, not ENOENT.
+      if (error.code == errc::not_found && path.find_first_of("*?[") != std::string::npos) {
+        error.message = "no input matches the pattern " + path;
+      }
       return false;
     }
     in = std::make_unique<detail::line_input>(std::move(*src), options.max_record_bytes);
@@ -208,6 +261,20 @@ struct reader::impl {
         return false;
       }
       fmt = sniff(*head);
+    }
+    // A file whose start is not text would be read as garbage records; WARC payloads may be
+    // binary. Only regular files are checked, through a second open, so the stream read here
+    // is untouched (a truncation further on is still met after the records before it) and
+    // pipes (stdin, <(zcat ...)) lose nothing.
+    struct stat st {};
+    if (fmt != input_format::warc && !from_memory && path != "-" &&
+        ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+      const std::string head = head_of(path);
+      if (std::string reason = not_text_reason(head); !reason.empty()) {
+        in.reset();  // the message names the input, not a line in it
+        error = make_error(errc::unsupported, name + ": " + reason);
+        return false;
+      }
     }
     const detail::input_context ctx{in.get(), name, &options, inputs.size() > 1};
     switch (fmt) {
@@ -267,6 +334,7 @@ struct reader::impl {
         case read_status::bad_record:
           ++stats.bad_records;
           skip_reason = errc_name(error.code);
+          skip_was_input = false;
           return st;
         case read_status::failed:
           return input_failed(doc, error);
@@ -299,6 +367,7 @@ struct reader::impl {
     doc.raw.clear();
     doc.text.clear();
     ++stats.bad_records;
+    skip_was_input = true;
     close_current();
     return read_status::bad_record;
   }
@@ -343,6 +412,10 @@ std::string_view reader::header() const noexcept {
 
 std::string_view reader::last_skip_reason() const noexcept {
   return impl_->skip_reason;
+}
+
+bool reader::last_skip_was_input() const noexcept {
+  return impl_->skip_was_input;
 }
 
 const reader_stats& reader::stats() const noexcept {

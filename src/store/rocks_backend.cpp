@@ -738,7 +738,18 @@ result<std::unique_ptr<backend>> open_rocks_backend(const std::string& dir,
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* raw = nullptr;
   auto s = rocksdb::DB::Open(rocksdb::DBOptions(db_options), dir, families, &handles, &raw);
-  if (!s.ok()) return make_error(errc::io_error, "opening store " + dir + ": " + s.ToString());
+  if (!s.ok()) {
+    // RocksDB's own words for a held LOCK file ("While lock file: ...: Resource temporarily
+    // unavailable") do not say what to do; the usual cause is a second server on the same
+    // directory.
+    if (s.IsIOError() && s.ToString().find("lock") != std::string::npos) {
+      return make_error(errc::io_error,
+                        "the store in " + dir +
+                            " is in use by another process (another simdup serve with the "
+                            "same --data?); stop it or choose another --data directory");
+    }
+    return make_error(errc::io_error, "opening store " + dir + ": " + s.ToString());
+  }
   // The default family is reached through DefaultColumnFamily(); its handle from Open is not
   // needed.
   (void)raw->DestroyColumnFamilyHandle(handles[0]);

@@ -110,7 +110,7 @@ def test_on_error_skip_counts_and_reports(tmp_path):
     err = proc.stderr.decode()
     assert f"{path}:2: missing text field 'text'" in err
     assert f"{path}:3:" in err
-    assert "2 records, 2 skipped (invalid_input: 2)" in err
+    assert "2 records written, 2 records skipped (invalid_input: 2)" in err
 
 
 def test_invalid_utf8_is_repaired_and_counted(tmp_path):
@@ -131,7 +131,7 @@ def test_stats_flag_prints_summary_and_quiet_silences(tmp_path, sample_records):
     path = write_jsonl(tmp_path / "docs.jsonl", sample_records)
     assert run(["fingerprint", path], check=0).stderr == b""
     err = run(["fingerprint", "--stats", path], check=0).stderr.decode()
-    assert "5 records, 0 skipped" in err and "1 too_short" in err
+    assert "5 records written, 0 records skipped" in err and "1 too_short" in err
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id":1,"text":"a b c d e"}\nnope\n')
     assert run(["fingerprint", "-q", "--on-error", "skip", bad], check=3).stderr == b""

@@ -115,7 +115,7 @@ def test_clusters_components_and_star():
     assert r.returncode == 0, r.stderr
     assert [json.loads(x) for x in r.stdout.splitlines()] == [
         {"id": "a", "cluster": "a"}, {"id": "b", "cluster": "a"}, {"id": "c", "cluster": "a"}]
-    r = run(["clusters", "--k", "1", "--mode", "star"], stdin=data)
+    r = run(["clusters", "--k", "1", "--clusters", "star"], stdin=data)
     assert r.returncode == 0, r.stderr
     assert [json.loads(x) for x in r.stdout.splitlines()] == [
         {"id": "a", "cluster": "a"}, {"id": "b", "cluster": "a"}]

@@ -186,13 +186,16 @@ def test_missing_input_and_bad_flags(tmp_path):
     run(["dedup", f], check=2)  # --out is required
 
 
-def test_out_replaces_an_earlier_result_but_not_other_directories(tmp_path):
+def test_a_non_empty_out_is_refused_unless_force(tmp_path):
     f = write_jsonl(tmp_path / "a.jsonl", [{"id": 1, "text": "some text to keep around"}])
     out = tmp_path / "out"
     run(["dedup", f, "--out", out, "--quiet"], check=0)
     (out / "stale.txt").write_text("old")
-    run(["dedup", f, "--out", out, "--quiet"], check=0)
-    assert not (out / "stale.txt").exists()
+    proc = run(["dedup", f, "--out", out, "--quiet"], check=2)
+    assert b"not empty" in proc.stderr and b"--force" in proc.stderr
+    assert (out / "stale.txt").exists()
+    run(["dedup", f, "--out", out, "--quiet", "--force"], check=0)
+    assert not (out / "stale.txt").exists() and (out / "summary.json").exists()
     other = tmp_path / "precious"
     other.mkdir()
     (other / "thesis.tex").write_text("keep me")

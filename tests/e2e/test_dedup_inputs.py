@@ -140,7 +140,8 @@ def test_stream_mode_on_stdin_with_on_error_skip(tmp_path):
     assert [(d["id"], d["duplicate_of"]) for d in dups] == [(10, 0)]
     assert summary["documents"]["skipped"] == 2 and accounted(summary)
     # Quiet: no per-record messages, the counts stay.
-    proc = run(["dedup", "--out", out, "--on-error", "skip", "-q"], input=data, check=3)
+    proc = run(["dedup", "--out", out, "--force", "--on-error", "skip", "-q"], input=data,
+               check=3)
     assert proc.stderr == b"" and proc.stdout == b""
     assert read_out(out)[2]["documents"]["skipped"] == 2
 
@@ -173,7 +174,7 @@ def earlier_result(tmp_path):
 def test_truncated_gz_with_skip_keeps_the_records_before_the_cut(tmp_path, earlier_result, mode):
     keep, out, _ = earlier_result
     trunc, recovered = truncated_gzip(tmp_path)
-    proc = run(["dedup", keep, trunc, "--out", out, "--on-error", "skip", "--mode", mode],
+    proc = run(["dedup", keep, trunc, "--out", out, "--force", "--on-error", "skip", "--mode", mode],
                check=3)
     assert f"{trunc}:{len(recovered) + 1}: truncated gzip".encode() in proc.stderr
     kept, dups, summary = read_out(out)
@@ -187,7 +188,7 @@ def test_truncated_gz_with_skip_keeps_the_records_before_the_cut(tmp_path, earli
 def test_truncated_gz_fails_by_default_and_leaves_dir_untouched(tmp_path, earlier_result):
     keep, out, before = earlier_result
     trunc, recovered = truncated_gzip(tmp_path)
-    proc = run(["dedup", keep, trunc, "--out", out], check=1)
+    proc = run(["dedup", keep, trunc, "--out", out, "--force"], check=1)
     assert f"{trunc}:{len(recovered) + 1}: truncated gzip".encode() in proc.stderr
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
     assert staging_dirs(tmp_path) == []
@@ -199,16 +200,19 @@ def test_missing_file_and_directory_inputs(tmp_path, earlier_result):
     folder = tmp_path / "folder"
     folder.mkdir()
     for bad in (missing, folder, tmp_path / "none-*.jsonl"):
-        proc = run(["dedup", keep, bad, "--out", out], check=1)
+        proc = run(["dedup", keep, bad, "--out", out, "--force"], check=1)
         assert str(bad).encode() in proc.stderr
         assert {p.name: p.read_bytes() for p in out.iterdir()} == before
         assert staging_dirs(tmp_path) == []
-    proc = run(["dedup", keep, missing, folder, "--out", out, "--on-error", "skip"], check=3)
+    proc = run(["dedup", keep, missing, folder, "--out", out, "--force", "--on-error", "skip"], check=3)
     assert str(missing).encode() in proc.stderr and str(folder).encode() in proc.stderr
     kept, dups, summary = read_out(out)
     assert [json.loads(l)["id"] for l in kept.decode().splitlines()] == ["k"]
     assert summary["skipped_reasons"] == {"missing_file": 1, "not_a_file": 1}
-    assert summary["documents"]["skipped"] == 2 and accounted(summary)
+    # Inputs are not records: the two are skipped inputs, and the one record was read.
+    assert summary["inputs"] == {"count": 3, "skipped": 2}
+    assert summary["documents"]["skipped"] == 0 and summary["documents"]["read"] == 1
+    assert accounted(summary)
 
 
 def test_fingerprint_treats_failed_inputs_the_same_way(tmp_path):
@@ -224,7 +228,7 @@ def test_fingerprint_treats_failed_inputs_the_same_way(tmp_path):
 
 def start_on_stdin(out, *flags):
     env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0")
-    return subprocess.Popen([simdup_bin(), "dedup", "--out", str(out), "-q",
+    return subprocess.Popen([simdup_bin(), "dedup", "--out", str(out), "--force", "-q",
                              "--input-format", "jsonl", *flags],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, env=env)
@@ -268,7 +272,7 @@ def test_a_later_run_removes_the_staging_directory_of_a_killed_one(tmp_path, ear
     doomed.communicate(timeout=20)
     assert doomed_dir in staging_dirs(tmp_path) and doomed_dir.startswith("out.tmp-")
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
-    proc = run(["dedup", keep, "--out", out], check=0)
+    proc = run(["dedup", keep, "--out", out, "--force"], check=0)
     assert f"removed {tmp_path / doomed_dir}".encode() in proc.stderr
     [live_dir] = staging_dirs(tmp_path)
     assert live_dir != doomed_dir

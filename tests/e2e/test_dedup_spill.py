@@ -28,7 +28,8 @@ def test_tmp_dir_holds_nothing_after_the_run(tmp_path):
     assert os.listdir(spill) == []
     assert sorted(os.listdir(out)) == ["duplicates.jsonl", "kept.jsonl", "report.html",
                                        "summary.json"]
-    proc = run(["dedup", path, "--out", out, "--tmp-dir", tmp_path / "missing"], check=1)
+    proc = run(["dedup", path, "--out", out, "--force", "--tmp-dir", tmp_path / "missing"],
+               check=1)
     assert b"missing" in proc.stderr and b"--tmp-dir" in proc.stderr
 
 
@@ -70,7 +71,8 @@ def test_keep_field_reads_csv_columns_by_header(tmp_path):
     dups = [json.loads(l) for l in (out / "duplicates.jsonl").read_text().splitlines()]
     assert {d["duplicate_of"] for d in dups} == {"b"}
     # Stream mode writes kept records as it goes: the header row comes first there too.
-    run(["dedup", path, "--out", out, "--quiet", "--mode", "stream", "-k", "10"], check=0)
+    run(["dedup", path, "--out", out, "--force", "--quiet", "--mode", "stream", "-k", "10"],
+        check=0)
     kept = (out / "kept.csv").read_text(encoding="utf-8").splitlines()
     assert kept[0] == "id,score,text"
     assert [r[0] for r in csv.reader(kept[1:])] == ["a"]

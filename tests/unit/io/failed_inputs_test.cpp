@@ -108,5 +108,66 @@ TEST(FailedInputs, ExpandInputsCanKeepMissingPaths) {
   EXPECT_FALSE(expand_inputs(in));
 }
 
+// Files whose bytes are not text fail like unreadable inputs instead of yielding garbage
+// records; text in an 8-bit encoding, WARC payloads and in-memory buffers are still read.
+TEST(NotText, NulBytesOrMostlyInvalidUtf8FailTheInput) {
+  temp_dir dir;
+  std::string png = "\x89PNG\r\n\x1a\n";
+  png += std::string("\0\0\0\rIHDR", 8);
+  for (int i = 0; i < 5000; ++i) png.push_back(static_cast<char>(i % 256));
+  std::string noise;
+  for (int i = 0; i < 20000; ++i) noise.push_back(static_cast<char>(0x80 + (i * 37) % 0x7f));
+  const std::string ok = dir.write("ok.jsonl", test::numbered_jsonl(0, 2));
+  for (const std::string& bytes : {png, noise, test::gzip(png)}) {
+    const std::string bad = dir.write("bad.txt", bytes);
+    auto r = reader::open(std::vector<std::string>{ok, bad}, {});
+    ASSERT_TRUE(r);
+    auto all = read_all(*r);
+    EXPECT_EQ(all.docs.size(), 2u);
+    EXPECT_NE(all.failure.find(bad + ": not text"), std::string::npos) << all.failure;
+
+    auto s = reader::open(std::vector<std::string>{bad, ok}, skipping());
+    ASSERT_TRUE(s);
+    document doc;
+    error_info err;
+    ASSERT_EQ(s->next(doc, err), read_status::bad_record);
+    EXPECT_EQ(s->last_skip_reason(), "binary_input");
+    EXPECT_TRUE(s->last_skip_was_input());
+    EXPECT_EQ(s->next(doc, err), read_status::record);
+  }
+}
+
+TEST(NotText, Latin1WarcAndMemoryBuffersAreRead) {
+  temp_dir dir;
+  std::string latin1;
+  for (int i = 0; i < 100; ++i)
+    latin1 +=
+        "Caf\xE9 cr\xE8me br\xFBl\xE9"
+        "e, na\xEFve fa\xE7"
+        "ade.\n";
+  const std::string txt = dir.write("latin1.txt", latin1);
+  auto r = reader::open(std::vector<std::string>{txt}, {});
+  ASSERT_TRUE(r);
+  auto all = read_all(*r);
+  EXPECT_EQ(all.docs.size(), 100u);
+  EXPECT_TRUE(all.failure.empty()) << all.failure;
+
+  // A record that is bad is not an input: last_skip_was_input() tells them apart.
+  const std::string jsonl = dir.write("bad.jsonl", "{\"id\": 1, \"text\": \"x\"}\nnot json\n");
+  auto j = reader::open(std::vector<std::string>{jsonl}, skipping());
+  ASSERT_TRUE(j);
+  document doc;
+  error_info err;
+  ASSERT_EQ(j->next(doc, err), read_status::record);
+  ASSERT_EQ(j->next(doc, err), read_status::bad_record);
+  EXPECT_EQ(j->last_skip_reason(), "invalid_input");
+  EXPECT_FALSE(j->last_skip_was_input());
+
+  // In memory (HTTP bodies, Python): not checked, as before.
+  auto m = test::read_string("body", std::string("a\0b\n", 4), input_format::text);
+  EXPECT_EQ(m.docs.size(), 1u);
+  EXPECT_TRUE(m.failure.empty());
+}
+
 }  // namespace
 }  // namespace simdup
