@@ -17,6 +17,8 @@ How to write examples (README.md and every docs/*.md, new files included, are ch
   one space after `#>` is not part of the line, trailing spaces are ignored);
   `...` in a line matches any text, and a line `#> ...` alone matches any number of lines.
   Without `#>` lines, stdout is not checked.
+- docs/databases.md is the exception: its blocks need a PostgreSQL server, and
+  tests/e2e/test_postgres_docs.py runs them against the one the tests start (RUN_ELSEWHERE).
 - A command that ends with `&` runs in the background; when it has `--listen HOST:PORT`, the
   next command runs once that port accepts connections. Port 8080 is replaced by a free port.
   What still runs in the background at the end of the file is stopped with SIGTERM.
@@ -35,6 +37,9 @@ import pytest
 from conftest import SOURCE_DIR, simdup_bin
 
 DOC_FILES = [SOURCE_DIR / "README.md", *sorted((SOURCE_DIR / "docs").glob("*.md"))]
+# Docs whose ```sh blocks need a server this test does not start; the named test runs them.
+RUN_ELSEWHERE = {"databases.md": "tests/e2e/test_postgres_docs.py (against the tests' PostgreSQL)"}
+SHELL_DOCS = [d for d in DOC_FILES if d.name not in RUN_ELSEWHERE]
 FENCE = re.compile(r"^(\s*)```(.*)$")
 EXPECT_EXIT = re.compile(r"#\s*exit\s+(\d+)\b[^#]*$")
 # A trailing `&` (not `&&`), perhaps followed by a comment.
@@ -212,7 +217,13 @@ def test_every_fence_names_its_language(doc):
                         "(sh runs, text or json does not; see this test's docstring)"
 
 
-@pytest.mark.parametrize("doc", DOC_FILES, ids=lambda p: p.name)
+def test_docs_run_elsewhere_have_their_runner():
+    for name, runner in RUN_ELSEWHERE.items():
+        assert (SOURCE_DIR / "docs" / name).is_file(), name
+        assert (SOURCE_DIR / runner.split()[0]).is_file(), runner
+
+
+@pytest.mark.parametrize("doc", SHELL_DOCS, ids=lambda p: p.name)
 def test_shell_examples_run_as_written(doc, tmp_path):
     run_doc(doc, tmp_path)
 
