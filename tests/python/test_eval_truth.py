@@ -85,7 +85,8 @@ def test_wide_alphabet_takes_the_exact_two_word_path():
 
 @pytest.mark.skipif(shutil.which("opencc") is None, reason="opencc command not installed")
 def test_chinese_traditional_folds_to_simplified():
-    texts = ["軟體開發的過程\n很長", "软体开发的过程 很长", "ＡＢＣ中文"]
+    texts = ["軟體開發的過程\n很長。", "软体开发的过程，很长", "ＡＢＣ中文「x」"]
+    # Content only: white space and punctuation (full-width or not) go after t2s.
     assert truth.normalize_all(texts, chinese=True) == [
-        "软体开发的过程 很长", "软体开发的过程 很长", "abc中文"]
+        "软体开发的过程很长", "软体开发的过程很长", "abc中文x"]
     assert [(i, j) for i, j, _ in truth.pairs_for_texts(texts, chinese=True)] == [(0, 1)]
