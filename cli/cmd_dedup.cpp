@@ -39,6 +39,7 @@ struct dedup_command {
   std::string layers = "url,exact,near";
   std::string keep = "first";
   std::string clusters = "star";
+  double anchor_floor = 0.6;
   std::string verify = kDefaultVerify;
   std::size_t verify_max_hashes = 0;
   std::size_t verify_shingle_width = 5;
@@ -127,7 +128,10 @@ result<dedup_options> resolve_dedup(const dedup_command& cmd) {
   auto keep = parse_keep_policy(cmd.keep);
   if (!keep) return std::move(keep).error();
   o.keep = std::move(keep).value();
-  o.linking = cmd.clusters == "star" ? cluster_linking::star : cluster_linking::components;
+  o.linking = cmd.clusters == "star"       ? cluster_linking::star
+              : cmd.clusters == "anchored" ? cluster_linking::anchored
+                                           : cluster_linking::components;
+  o.anchor_floor = cmd.anchor_floor;
   if (cmd.verify != "off") {
     auto v = parse_verify_spec(cmd.verify);
     if (!v) return std::move(v).error();
@@ -225,8 +229,14 @@ void setup(CLI::App& app, int& rc) {
   sub->add_option("--clusters", cmd->clusters,
                   "Batch clusters: star links each duplicate directly to its representative "
                   "(chains A~B~C do not join A and C); components joins every chain "
-                  "(connected components)")
-      ->check(CLI::IsMember({"components", "star"}))
+                  "(connected components); anchored: components of verified links, members "
+                  "whose Jaccard with the representative is under --anchor-floor split off")
+      ->check(CLI::IsMember({"components", "star", "anchored"}))
+      ->capture_default_str()
+      ->group(g);
+  sub->add_option("--anchor-floor", cmd->anchor_floor,
+                  "--clusters anchored: least Jaccard of a member with its representative")
+      ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str()
       ->group(g);
   sub->add_option("--verify", cmd->verify,

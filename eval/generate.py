@@ -6,7 +6,7 @@
 
 `--profile large` builds the >= 50K documents per language corpora of docs/tuning.md: every
 English man page (sections 1-8) and Python documentation page instead of a sample, Chinese
-documents cut at 3,000 characters, GNOME's zh_CN help and one fortune per document, and more
+documents cut at 1,200 characters, GNOME's zh_CN help and one fortune per document, and more
 reposts per original (PROFILES below).
 
 Writes, per language L in {en, zh}:
@@ -56,8 +56,8 @@ class Profile:
 PROFILES = {
     "small": Profile(("1", "5", "7", "8"), False, MAX_CHARS, False, {"en": 0.5, "zh": 0.6},
                      {"en": 1.5, "zh": 1.5}),
-    "large": Profile(("1", "2", "3", "4", "5", "6", "7", "8"), True, 3000, True,
-                     {"en": 0.6, "zh": 0.75}, {"en": 2.0, "zh": 2.5}),
+    "large": Profile(("1", "2", "3", "4", "5", "6", "7", "8"), True, 1200, True,
+                     {"en": 0.6, "zh": 0.85}, {"en": 2.0, "zh": 3.5}),
 }
 EPOCH = dt.datetime(2023, 1, 1, tzinfo=dt.timezone.utc)
 SITES = ["news.example.com", "www.daily-mirror-site.example", "m.portal.example.net",

@@ -38,6 +38,10 @@ enum class cluster_linking {
   /// first by the keep policy; an unassigned one becomes a representative and takes its
   /// unassigned direct neighbours. No chaining.
   star,
+  /// Components of the verified links, anchored: every member's Jaccard with its
+  /// representative is at least dedup_options::anchor_floor; members under it split off into
+  /// clusters of their own (anchor_clusters). Needs verification.
+  anchored,
 };
 
 struct dedup_options {
@@ -58,6 +62,9 @@ struct dedup_options {
   cluster_linking linking = cluster_linking::components;
   /// Confirm near pairs by shingle Jaccard; unset means every pair within k is a duplicate.
   std::optional<verify_options> verify;
+  /// cluster_linking::anchored: the least Jaccard (inclusive) of a member with its
+  /// representative, in [0, 1]. Default 0.6.
+  double anchor_floor = 0.6;
 };
 
 /// What the dedup engines need of one document; computed by document_signer, in parallel.

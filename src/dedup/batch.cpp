@@ -74,6 +74,45 @@ struct batch_deduplicator::impl {
     return detail::pair_jaccards(*shingles, jobs, options.verify->max_hashes, threshold, out);
   }
 
+  // anchor_clusters over the near layer's slots: the accepted (verified) pairs are the links,
+  // and a member's similarity to its representative is the verified Jaccard when the pair was
+  // verified, else measured (exactly when at least the floor).
+  status anchor(const std::vector<uint32_t>& near_ordinals, const std::vector<uint32_t>& near_slot,
+                const std::vector<uint32_t>& rank, const std::vector<verified_pair>& accepted,
+                std::vector<uint32_t>& near_rep) {
+    std::vector<index_pair> slot_links;
+    slot_links.reserve(accepted.size());
+    for (const verified_pair& p : accepted) {
+      slot_links.push_back({near_slot[rank[p.a]], near_slot[rank[p.b]], 0});
+    }
+    std::vector<std::pair<uint32_t, uint32_t>> measure;
+    std::vector<std::size_t> measure_at;
+    std::vector<double> measured;
+    const auto similarity = [&](std::span<const std::pair<uint32_t, uint32_t>> pairs,
+                                std::vector<double>& out) -> status {
+      out.assign(pairs.size(), 0.0);
+      measure.clear();
+      measure_at.clear();
+      for (std::size_t j = 0; j < pairs.size(); ++j) {
+        const auto [a, b] =
+            std::minmax(near_ordinals[pairs[j].first], near_ordinals[pairs[j].second]);
+        const verified_pair key{a, b, 0.0f};
+        const auto it = std::lower_bound(accepted.begin(), accepted.end(), key, pair_before);
+        if (it != accepted.end() && it->a == a && it->b == b) {
+          out[j] = it->jaccard;
+        } else {
+          measure.emplace_back(a, b);
+          measure_at.push_back(j);
+        }
+      }
+      if (measure.empty()) return {};
+      if (auto st = jaccards(measure, options.anchor_floor, measured); !st) return st;
+      for (std::size_t m = 0; m < measure.size(); ++m) out[measure_at[m]] = measured[m];
+      return {};
+    };
+    return anchor_clusters(near_rep, slot_links, options.anchor_floor, similarity);
+  }
+
   keep_rank rank_of(uint32_t i) const {
     keep_rank r{i, 0, 0, 0};
     if (!lengths.empty()) r.length = lengths[i];
@@ -87,6 +126,14 @@ result<batch_deduplicator> batch_deduplicator::create(const dedup_options& optio
   if (options.k < 0 || options.k > max_index_k) {
     return make_error(errc::invalid_argument, "--k must be in 0.." + std::to_string(max_index_k) +
                                                   ", got " + std::to_string(options.k));
+  }
+  if (options.linking == cluster_linking::anchored && !options.verify) {
+    return make_error(errc::invalid_argument,
+                      "anchored clusters need verification (--verify jaccard:T)");
+  }
+  if (!(options.anchor_floor >= 0.0 && options.anchor_floor <= 1.0)) {
+    return make_error(errc::invalid_argument, "the anchor floor must be in [0, 1], got " +
+                                                  std::to_string(options.anchor_floor));
   }
   auto p = std::make_unique<impl>();
   p->options = options;
@@ -229,6 +276,12 @@ result<std::vector<dedup_decision>> batch_deduplicator::finish(
     phase("clusters");
     near_rep = clusters.finish();
     std::sort(accepted.begin(), accepted.end(), pair_before);
+    if (s.options.linking == cluster_linking::anchored) {
+      phase("anchoring clusters");
+      if (auto st = s.anchor(near_ordinals, near_slot, rank, accepted, near_rep); !st) {
+        return std::move(st).error();
+      }
+    }
   }
 
   std::vector<dedup_decision> decisions(n);

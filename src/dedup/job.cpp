@@ -462,7 +462,9 @@ void job::fill_parameters() {
   summary_.mode = d.mode == dedup_mode::stream ? "stream" : "batch";
   summary_.k = d.k;
   summary_.keep = d.mode == dedup_mode::stream ? "first" : o_.keep_spec;
-  summary_.linking = d.linking == cluster_linking::star ? "star" : "components";
+  summary_.linking = d.linking == cluster_linking::star       ? "star"
+                     : d.linking == cluster_linking::anchored ? "anchored"
+                                                              : "components";
   if (d.url_layer) summary_.layers.push_back("url");
   if (d.title_layer) summary_.layers.push_back("title");
   if (d.content_layer) summary_.layers.push_back("exact");

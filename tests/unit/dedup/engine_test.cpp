@@ -302,6 +302,48 @@ TEST(BatchDedup, CandidatePairsDoNotDependOnTheLinking) {
   EXPECT_EQ(candidates[0], candidates[1]);
 }
 
+// Shingle arrays 0..n-1 shifted by `offset`: two of them share max(0, n - |offset difference|).
+std::vector<uint32_t> shingle_range(uint32_t offset, uint32_t n) {
+  std::vector<uint32_t> out(n);
+  for (uint32_t j = 0; j < n; ++j) out[j] = offset + j;
+  return out;
+}
+
+TEST(BatchDedup, AnchoredClustersSplitMembersFarFromTheRepresentative) {
+  // A drifting family: each document shares 90 of its 100 shingles with the next (Jaccard
+  // 0.82, verified), all fingerprints within k; two steps apart is 0.67 (rejected). Components
+  // put all five in one cluster although 0 and 4 are at 0.43 (0 and 3: 0.54). Anchored at 0.6
+  // keeps 1 and 2 with 0 and starts a new cluster at 3, with 4.
+  std::vector<doc_signature> docs;
+  for (uint32_t i = 0; i < 5; ++i) {
+    doc_signature d = sig(i, "doc" + std::to_string(i));
+    d.shingles = shingle_range(i * 10, 100);
+    docs.push_back(std::move(d));
+  }
+  dedup_options o;
+  o.verify = verify_options{};
+  o.linking = cluster_linking::components;
+  auto d = run_batch(o, docs);
+  for (uint32_t i = 0; i < 5; ++i) EXPECT_EQ(d[i].representative, 0u) << i;
+  EXPECT_NEAR(d[4].jaccard, 60.0 / 140.0, 1e-6);
+  o.linking = cluster_linking::anchored;
+  d = run_batch(o, docs);
+  EXPECT_TRUE(d[0].kept(0));
+  EXPECT_EQ(d[1].representative, 0u);
+  EXPECT_EQ(d[2].representative, 0u);
+  EXPECT_NEAR(d[2].jaccard, 80.0 / 120.0, 1e-6);
+  EXPECT_TRUE(d[3].kept(3));
+  EXPECT_EQ(d[4].representative, 3u);
+  for (uint32_t i = 0; i < 5; ++i) {
+    if (!d[i].kept(i)) EXPECT_GE(d[i].jaccard, 0.6) << i;
+  }
+  // Without verification there are no shingles to anchor with: a clear error.
+  o.verify.reset();
+  auto engine = batch_deduplicator::create(o);
+  ASSERT_FALSE(engine);
+  EXPECT_EQ(engine.error().code, errc::invalid_argument);
+}
+
 TEST(BatchDedup, UrlDuplicatesFollowTheirGroupBeyondK) {
   // B is a near duplicate of A (distance 1); C shares B's URL but not its text (distance 20
   // from A). C joins B's exact group and so A's cluster: layer "url", distance 20 > k. Only
