@@ -40,6 +40,7 @@ struct dedup_command {
   std::string keep = "first";
   std::string clusters = "star";
   double anchor_floor = 0.6;
+  std::string minhash = "off";
   std::string verify = kDefaultVerify;
   std::size_t verify_max_hashes = 0;
   std::size_t verify_shingle_width = 5;
@@ -132,6 +133,10 @@ result<dedup_options> resolve_dedup(const dedup_command& cmd) {
               : cmd.clusters == "anchored" ? cluster_linking::anchored
                                            : cluster_linking::components;
   o.anchor_floor = cmd.anchor_floor;
+  auto minhash = parse_minhash_spec(cmd.minhash);
+  if (!minhash) return std::move(minhash).error();
+  o.minhash = *minhash;
+  if (cmd.verify == "off") o.minhash = minhash_options{};  // MinHash pairs need verification
   if (cmd.verify != "off") {
     auto v = parse_verify_spec(cmd.verify);
     if (!v) return std::move(v).error();
@@ -232,6 +237,11 @@ void setup(CLI::App& app, int& rc) {
                   "(connected components); anchored: components of verified links, members "
                   "whose Jaccard with the representative is under --anchor-floor split off")
       ->check(CLI::IsMember({"components", "star", "anchored"}))
+      ->capture_default_str()
+      ->group(g);
+  sub->add_option("--minhash", cmd->minhash,
+                  "BANDSxROWS: MinHash-LSH bands over the verification shingles as a second "
+                  "candidate generator beside SimHash (batch, with --verify); off: SimHash only")
       ->capture_default_str()
       ->group(g);
   sub->add_option("--anchor-floor", cmd->anchor_floor,

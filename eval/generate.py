@@ -4,9 +4,9 @@
     /usr/bin/python3 eval/generate.py [--out eval/out] [--seed 20240501] [--lang en,zh]
                                       [--profile small|large]
 
-`--profile large` builds the >= 50K documents per language corpora of docs/tuning.md: every
-English man page (sections 1-8) and Python documentation page instead of a sample, Chinese
-documents cut at 1,200 characters, GNOME's zh_CN help and one fortune per document, and more
+`--profile large` builds the >= 50K documents per language corpora of docs/tuning.md: 6,000
+English man pages (sections 1-8) and every Python documentation page, English documents cut
+at 2,000 characters and Chinese ones at 1,200 (news-article sizes), GNOME's zh_CN help and one fortune per document, and more
 reposts per original (PROFILES below).
 
 Writes, per language L in {en, zh}:
@@ -46,7 +46,9 @@ class Profile:
     """How big a corpus is: what is read, how it is cut, how many reposts an original gets."""
 
     man_sections: tuple[str, ...]  # English man page sections
-    all_sources: bool  # every man page and Python page, not a scale-sized sample
+    all_sources: bool  # every Python page and en_man_pages man pages, not a scale-sized sample
+    en_man_pages: int  # with all_sources: how many English man pages (a seeded sample)
+    en_max_chars: int  # English documents are cut at this length
     zh_max_chars: int  # Chinese documents are cut at this length
     zh_extra: bool  # GNOME zh_CN help, one fortune per document
     family_rate: dict[str, float]  # share of originals that get reposts
@@ -54,9 +56,9 @@ class Profile:
 
 
 PROFILES = {
-    "small": Profile(("1", "5", "7", "8"), False, MAX_CHARS, False, {"en": 0.5, "zh": 0.6},
-                     {"en": 1.5, "zh": 1.5}),
-    "large": Profile(("1", "2", "3", "4", "5", "6", "7", "8"), True, 1200, True,
+    "small": Profile(("1", "5", "7", "8"), False, 0, MAX_CHARS, MAX_CHARS, False,
+                     {"en": 0.5, "zh": 0.6}, {"en": 1.5, "zh": 1.5}),
+    "large": Profile(("1", "2", "3", "4", "5", "6", "7", "8"), True, 6000, 2000, 1200, True,
                      {"en": 0.6, "zh": 0.85}, {"en": 2.0, "zh": 3.5}),
 }
 EPOCH = dt.datetime(2023, 1, 1, tzinfo=dt.timezone.utc)
@@ -110,9 +112,9 @@ def english_bases(rng: random.Random, scale: float, prof: Profile) -> list[sourc
                              "maint-guide", "GPL-2.0+")
     out += sources.html_docs(sorted(Path("/usr/share/doc/debian/FAQ").glob("*.en.html")),
                              "debian-faq", "GPL-2+ (see its copyright file)")
-    man_files = man if prof.all_sources else rng.sample(man, min(len(man), int(1000 * scale)))
-    out += sources.man_pages(sorted(man_files), pkg_of, lic)
-    return sources.split_long(sources.from_debian(out), MAX_CHARS)
+    man_count = prof.en_man_pages if prof.all_sources else int(1000 * scale)
+    out += sources.man_pages(sorted(rng.sample(man, min(len(man), man_count))), pkg_of, lic)
+    return sources.split_long(sources.from_debian(out), prof.en_max_chars)
 
 
 def chinese_bases(rng: random.Random, scale: float, prof: Profile) -> list[sources.Doc]:

@@ -335,13 +335,52 @@ TEST(BatchDedup, AnchoredClustersSplitMembersFarFromTheRepresentative) {
   EXPECT_TRUE(d[3].kept(3));
   EXPECT_EQ(d[4].representative, 3u);
   for (uint32_t i = 0; i < 5; ++i) {
-    if (!d[i].kept(i)) EXPECT_GE(d[i].jaccard, 0.6) << i;
+    if (!d[i].kept(i)) {
+      EXPECT_GE(d[i].jaccard, 0.6) << i;
+    }
   }
   // Without verification there are no shingles to anchor with: a clear error.
   o.verify.reset();
   auto engine = batch_deduplicator::create(o);
   ASSERT_FALSE(engine);
   EXPECT_EQ(engine.error().code, errc::invalid_argument);
+}
+
+TEST(BatchDedup, MinHashFindsVerifiedPairsBeyondK) {
+  // 0 and 1 share 95 of 100 shingles (Jaccard 0.9) but their fingerprints are 64 bits apart;
+  // 2 is unrelated. SimHash alone misses the pair; MinHash bands find it and it verifies.
+  std::vector<doc_signature> docs = {sig(0, "a"), sig(~uint64_t{0}, "b"), sig(0xF0F0, "c")};
+  docs[0].shingles = shingle_range(0, 100);
+  docs[1].shingles = shingle_range(5, 100);
+  docs[2].shingles = shingle_range(1000, 100);
+  dedup_options o;
+  o.verify = verify_options{};
+  o.linking = cluster_linking::anchored;
+  auto d = run_batch(o, docs);
+  EXPECT_TRUE(d[1].kept(1));
+  o.minhash = minhash_options{16, 4, 64};
+  // Spread the small test hashes over 32 bits, as shingle_hashes does, so that bins fill.
+  for (auto& doc : docs) {
+    for (uint32_t& h : doc.shingles) h *= 2654435761u;
+    std::sort(doc.shingles.begin(), doc.shingles.end());
+    minhash_band_keys(doc.shingles, o.minhash, doc.band_keys);
+  }
+  auto engine = batch_deduplicator::create(o);
+  ASSERT_TRUE(engine);
+  for (auto doc : docs) ASSERT_TRUE(engine->add(std::move(doc)));
+  auto out = engine->finish();
+  ASSERT_TRUE(out);
+  d = std::move(out).value();
+  EXPECT_EQ(d[1].representative, 0u);
+  EXPECT_EQ(d[1].layer, dedup_layer::near);
+  EXPECT_EQ(d[1].distance, 64);
+  EXPECT_NEAR(d[1].jaccard, 95.0 / 105.0, 1e-6);
+  EXPECT_TRUE(d[2].kept(2));
+  EXPECT_GE(engine->minhash_candidate_pairs(), 1u);
+  // MinHash candidates need verification.
+  o.verify.reset();
+  o.linking = cluster_linking::star;
+  EXPECT_FALSE(batch_deduplicator::create(o));
 }
 
 TEST(BatchDedup, UrlDuplicatesFollowTheirGroupBeyondK) {
