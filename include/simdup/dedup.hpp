@@ -64,8 +64,8 @@ struct dedup_options {
   /// Confirm near pairs by shingle Jaccard; unset means every pair within k is a duplicate.
   std::optional<verify_options> verify;
   /// cluster_linking::anchored: the least Jaccard (inclusive) of a member with its
-  /// representative, in [0, 1]. Default 0.6.
-  double anchor_floor = 0.6;
+  /// representative, in [0, 1]. Default 0.8, the verification's usual threshold.
+  double anchor_floor = 0.8;
   /// Batch mode with verification: MinHash-LSH over the verification shingles as a second
   /// candidate generator beside SimHash (bands 0: off).
   minhash_options minhash;
