@@ -4,10 +4,10 @@
     /usr/bin/python3 eval/generate.py [--out eval/out] [--seed 20240501] [--lang en,zh]
                                       [--profile small|large]
 
-`--profile large` builds the >= 50K documents per language corpora of docs/tuning.md: 6,000
+`--profile large` builds the >= 50K documents per language corpora of docs/tuning.md: 4,000
 English man pages (sections 1-8) and every Python documentation page, English documents cut
-at 2,000 characters and Chinese ones at 1,200 (news-article sizes), GNOME's zh_CN help and one fortune per document, and more
-reposts per original (PROFILES below).
+at 2,000 characters and Chinese ones at 1,200 (news-article sizes), GNOME's zh_CN help and
+one fortune per document, and more reposts per original (PROFILES below).
 
 Writes, per language L in {en, zh}:
   L.jsonl      one document per line: id, text, title, url, time, family, edit
@@ -58,7 +58,7 @@ class Profile:
 PROFILES = {
     "small": Profile(("1", "5", "7", "8"), False, 0, MAX_CHARS, MAX_CHARS, False,
                      {"en": 0.5, "zh": 0.6}, {"en": 1.5, "zh": 1.5}),
-    "large": Profile(("1", "2", "3", "4", "5", "6", "7", "8"), True, 6000, 2000, 1200, True,
+    "large": Profile(("1", "2", "3", "4", "5", "6", "7", "8"), True, 4000, 2000, 1200, True,
                      {"en": 0.6, "zh": 0.85}, {"en": 2.0, "zh": 3.5}),
 }
 EPOCH = dt.datetime(2023, 1, 1, tzinfo=dt.timezone.utc)

@@ -44,6 +44,7 @@ import numpy as np
 
 SHINGLE = 5
 THRESHOLD = Fraction(4, 5)
+CANDIDATE_BUDGET = 20_000_000  # candidates held at once by similar_pairs (see there)
 
 _PARA_SEP = "\u2029"
 _LOOKS_HTML = re.compile(r"\s*<(!doctype|html|head|body|div|article|p)\b", re.I)
@@ -226,35 +227,64 @@ def similar_pairs(sets: list[np.ndarray], threshold: Fraction = THRESHOLD,
     start, length = _runs(rank)
     run_of = np.repeat(np.arange(len(start)), length)
     remaining = length[run_of] - 1 - (np.arange(len(rank)) - start[run_of])
-    left_parts, right_parts = [], []
-    active, d = np.nonzero(remaining >= 1)[0], 1
+    first_active = np.nonzero(remaining >= 1)[0]
+
+    def candidates(lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+        """Entry pairs (left, right) sharing a token, passing the length filter, whose left
+        document (the smaller: runs are ordered by document) is in [lo, hi)."""
+        left_parts, right_parts = [], []
+        active, d = first_active, 1
+        while len(active):
+            a, b = owner[active], owner[active + d]
+            small = np.minimum(sizes[a], sizes[b])
+            large = np.maximum(sizes[a], sizes[b])
+            ok = (small * den >= large * num) & (a >= lo) & (a < hi)  # length filter, chunk
+            left_parts.append(active[ok])
+            right_parts.append(active[ok] + d)
+            d += 1
+            active = active[remaining[active] >= d]
+        if not left_parts:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        return np.concatenate(left_parts), np.concatenate(right_parts)
+
+    # Large families make many candidates (each takes some 50 bytes while sorted): the search
+    # runs in chunks of left documents, each chunk's pairs complete in it, so that memory stays
+    # bounded (about 20M candidates at a time).
+    counts = np.zeros(int(n_docs) + 1, np.int64)
+    active, d = first_active, 1
     while len(active):
         a, b = owner[active], owner[active + d]
-        small = np.minimum(sizes[a], sizes[b])
-        large = np.maximum(sizes[a], sizes[b])
-        ok = small * den >= large * num  # length filter
-        left_parts.append(active[ok])
-        right_parts.append(active[ok] + d)
+        ok = np.minimum(sizes[a], sizes[b]) * den >= np.maximum(sizes[a], sizes[b]) * num
+        counts += np.bincount(a[ok], minlength=int(n_docs) + 1)
         d += 1
         active = active[remaining[active] >= d]
-    if not left_parts:
-        return []
-    left, right = np.concatenate(left_parts), np.concatenate(right_parts)
-    pair = owner[left] * n_docs + owner[right]
-    order = np.argsort(pair * n_tok + rank[left])  # by pair, then token rank
-    pair, left, right = pair[order], left[order], right[order]
-    first, shared = _runs(pair)
-    last = first + shared - 1  # the highest-ranked shared prefix token of each pair
-    i, j = owner[left[last]], owner[right[last]]
-    bound = shared + np.minimum(sizes[i] - 1 - position[left[last]],
-                                sizes[j] - 1 - position[right[last]])
-    survivors = bound * (num + den) >= num * (sizes[i] + sizes[j])
+    cumulative = np.cumsum(counts)
+    bounds = [0]
+    budget = CANDIDATE_BUDGET
+    while bounds[-1] < n_docs:
+        done = cumulative[bounds[-1] - 1] if bounds[-1] else 0
+        nxt = int(np.searchsorted(cumulative, done + budget, side="right"))
+        bounds.append(min(int(n_docs), max(nxt, bounds[-1] + 1)))
     out = []
-    for x, y in zip(i[survivors].tolist(), j[survivors].tolist()):
-        inter = len(np.intersect1d(sets[x], sets[y], assume_unique=True))
-        union = int(sizes[x] + sizes[y]) - inter
-        if inter * den >= num * union:
-            out.append((x, y, inter / union))
+    for lo, hi in zip(bounds, bounds[1:]):
+        left, right = candidates(lo, hi)
+        if len(left) == 0:
+            continue
+        pair = owner[left] * n_docs + owner[right]
+        order = np.argsort(pair * n_tok + rank[left])  # by pair, then token rank
+        pair, left, right = pair[order], left[order], right[order]
+        first, shared = _runs(pair)
+        last = first + shared - 1  # the highest-ranked shared prefix token of each pair
+        i, j = owner[left[last]], owner[right[last]]
+        bound = shared + np.minimum(sizes[i] - 1 - position[left[last]],
+                                    sizes[j] - 1 - position[right[last]])
+        survivors = bound * (num + den) >= num * (sizes[i] + sizes[j])
+        del pair, order, left, right
+        for x, y in zip(i[survivors].tolist(), j[survivors].tolist()):
+            inter = len(np.intersect1d(sets[x], sets[y], assume_unique=True))
+            union = int(sizes[x] + sizes[y]) - inter
+            if inter * den >= num * union:
+                out.append((x, y, inter / union))
     return out
 
 

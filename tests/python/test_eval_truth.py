@@ -90,3 +90,22 @@ def test_chinese_traditional_folds_to_simplified():
     assert truth.normalize_all(texts, chinese=True) == [
         "软体开发的过程很长", "软体开发的过程很长", "abc中文x"]
     assert [(i, j) for i, j, _ in truth.pairs_for_texts(texts, chinese=True)] == [(0, 1)]
+
+
+def test_chunked_search_finds_the_same_pairs(monkeypatch):
+    # A budget of a few candidates splits the search into many chunks of left documents.
+    rng = np.random.default_rng(3)
+    sets = []
+    for _ in range(40):
+        base = rng.choice(5000, 300, replace=False)
+        for _ in range(3):
+            x = base.copy()
+            n = rng.integers(0, 40)
+            x[:n] = rng.integers(5000, 10000, n)
+            sets.append(np.unique(x).astype(np.int64))
+    whole = truth.similar_pairs(sets)
+    monkeypatch.setattr(truth, "CANDIDATE_BUDGET", 7)
+    assert truth.similar_pairs(sets) == whole
+    brute = [(i, j) for i in range(len(sets)) for j in range(i + 1, len(sets))
+             if truth.jaccard(sets[i], sets[j]) >= 0.8]
+    assert [(i, j) for i, j, _ in whole] == brute and len(brute) > 20
