@@ -327,6 +327,7 @@ TEST(BatchDedup, AnchoredClustersSplitMembersFarFromTheRepresentative) {
   for (uint32_t i = 0; i < 5; ++i) EXPECT_EQ(d[i].representative, 0u) << i;
   EXPECT_NEAR(d[4].jaccard, 60.0 / 140.0, 1e-6);
   o.linking = cluster_linking::anchored;
+  o.anchor_floor = 0.6;
   d = run_batch(o, docs);
   EXPECT_TRUE(d[0].kept(0));
   EXPECT_EQ(d[1].representative, 0u);
@@ -339,6 +340,13 @@ TEST(BatchDedup, AnchoredClustersSplitMembersFarFromTheRepresentative) {
       EXPECT_GE(d[i].jaccard, 0.6) << i;
     }
   }
+  // At the default floor, 0.8: 2 (0.67 from 0) leaves with 3 and 4; 4 is 0.67 from 2 and
+  // leaves again: {0, 1}, {2, 3}, {4}.
+  o.anchor_floor = dedup_options{}.anchor_floor;
+  d = run_batch(o, docs);
+  const std::vector<uint32_t> reps = {d[0].representative, d[1].representative, d[2].representative,
+                                      d[3].representative, d[4].representative};
+  EXPECT_EQ(reps, (std::vector<uint32_t>{0, 0, 2, 2, 4}));
   // Without verification there are no shingles to anchor with: a clear error.
   o.verify.reset();
   auto engine = batch_deduplicator::create(o);
