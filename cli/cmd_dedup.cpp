@@ -41,7 +41,9 @@ struct dedup_command {
   int k = kDefaultK;
   std::string layers = "url,exact,near";
   std::string keep = "first";
-  std::string clusters = "star";
+  std::string clusters = "anchored";
+  double anchor_floor = 0.8;
+  std::string minhash = "10x6";
   std::string verify = kDefaultVerify;
   std::size_t verify_max_hashes = 0;
   std::size_t verify_shingle_width = 5;
@@ -131,7 +133,13 @@ result<dedup_options> resolve_dedup(const dedup_command& cmd) {
   auto keep = parse_keep_policy(cmd.keep);
   if (!keep) return std::move(keep).error();
   o.keep = std::move(keep).value();
-  o.linking = cmd.clusters == "star" ? cluster_linking::star : cluster_linking::components;
+  o.linking = cmd.clusters == "star"       ? cluster_linking::star
+              : cmd.clusters == "anchored" ? cluster_linking::anchored
+                                           : cluster_linking::components;
+  o.anchor_floor = cmd.anchor_floor;
+  auto minhash = parse_minhash_spec(cmd.minhash);
+  if (!minhash) return std::move(minhash).error();
+  o.minhash = *minhash;
   if (cmd.verify != "off") {
     auto v = parse_verify_spec(cmd.verify);
     if (!v) return std::move(v).error();
@@ -139,6 +147,13 @@ result<dedup_options> resolve_dedup(const dedup_command& cmd) {
     v->shingle_width = cmd.verify_shingle_width;
     v->tmp_dir = cmd.tmp_dir;
     o.verify = *v;
+  }
+  // MinHash is a batch generator (stream mode probes SimHash only).
+  if (o.mode == dedup_mode::stream) o.minhash = minhash_options{};
+  if (!o.verify) {
+    // MinHash pairs and anchoring need the shingles that only verification keeps.
+    o.minhash = minhash_options{};
+    if (o.linking == cluster_linking::anchored) o.linking = cluster_linking::star;
   }
   return o;
 }
@@ -267,8 +282,21 @@ void setup(CLI::App& app, int& rc) {
   sub->add_option("--clusters", cmd->clusters,
                   "Batch clusters: star links each duplicate directly to its representative "
                   "(chains A~B~C do not join A and C); components joins every chain "
-                  "(connected components)")
-      ->check(CLI::IsMember({"components", "star"}))
+                  "(connected components); anchored: components of verified links, members "
+                  "whose Jaccard with the representative is under --anchor-floor split off "
+                  "(star when --verify off)")
+      ->check(CLI::IsMember({"components", "star", "anchored"}))
+      ->capture_default_str()
+      ->group(g);
+  sub->add_option("--minhash", cmd->minhash,
+                  "BANDSxROWS: MinHash-LSH bands over the verification shingles as a second "
+                  "candidate generator beside SimHash (batch, with --verify; ignored with "
+                  "--verify off); off: SimHash only")
+      ->capture_default_str()
+      ->group(g);
+  sub->add_option("--anchor-floor", cmd->anchor_floor,
+                  "--clusters anchored: least Jaccard of a member with its representative")
+      ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str()
       ->group(g);
   sub->add_option("--verify", cmd->verify,

@@ -2,6 +2,12 @@
 """Builds the evaluation corpora and their ground truth (deterministic for a seed).
 
     /usr/bin/python3 eval/generate.py [--out eval/out] [--seed 20240501] [--lang en,zh]
+                                      [--profile small|large]
+
+`--profile large` builds the >= 50K documents per language corpora of docs/tuning.md: 4,000
+English man pages (sections 1-8) and every Python documentation page, English documents cut
+at 2,000 characters and Chinese ones at 1,200 (news-article sizes), GNOME's zh_CN help and
+one fortune per document, and more reposts per original (PROFILES below).
 
 Writes, per language L in {en, zh}:
   L.jsonl      one document per line: id, text, title, url, time, family, edit
@@ -33,6 +39,28 @@ import sources  # noqa: E402
 import truth  # noqa: E402
 
 MAX_CHARS = 8000  # longer texts are cut into parts at paragraph boundaries
+
+
+@dataclass(frozen=True)
+class Profile:
+    """How big a corpus is: what is read, how it is cut, how many reposts an original gets."""
+
+    man_sections: tuple[str, ...]  # English man page sections
+    all_sources: bool  # every Python page and en_man_pages man pages, not a scale-sized sample
+    en_man_pages: int  # with all_sources: how many English man pages (a seeded sample)
+    en_max_chars: int  # English documents are cut at this length
+    zh_max_chars: int  # Chinese documents are cut at this length
+    zh_extra: bool  # GNOME zh_CN help, one fortune per document
+    family_rate: dict[str, float]  # share of originals that get reposts
+    mean_variants: dict[str, float]  # mean of the (capped) exponential repost count
+
+
+PROFILES = {
+    "small": Profile(("1", "5", "7", "8"), False, 0, MAX_CHARS, MAX_CHARS, False,
+                     {"en": 0.5, "zh": 0.6}, {"en": 1.5, "zh": 1.5}),
+    "large": Profile(("1", "2", "3", "4", "5", "6", "7", "8"), True, 4000, 2000, 1200, True,
+                     {"en": 0.6, "zh": 0.85}, {"en": 2.0, "zh": 3.5}),
+}
 EPOCH = dt.datetime(2023, 1, 1, tzinfo=dt.timezone.utc)
 SITES = ["news.example.com", "www.daily-mirror-site.example", "m.portal.example.net",
          "feeds.aggregator.example.org", "blog.reposter.example", "cn.mirror.example.cn"]
@@ -67,15 +95,15 @@ class Record:
     opencc_config: str = ""
 
 
-def english_bases(rng: random.Random, scale: float) -> list[sources.Doc]:
+def english_bases(rng: random.Random, scale: float, prof: Profile) -> list[sources.Doc]:
     pkg_of: dict[str, str] = {}
     lic: dict[str, str] = {}
     py = sorted(Path("/usr/share/doc/python3.11/html").rglob("*.html"))
-    man = sources.debian_files(sources.man_page_files(""), pkg_of)
+    man = sources.debian_files(sources.man_page_files("", prof.man_sections), pkg_of)
     out = sources.common_licenses()
     out += sources.copyright_files(20000)
-    out += sources.html_docs(rng.sample(py, min(len(py), int(200 * scale))), "python3.11-doc",
-                             "PSF-2.0 (Python documentation licence)")
+    py_pages = py if prof.all_sources else rng.sample(py, min(len(py), int(200 * scale)))
+    out += sources.html_docs(py_pages, "python3.11-doc", "PSF-2.0 (Python documentation licence)")
     out += sources.html_docs(sorted(Path("/usr/share/doc/debian-handbook/html/en-US")
                                     .glob("*.html")), "debian-handbook", "GPL-2.0+ or CC-BY-SA-3.0")
     out += sources.html_docs(sorted(Path("/usr/share/debian-reference").glob("*.en.html")),
@@ -84,12 +112,14 @@ def english_bases(rng: random.Random, scale: float) -> list[sources.Doc]:
                              "maint-guide", "GPL-2.0+")
     out += sources.html_docs(sorted(Path("/usr/share/doc/debian/FAQ").glob("*.en.html")),
                              "debian-faq", "GPL-2+ (see its copyright file)")
-    out += sources.man_pages(sorted(rng.sample(man, min(len(man), int(1000 * scale)))), pkg_of,
-                             lic)
-    return sources.split_long(sources.from_debian(out), MAX_CHARS)
+    man_count = prof.en_man_pages if prof.all_sources else int(1000 * scale)
+    out += sources.man_pages(sorted(rng.sample(man, min(len(man), man_count))), pkg_of, lic)
+    return sources.split_long(sources.from_debian(out), prof.en_max_chars)
 
 
-def chinese_bases(rng: random.Random, scale: float) -> list[sources.Doc]:
+def chinese_bases(rng: random.Random, scale: float, prof: Profile) -> list[sources.Doc]:
+    cut = prof.zh_max_chars
+    chunk = (800, 6000) if cut >= 6000 else (cut // 4, cut)
     pkg_of: dict[str, str] = {}
     lic: dict[str, str] = {"manpages-zh": "GFDL-1.2+"}
     out: list[sources.Doc] = []
@@ -101,20 +131,24 @@ def chinese_bases(rng: random.Random, scale: float) -> list[sources.Doc]:
     for variant in ("zh-CN", "zh-TW"):
         out += sources.html_docs(sorted(Path(f"/usr/share/doc/debian-handbook/html/{variant}")
                                         .glob("*.html")), "debian-handbook",
-                                 "GPL-2.0+ or CC-BY-SA-3.0", 800, 6000)
+                                 "GPL-2.0+ or CC-BY-SA-3.0", *chunk)
     for variant in ("zh-cn", "zh-tw"):
         out += sources.html_docs(sorted(Path("/usr/share/debian-reference")
                                         .glob(f"*.{variant}.html")),
-                                 f"debian-reference-{variant}", "GPL-2+", 800, 6000)
+                                 f"debian-reference-{variant}", "GPL-2+", *chunk)
         out += sources.html_docs(sorted(Path(f"/usr/share/doc/maint-guide-{variant}/html")
                                         .glob("*.html")), f"maint-guide-{variant}", "GPL-2.0+",
-                                 800, 6000)
+                                 *chunk)
     out += sources.html_docs(sorted(Path("/usr/share/doc/debian/FAQ").glob("*.zh-cn.html")),
-                             "debian-faq-zh-cn", "GPL-2+ (see its copyright file)", 800, 6000)
+                             "debian-faq-zh-cn", "GPL-2+ (see its copyright file)", *chunk)
+    if prof.zh_extra:  # GNOME's help pages are Mallard XML, which html_blocks reads as well
+        out += sources.html_docs(sorted(Path("/usr/share/help/zh_CN/gnome-help")
+                                        .glob("*.page")), "gnome-user-docs", "CC-BY-SA-3.0",
+                                 *chunk)
     for name, per_doc in (("tang300", 3), ("song100", 2), ("chinese", 4)):
         out += sources.fortunes(f"/usr/share/games/fortunes/{name}", "fortunes-zh", "GPL-3.0+",
-                                per_doc)
-    return sources.split_long(sources.from_debian(out), MAX_CHARS)
+                                1 if prof.zh_extra else per_doc)
+    return sources.split_long(sources.from_debian(out), cut)
 
 
 def is_chinese(text: str) -> bool:
@@ -218,20 +252,25 @@ def main() -> int:
     ap.add_argument("--lang", default="en,zh")
     ap.add_argument("--scale", type=float, default=1.0,
                     help="multiplies how many source files are sampled (default 1.0)")
+    ap.add_argument("--profile", choices=sorted(PROFILES), default="small",
+                    help="small: the 8K-10K documents corpora; large: >= 50K per language")
     args = ap.parse_args()
+    prof = PROFILES[args.profile]
     args.out.mkdir(parents=True, exist_ok=True)
-    manifest: dict[str, object] = {"seed": args.seed, "scale": args.scale, "languages": {}}
+    manifest: dict[str, object] = {"seed": args.seed, "scale": args.scale,
+                                   "profile": args.profile, "languages": {}}
     for lang in args.lang.split(","):
         t0 = time.monotonic()
         rng = random.Random(f"{args.seed}:{lang}")
-        bases = english_bases(rng, args.scale) if lang == "en" else chinese_bases(rng, args.scale)
+        bases = (english_bases(rng, args.scale, prof) if lang == "en"
+                 else chinese_bases(rng, args.scale, prof))
         if not bases:
             print(f"generate: no {lang} source text found; run eval/install-deps.sh",
                   file=sys.stderr)
             return 1
         t1 = time.monotonic()
-        records = build(lang, bases, rng, family_rate=0.5 if lang == "en" else 0.6,
-                        mean_variants=1.5)
+        records = build(lang, bases, rng, family_rate=prof.family_rate[lang],
+                        mean_variants=prof.mean_variants[lang])
         ids = write_corpus(lang, records, args.out)
         t2 = time.monotonic()
         pairs = truth.pairs_for_texts([r.text for r in records], chinese=(lang == "zh"))

@@ -8,6 +8,9 @@ packages=(
   opencc manpages manpages-zh fortunes-zh python3-doc python3-numpy
   debian-handbook debian-reference-en debian-reference-zh-cn debian-reference-zh-tw
   maint-guide maint-guide-zh-cn maint-guide-zh-tw debian-faq debian-faq-zh-cn
+  # generate.py --profile large: man pages of sections 2 and 3 (manpages-dev) and Perl's
+  # (perl-doc), GNOME's zh_CN help pages (gnome-user-docs)
+  manpages-dev perl-doc gnome-user-docs
 )
 
 missing=()

@@ -18,6 +18,12 @@ an empty pairs list):
                                 same recall as the cluster view; its precision counts only the
                                 links, which is what a user who keeps representatives relies on.
               --layers keeps only records of those layers (e.g. `near` for the near layer).
+              And the kept-set view (`kept`): true pairs left with both documents kept (neither
+              is an `id` of the map), and the dropped documents whose exact Jaccard (the
+              truth's) with their representative is below 0.8 and below 0.6. Jaccards under
+              0.8 are not in the truth file: with --corpus (the corpus, and --chinese for the
+              Chinese normalisation) they are computed by eval/truth.py; without it only the
+              count below 0.8 is given.
 Ids are compared as strings, so 7 and "7" are the same document. A pair of a document with
 itself is ignored. Prints one JSON object. Exit status 0, or 2 on a usage or input error.
 """
@@ -40,6 +46,36 @@ def _key(a: object, b: object) -> tuple[str, str] | None:
     if sa == sb:
         return None
     return (sa, sb) if sa < sb else (sb, sa)
+
+
+def kept_view(truth: set[tuple[str, str]], records: list[dict], corpus: Path | None,
+              chinese: bool) -> dict:
+    """True pairs with both documents kept; drops far from their representative."""
+    dropped = {str(r["id"]): str(r["duplicate_of"]) for r in records
+               if str(r["id"]) != str(r["duplicate_of"])}
+    both_kept = sum(1 for a, b in truth if a not in dropped and b not in dropped)
+    far = [(d, rep) for d, rep in dropped.items() if _key(d, rep) not in truth]
+    out: dict[str, object] = {
+        "dropped": len(dropped), "true_pairs_both_kept": both_kept,
+        "true_pairs_both_kept_share": round(both_kept / len(truth), 6) if truth else 0.0,
+        "drops_below_0.8": len(far)}
+    if corpus is not None:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        import truth as exact  # noqa: E402  (numpy; only needed for this view)
+        want = {x for pair in far for x in pair}
+        texts: dict[str, str] = {}
+        with open(corpus, encoding="utf-8") as f:
+            for line in f:
+                rec = json.loads(line)
+                if str(rec.get("id")) in want:
+                    texts[str(rec["id"])] = rec.get("text", "")
+        ids = sorted(texts)
+        sets = dict(zip(ids, exact.shingle_sets(exact.normalize_all([texts[i] for i in ids],
+                                                                    chinese))))
+        below = [exact.jaccard(sets[d], sets[r]) for d, r in far if d in sets and r in sets]
+        out["drops_below_0.6"] = sum(1 for j in below if j < 0.6)
+        out["drops_below_0.4"] = sum(1 for j in below if j < 0.4)
+    return out
 
 
 def read_truth(path: Path) -> set[tuple[str, str]]:
@@ -131,6 +167,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--format", choices=["auto", "pairs", "duplicates"], default="auto",
                     help="format of PREDICTED (auto: from its first record; empty = pairs)")
     ap.add_argument("--layers", help="duplicates format: comma-separated layers to keep")
+    ap.add_argument("--corpus", type=Path,
+                    help="duplicates format: the corpus, to count drops below Jaccard 0.6")
+    ap.add_argument("--chinese", action="store_true",
+                    help="with --corpus: the Chinese normalisation of the truth")
     args = ap.parse_args(argv)
     try:
         truth = read_truth(args.truth)
@@ -144,6 +184,7 @@ def main(argv: list[str] | None = None) -> int:
         elif fmt == "duplicates":
             layers = set(args.layers.split(",")) if args.layers else None
             result = score_duplicates(truth, records, layers)
+            result["kept"] = kept_view(truth, records, args.corpus, args.chinese)
         else:
             raise InputError(f"{args.predicted}:1: neither a pairs nor a duplicates record")
     except (OSError, InputError) as e:

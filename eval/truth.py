@@ -9,8 +9,10 @@ Normalisation (applied to every document before shingling, in this order):
   4. White space collapsed: every run of Unicode white space becomes one space; leading and
      trailing white space removed.
   5. Chinese corpora only: traditional to simplified with OpenCC's `t2s.json` (the `opencc`
-     command, Debian package opencc).
-Punctuation is kept.
+     command, Debian package opencc), then every white space and punctuation character
+     (Unicode categories Z* and P*, after NFKC) removed: the Jaccard is of the content, so the
+     same text in two editions (zh-CN and zh-TW punctuation, spacing) counts as a duplicate.
+Punctuation is kept in the other corpora.
 
 Shingles are the sets of 5 consecutive code points of the normalised text. A text of 1 to 4
 code points has one shingle, itself; an empty text has none and takes part in no pair.
@@ -42,6 +44,7 @@ import numpy as np
 
 SHINGLE = 5
 THRESHOLD = Fraction(4, 5)
+CANDIDATE_BUDGET = 20_000_000  # candidates held at once by similar_pairs (see there)
 
 _PARA_SEP = "\u2029"
 _LOOKS_HTML = re.compile(r"\s*<(!doctype|html|head|body|div|article|p)\b", re.I)
@@ -107,35 +110,47 @@ def opencc(texts: list[str], config: str) -> list[str]:
     return [t.replace(_PARA_SEP, "\n") for t in out]
 
 
+def content_only(text: str) -> str:
+    """Step 5's second half: white space and punctuation removed (Unicode Z* and P*)."""
+    return "".join(c for c in text if not c.isspace()
+                   and unicodedata.category(c)[0] not in "PZ")
+
+
 def normalize_all(texts: list[str], chinese: bool) -> list[str]:
     norm = [normalize(t) for t in texts]
-    return opencc(norm, "t2s.json") if chinese else norm
+    return [content_only(t) for t in opencc(norm, "t2s.json")] if chinese else norm
 
 
 def shingle_sets(norm: list[str]) -> list[np.ndarray]:
     """Per document, the sorted unique exact codes of its 5-gram shingles (int64 or uint64)."""
-    cps = [np.frombuffer(t.encode("utf-32-le"), dtype=np.uint32) for t in norm]
-    alphabet = np.unique(np.concatenate(cps)) if cps and any(len(c) for c in cps) else \
+
+    def code_points(t: str) -> np.ndarray:
+        return np.frombuffer(t.encode("utf-32-le"), dtype=np.uint32)
+
+    # Code points are decoded again per document below rather than kept: at 50K+ documents
+    # the (hi, lo) columns of every text at once would take gigabytes.
+    seen = [np.unique(code_points(t)) for t in norm]
+    alphabet = np.unique(np.concatenate(seen)) if any(len(c) for c in seen) else \
         np.zeros(0, np.uint32)
+    del seen
     base = len(alphabet) + 1  # id 0 is the padding of texts shorter than one shingle
     fits = base**SHINGLE < 2**64
-    parts: list[tuple[np.ndarray, np.ndarray]] = []
-    for c in cps:
-        ids = np.searchsorted(alphabet, c).astype(np.uint64) + np.uint64(1)
+    b = np.uint64(base)
+
+    def hi_lo(t: str) -> tuple[np.ndarray, np.ndarray]:
+        ids = np.searchsorted(alphabet, code_points(t)).astype(np.uint64) + np.uint64(1)
         if len(ids) == 0:
-            parts.append((np.zeros(0, np.uint64), np.zeros(0, np.uint64)))
-            continue
+            return np.zeros(0, np.uint64), np.zeros(0, np.uint64)
         if len(ids) < SHINGLE:
             ids = np.concatenate([ids, np.zeros(SHINGLE - len(ids), np.uint64)])
         n = len(ids) - SHINGLE + 1
         cols = [ids[j : j + n] for j in range(SHINGLE)]
-        b = np.uint64(base)
-        hi = cols[0] * b + cols[1]
-        lo = (cols[2] * b + cols[3]) * b + cols[4]
-        parts.append((hi, lo))
+        return cols[0] * b + cols[1], (cols[2] * b + cols[3]) * b + cols[4]
+
     if fits:
         b3 = np.uint64(base**3)
-        return [np.unique(hi * b3 + lo) for hi, lo in parts]
+        return [np.unique(hi * b3 + lo) for hi, lo in map(hi_lo, norm)]
+    parts = [hi_lo(t) for t in norm]
     # Too many distinct code points for one word: rank (hi, lo) pairs lexicographically.
     hi_all = np.concatenate([p[0] for p in parts])
     lo_all = np.concatenate([p[1] for p in parts])
@@ -185,53 +200,91 @@ def similar_pairs(sets: list[np.ndarray], threshold: Fraction = THRESHOLD,
     if len(docs) < 2:
         return []
     n_docs = np.int64(len(sets))
-    tokens, inverse = np.unique(np.concatenate([sets[i] for i in docs]), return_inverse=True)
-    counts = np.bincount(inverse, minlength=len(tokens))
+    # Token frequencies first, without an inverse index over every token: only the prefixes
+    # (about 1 - t of each set) are kept as (rank, owner, position) rows, so memory stays near
+    # one copy of the shingle sets at 50K+ documents.
+    every = np.concatenate([sets[i] for i in docs])
+    tokens, counts = np.unique(every, return_counts=True)
+    del every
     n_tok = np.int64(len(tokens))
     token_rank = np.empty(len(tokens), np.int64)
     token_rank[np.argsort(counts, kind="stable")] = np.arange(len(tokens))
-    owner = np.repeat(docs, sizes[docs])
-    order = np.argsort(owner * n_tok + token_rank[inverse])  # by document, rarest token first
-    rank, owner = token_rank[inverse][order], owner[order]
-    position = np.arange(len(rank)) - np.repeat(np.cumsum(sizes[docs]) - sizes[docs], sizes[docs])
+    del counts
     prefix_len = sizes - (-(-num * sizes // den)) + 1
-    keep = position < prefix_len[owner]
-    rank, owner, position = rank[keep], owner[keep], position[keep]
+    ranks, owners, positions = [], [], []
+    for doc in docs.tolist():
+        r = np.sort(token_rank[np.searchsorted(tokens, sets[doc])])[: prefix_len[doc]]
+        ranks.append(r)  # rarest tokens first: the document's prefix
+        owners.append(np.full(len(r), doc, np.int64))
+        positions.append(np.arange(len(r), dtype=np.int64))
+    del tokens, token_rank
+    rank, owner = np.concatenate(ranks), np.concatenate(owners)
+    position = np.concatenate(positions)
+    del ranks, owners, positions
     grouped = np.argsort(rank * n_docs + owner)  # by token, then document
     rank, owner, position = rank[grouped], owner[grouped], position[grouped]
     # All pairs within each token's run: entry k with entry k + d of the same run.
     start, length = _runs(rank)
     run_of = np.repeat(np.arange(len(start)), length)
     remaining = length[run_of] - 1 - (np.arange(len(rank)) - start[run_of])
-    left_parts, right_parts = [], []
-    active, d = np.nonzero(remaining >= 1)[0], 1
+    first_active = np.nonzero(remaining >= 1)[0]
+
+    def candidates(lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+        """Entry pairs (left, right) sharing a token, passing the length filter, whose left
+        document (the smaller: runs are ordered by document) is in [lo, hi)."""
+        left_parts, right_parts = [], []
+        active, d = first_active, 1
+        while len(active):
+            a, b = owner[active], owner[active + d]
+            small = np.minimum(sizes[a], sizes[b])
+            large = np.maximum(sizes[a], sizes[b])
+            ok = (small * den >= large * num) & (a >= lo) & (a < hi)  # length filter, chunk
+            left_parts.append(active[ok])
+            right_parts.append(active[ok] + d)
+            d += 1
+            active = active[remaining[active] >= d]
+        if not left_parts:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        return np.concatenate(left_parts), np.concatenate(right_parts)
+
+    # Large families make many candidates (each takes some 50 bytes while sorted): the search
+    # runs in chunks of left documents, each chunk's pairs complete in it, so that memory stays
+    # bounded (about 20M candidates at a time).
+    counts = np.zeros(int(n_docs) + 1, np.int64)
+    active, d = first_active, 1
     while len(active):
         a, b = owner[active], owner[active + d]
-        small = np.minimum(sizes[a], sizes[b])
-        large = np.maximum(sizes[a], sizes[b])
-        ok = small * den >= large * num  # length filter
-        left_parts.append(active[ok])
-        right_parts.append(active[ok] + d)
+        ok = np.minimum(sizes[a], sizes[b]) * den >= np.maximum(sizes[a], sizes[b]) * num
+        counts += np.bincount(a[ok], minlength=int(n_docs) + 1)
         d += 1
         active = active[remaining[active] >= d]
-    if not left_parts:
-        return []
-    left, right = np.concatenate(left_parts), np.concatenate(right_parts)
-    pair = owner[left] * n_docs + owner[right]
-    order = np.argsort(pair * n_tok + rank[left])  # by pair, then token rank
-    pair, left, right = pair[order], left[order], right[order]
-    first, shared = _runs(pair)
-    last = first + shared - 1  # the highest-ranked shared prefix token of each pair
-    i, j = owner[left[last]], owner[right[last]]
-    bound = shared + np.minimum(sizes[i] - 1 - position[left[last]],
-                                sizes[j] - 1 - position[right[last]])
-    survivors = bound * (num + den) >= num * (sizes[i] + sizes[j])
+    cumulative = np.cumsum(counts)
+    bounds = [0]
+    budget = CANDIDATE_BUDGET
+    while bounds[-1] < n_docs:
+        done = cumulative[bounds[-1] - 1] if bounds[-1] else 0
+        nxt = int(np.searchsorted(cumulative, done + budget, side="right"))
+        bounds.append(min(int(n_docs), max(nxt, bounds[-1] + 1)))
     out = []
-    for x, y in zip(i[survivors].tolist(), j[survivors].tolist()):
-        inter = len(np.intersect1d(sets[x], sets[y], assume_unique=True))
-        union = int(sizes[x] + sizes[y]) - inter
-        if inter * den >= num * union:
-            out.append((x, y, inter / union))
+    for lo, hi in zip(bounds, bounds[1:]):
+        left, right = candidates(lo, hi)
+        if len(left) == 0:
+            continue
+        pair = owner[left] * n_docs + owner[right]
+        order = np.argsort(pair * n_tok + rank[left])  # by pair, then token rank
+        pair, left, right = pair[order], left[order], right[order]
+        first, shared = _runs(pair)
+        last = first + shared - 1  # the highest-ranked shared prefix token of each pair
+        i, j = owner[left[last]], owner[right[last]]
+        bound = shared + np.minimum(sizes[i] - 1 - position[left[last]],
+                                    sizes[j] - 1 - position[right[last]])
+        survivors = bound * (num + den) >= num * (sizes[i] + sizes[j])
+        del pair, order, left, right
+        for x, y in zip(i[survivors].tolist(), j[survivors].tolist()):
+            inter = len(np.intersect1d(sets[x], sets[y], assume_unique=True))
+            union = int(sizes[x] + sizes[y]) - inter
+            if inter * den >= num * union:
+                out.append((x, y, inter / union))
     return out
 
 

@@ -3,9 +3,12 @@
 #pragma once
 
 #include <simdup/all_pairs.hpp>
+#include <simdup/error.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace simdup {
@@ -36,5 +39,20 @@ class cluster_builder {
   std::vector<uint32_t> parent_;   ///< union-find forest (components)
   std::vector<index_pair> pairs_;  ///< kept pairs (star)
 };
+
+/// Similarity of each (member, representative) pair into out (one value per pair, in order).
+using pair_similarity_fn = std::function<status(
+    std::span<const std::pair<uint32_t, uint32_t>> pairs, std::vector<double>& out)>;
+
+/// Anchors clusters to their representatives: `rep` (representative[i] for each ordinal, as
+/// cluster_builder::finish gives for components: the smallest ordinal of each cluster) is
+/// changed so that every member's similarity to its representative is >= `floor`. Members
+/// under the floor leave their cluster; they form new clusters among themselves by the
+/// `links` (pairs of ordinals) joining two of them, each with its smallest ordinal as
+/// representative, and the check repeats until every member passes. So each cluster stays
+/// connected by links, and no member is kept apart from a representative it is far from: the
+/// recall of components without their drift. Fails with `similarity`'s error.
+status anchor_clusters(std::vector<uint32_t>& rep, std::span<const index_pair> links, double floor,
+                       const pair_similarity_fn& similarity);
 
 }  // namespace simdup

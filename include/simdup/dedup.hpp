@@ -8,6 +8,7 @@
 #include <simdup/error.hpp>
 #include <simdup/fingerprint.hpp>
 #include <simdup/keep_policy.hpp>
+#include <simdup/minhash.hpp>
 #include <simdup/verify.hpp>
 
 #include <cstdint>
@@ -38,6 +39,10 @@ enum class cluster_linking {
   /// first by the keep policy; an unassigned one becomes a representative and takes its
   /// unassigned direct neighbours. No chaining.
   star,
+  /// Components of the verified links, anchored: every member's Jaccard with its
+  /// representative is at least dedup_options::anchor_floor; members under it split off into
+  /// clusters of their own (anchor_clusters). Needs verification.
+  anchored,
 };
 
 struct dedup_options {
@@ -58,6 +63,12 @@ struct dedup_options {
   cluster_linking linking = cluster_linking::components;
   /// Confirm near pairs by shingle Jaccard; unset means every pair within k is a duplicate.
   std::optional<verify_options> verify;
+  /// cluster_linking::anchored: the least Jaccard (inclusive) of a member with its
+  /// representative, in [0, 1]. Default 0.8, the verification's usual threshold.
+  double anchor_floor = 0.8;
+  /// Batch mode with verification: MinHash-LSH over the verification shingles as a second
+  /// candidate generator beside SimHash (bands 0: off).
+  minhash_options minhash;
 };
 
 /// What the dedup engines need of one document; computed by document_signer, in parallel.
@@ -81,6 +92,8 @@ struct doc_signature {
   uint32_t invalid_utf8 = 0;
   /// Sorted shingle hashes (only when verifying).
   std::vector<uint32_t> shingles;
+  /// MinHash band keys of the shingles (only with dedup_options::minhash.bands > 0).
+  std::vector<uint64_t> band_keys;
 };
 
 /// Turns documents into signatures. Create once; sign() is const and safe to call from many
@@ -164,6 +177,8 @@ class batch_deduplicator {
   /// Candidate pairs found by the index, and those rejected by verification (after finish).
   uint64_t candidate_pairs() const noexcept;
   uint64_t rejected_pairs() const noexcept;
+  /// Of candidate_pairs(), those only MinHash found (options.minhash).
+  uint64_t minhash_candidate_pairs() const noexcept;
   std::size_t memory_bytes() const noexcept;
   /// Bytes of shingle arrays in the temporary file (0 without verification).
   uint64_t spilled_bytes() const noexcept;

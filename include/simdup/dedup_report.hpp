@@ -63,6 +63,9 @@ struct dedup_summary {
   std::array<uint64_t, 5> by_layer{};
   uint64_t short_documents = 0;  ///< too few features: exact layers only
   uint64_t invalid_utf8 = 0;     ///< invalid UTF-8 sequences repaired
+  uint64_t minhash_pairs = 0;     ///< of candidate_pairs, found only by MinHash-LSH
+  std::size_t minhash_bands = 0;  ///< MinHash-LSH bands (0: off) and rows per band
+  std::size_t minhash_rows = 0;
   /// Distance of each duplicate to its representative: [0..64]; [65] counts unknown (-1).
   std::array<uint64_t, 66> distance_histogram{};
   /// Cluster size -> number of clusters of that size (size 1 = kept without duplicates).

@@ -26,6 +26,9 @@ class record_source {
   virtual std::string_view header() const noexcept { return {}; }
   /// A short stable name for the last bad_record, for skip counts ("null_text", ...).
   virtual std::string_view last_skip_reason() const noexcept = 0;
+  /// True when the last bad_record was a whole input that failed, not one record (summaries
+  /// count skipped inputs apart from skipped records). A database source has one input.
+  virtual bool last_skip_was_input() const noexcept { return false; }
   /// Running totals (bytes: text bytes read so far).
   virtual const reader_stats& stats() const noexcept = 0;
 };

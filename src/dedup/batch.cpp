@@ -51,8 +51,11 @@ struct batch_deduplicator::impl {
   // is the earlier document with the same normalised text (whose shingles stand for i), or i.
   std::optional<shingle_store> shingles;
   std::vector<uint32_t> twin;
+  // MinHash band keys, options.minhash.bands per document (0: none).
+  std::vector<uint64_t> band_keys;
   uint32_t count = 0;
   uint64_t candidates = 0;
+  uint64_t minhash_candidates = 0;
   uint64_t rejected = 0;
 
   void link(uint32_t doc, std::optional<uint32_t> holder, dedup_layer layer) {
@@ -74,6 +77,45 @@ struct batch_deduplicator::impl {
     return detail::pair_jaccards(*shingles, jobs, options.verify->max_hashes, threshold, out);
   }
 
+  // anchor_clusters over the near layer's slots: the accepted (verified) pairs are the links,
+  // and a member's similarity to its representative is the verified Jaccard when the pair was
+  // verified, else measured (exactly when at least the floor).
+  status anchor(const std::vector<uint32_t>& near_ordinals, const std::vector<uint32_t>& near_slot,
+                const std::vector<uint32_t>& rank, const std::vector<verified_pair>& accepted,
+                std::vector<uint32_t>& near_rep) {
+    std::vector<index_pair> slot_links;
+    slot_links.reserve(accepted.size());
+    for (const verified_pair& p : accepted) {
+      slot_links.push_back({near_slot[rank[p.a]], near_slot[rank[p.b]], 0});
+    }
+    std::vector<std::pair<uint32_t, uint32_t>> measure;
+    std::vector<std::size_t> measure_at;
+    std::vector<double> measured;
+    const auto similarity = [&](std::span<const std::pair<uint32_t, uint32_t>> pairs,
+                                std::vector<double>& out) -> status {
+      out.assign(pairs.size(), 0.0);
+      measure.clear();
+      measure_at.clear();
+      for (std::size_t j = 0; j < pairs.size(); ++j) {
+        const auto [a, b] =
+            std::minmax(near_ordinals[pairs[j].first], near_ordinals[pairs[j].second]);
+        const verified_pair key{a, b, 0.0f};
+        const auto it = std::lower_bound(accepted.begin(), accepted.end(), key, pair_before);
+        if (it != accepted.end() && it->a == a && it->b == b) {
+          out[j] = it->jaccard;
+        } else {
+          measure.emplace_back(a, b);
+          measure_at.push_back(j);
+        }
+      }
+      if (measure.empty()) return {};
+      if (auto st = jaccards(measure, options.anchor_floor, measured); !st) return st;
+      for (std::size_t m = 0; m < measure.size(); ++m) out[measure_at[m]] = measured[m];
+      return {};
+    };
+    return anchor_clusters(near_rep, slot_links, options.anchor_floor, similarity);
+  }
+
   keep_rank rank_of(uint32_t i) const {
     keep_rank r{i, 0, 0, 0};
     if (!lengths.empty()) r.length = lengths[i];
@@ -87,6 +129,18 @@ result<batch_deduplicator> batch_deduplicator::create(const dedup_options& optio
   if (options.k < 0 || options.k > max_index_k) {
     return make_error(errc::invalid_argument, "--k must be in 0.." + std::to_string(max_index_k) +
                                                   ", got " + std::to_string(options.k));
+  }
+  if (options.minhash.bands > 0 && !options.verify) {
+    return make_error(errc::invalid_argument,
+                      "MinHash candidates need verification (--verify jaccard:T)");
+  }
+  if (options.linking == cluster_linking::anchored && !options.verify) {
+    return make_error(errc::invalid_argument,
+                      "anchored clusters need verification (--verify jaccard:T)");
+  }
+  if (!(options.anchor_floor >= 0.0 && options.anchor_floor <= 1.0)) {
+    return make_error(errc::invalid_argument, "the anchor floor must be in [0, 1], got " +
+                                                  std::to_string(options.anchor_floor));
   }
   auto p = std::make_unique<impl>();
   p->options = options;
@@ -122,6 +176,13 @@ status batch_deduplicator::add(doc_signature&& sig) {
   s.link(i, s.titles.find_or_insert(sig.title_key, i), dedup_layer::title);
   const auto same_text = s.contents.find_or_insert(sig.content_key, i);
   s.link(i, same_text, dedup_layer::exact);
+  if (const std::size_t bands = s.options.minhash.bands; bands > 0) {
+    if (sig.band_keys.size() == bands && !same_text) {
+      s.band_keys.insert(s.band_keys.end(), sig.band_keys.begin(), sig.band_keys.end());
+    } else {
+      s.band_keys.insert(s.band_keys.end(), bands, 0);
+    }
+  }
   if (s.shingles) {
     s.twin.push_back(same_text.value_or(i));
     if (!same_text && sig.has_fingerprint) {
@@ -225,10 +286,43 @@ result<std::vector<dedup_decision>> batch_deduplicator::finish(
     });
     if (!run) return std::move(run).error();
     if (verify_error && s.shingles) verify_error = verify_buffered();
+    if (verify_error && s.shingles && s.options.minhash.bands > 0) {
+      // The second generator: pairs that share a MinHash band but that SimHash did not find
+      // (fingerprints more than k apart), verified the same way.
+      phase("minhash pairs");
+      const std::size_t bands = s.options.minhash.bands;
+      std::vector<uint64_t> slot_keys(near_ordinals.size() * bands);
+      for (std::size_t slot = 0; slot < near_ordinals.size(); ++slot) {
+        std::copy_n(s.band_keys.begin() + static_cast<std::ptrdiff_t>(near_ordinals[slot] * bands),
+                    bands, slot_keys.begin() + static_cast<std::ptrdiff_t>(slot * bands));
+      }
+      std::vector<uint64_t>().swap(s.band_keys);
+      std::vector<index_pair> extra;
+      minhash_pairs(
+          slot_keys, near_ordinals.size(), s.options.minhash,
+          [&](uint32_t a, uint32_t b) {
+            return hamming_distance(near_fingerprints[a], near_fingerprints[b]) <= s.options.k;
+          },
+          extra);
+      s.candidates += extra.size();
+      s.minhash_candidates = extra.size();
+      for (std::size_t first = 0; first < extra.size() && verify_error; first += kVerifyBatch) {
+        const std::size_t last = std::min(extra.size(), first + kVerifyBatch);
+        buffered.assign(extra.begin() + static_cast<std::ptrdiff_t>(first),
+                        extra.begin() + static_cast<std::ptrdiff_t>(last));
+        verify_error = verify_buffered();
+      }
+    }
     if (!verify_error) return std::move(verify_error).error();
     phase("clusters");
     near_rep = clusters.finish();
     std::sort(accepted.begin(), accepted.end(), pair_before);
+    if (s.options.linking == cluster_linking::anchored) {
+      phase("anchoring clusters");
+      if (auto st = s.anchor(near_ordinals, near_slot, rank, accepted, near_rep); !st) {
+        return std::move(st).error();
+      }
+    }
   }
 
   std::vector<dedup_decision> decisions(n);
@@ -279,6 +373,9 @@ uint64_t batch_deduplicator::candidate_pairs() const noexcept {
 uint64_t batch_deduplicator::rejected_pairs() const noexcept {
   return impl_->rejected;
 }
+uint64_t batch_deduplicator::minhash_candidate_pairs() const noexcept {
+  return impl_->minhash_candidates;
+}
 
 uint64_t batch_deduplicator::spilled_bytes() const noexcept {
   return impl_->shingles ? impl_->shingles->stored_bytes() : 0;
@@ -290,7 +387,8 @@ std::size_t batch_deduplicator::memory_bytes() const noexcept {
          s.fingerprints.capacity() * 8 + s.has_fingerprint.capacity() / 8 +
          s.links.capacity() * sizeof(index_pair) + s.layers.capacity() + s.lengths.capacity() * 4 +
          s.times.capacity() * 8 + s.fields.capacity() * 8 +
-         (s.shingles ? s.shingles->memory_bytes() : 0) + s.twin.capacity() * 4;
+         (s.shingles ? s.shingles->memory_bytes() : 0) + s.twin.capacity() * 4 +
+         s.band_keys.capacity() * 8;
 }
 
 batch_deduplicator::batch_deduplicator(std::unique_ptr<impl> p) : impl_(std::move(p)) {}

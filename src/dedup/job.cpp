@@ -504,7 +504,13 @@ void job::fill_parameters() {
   summary_.mode = d.mode == dedup_mode::stream ? "stream" : "batch";
   summary_.k = d.k;
   summary_.keep = d.mode == dedup_mode::stream ? "first" : o_.keep_spec;
-  summary_.linking = d.linking == cluster_linking::star ? "star" : "components";
+  summary_.linking = d.linking == cluster_linking::star       ? "star"
+                     : d.linking == cluster_linking::anchored ? "anchored"
+                                                              : "components";
+  if (d.mode == dedup_mode::batch && d.verify) {
+    summary_.minhash_bands = d.minhash.bands;
+    summary_.minhash_rows = d.minhash.rows;
+  }
   if (d.url_layer) summary_.layers.push_back("url");
   if (d.title_layer) summary_.layers.push_back("title");
   if (d.content_layer) summary_.layers.push_back("exact");
@@ -608,6 +614,7 @@ result<dedup_summary> job::run() {
     const std::vector<dedup_decision>& decisions = *decided;
     summary_.candidate_pairs = batch_->candidate_pairs();
     summary_.rejected_pairs = batch_->rejected_pairs();
+    summary_.minhash_pairs = batch_->minhash_candidate_pairs();
     summary_.engine_memory_bytes =
         batch_->memory_bytes() + ids_.memory_bytes() + decisions.size() * sizeof(dedup_decision);
     summary_.verify_spill_bytes = batch_->spilled_bytes();

@@ -59,6 +59,13 @@ std::string summary_json(const dedup_summary& s) {
   w.end_array();
   w.key("mode").value(s.mode).key("k").value(s.k).key("keep").value(s.keep);
   w.key("linking").value(s.linking);
+  w.key("minhash");
+  if (s.minhash_bands > 0) {
+    w.begin_object().key("bands").value(static_cast<uint64_t>(s.minhash_bands));
+    w.key("rows").value(static_cast<uint64_t>(s.minhash_rows)).end_object();
+  } else {
+    w.null();
+  }
   w.key("layers").begin_array();
   for (const auto& l : s.layers) w.value(l);
   w.end_array();
@@ -89,6 +96,7 @@ std::string summary_json(const dedup_summary& s) {
   w.end_object();
   w.key("pairs").begin_object();
   w.key("candidates").value(s.candidate_pairs).key("rejected_by_verify").value(s.rejected_pairs);
+  w.key("minhash_candidates").value(s.minhash_pairs);
   w.end_object();
 
   uint64_t largest = 0;

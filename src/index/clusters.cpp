@@ -73,4 +73,65 @@ std::vector<uint32_t> cluster_builder::finish() {
   return rep;
 }
 
+status anchor_clusters(std::vector<uint32_t>& rep, std::span<const index_pair> links, double floor,
+                       const pair_similarity_fn& similarity) {
+  const std::size_t n = rep.size();
+  // Links in CSR form, to join the members that leave a cluster.
+  std::vector<uint32_t> start(n + 1, 0);
+  for (const index_pair& p : links) {
+    if (p.a >= n || p.b >= n || p.a == p.b) continue;
+    ++start[p.a + 1];
+    ++start[p.b + 1];
+  }
+  for (std::size_t i = 1; i <= n; ++i) start[i] += start[i - 1];
+  std::vector<uint32_t> adj(start[n]);
+  {
+    std::vector<uint32_t> cursor(start.begin(), start.end() - 1);
+    for (const index_pair& p : links) {
+      if (p.a >= n || p.b >= n || p.a == p.b) continue;
+      adj[cursor[p.a]++] = p.b;
+      adj[cursor[p.b]++] = p.a;
+    }
+  }
+  std::vector<std::pair<uint32_t, uint32_t>> todo;  // (member, representative)
+  for (std::size_t i = 0; i < n; ++i) {
+    if (rep[i] != i) todo.emplace_back(static_cast<uint32_t>(i), rep[i]);
+  }
+  std::vector<double> sim;
+  std::vector<uint32_t> left;
+  std::vector<bool> leaving(n, false);
+  std::vector<uint32_t> parent(n);
+  std::iota(parent.begin(), parent.end(), 0u);
+  // Every round fixes at least the new representatives, so it ends after at most n rounds.
+  while (!todo.empty()) {
+    if (auto st = similarity(todo, sim); !st) return st;
+    left.clear();
+    for (std::size_t j = 0; j < todo.size(); ++j) {
+      if (!(sim[j] >= floor)) left.push_back(todo[j].first);
+    }
+    if (left.empty()) break;
+    for (uint32_t x : left) leaving[x] = true;
+    for (uint32_t x : left) {
+      for (uint32_t e = start[x]; e < start[x + 1]; ++e) {
+        if (!leaving[adj[e]]) continue;
+        const uint32_t rx = find_root(parent, x), ry = find_root(parent, adj[e]);
+        if (rx < ry)
+          parent[ry] = rx;
+        else if (ry < rx)
+          parent[rx] = ry;
+      }
+    }
+    todo.clear();
+    for (uint32_t x : left) {
+      rep[x] = find_root(parent, x);
+      if (rep[x] != x) todo.emplace_back(x, rep[x]);
+    }
+    for (uint32_t x : left) {
+      leaving[x] = false;
+      parent[x] = x;
+    }
+  }
+  return {};
+}
+
 }  // namespace simdup

@@ -9,6 +9,7 @@ class file_source final : public record_source {
   read_status next(document& doc, error_info& error) override { return in_.next(doc, error); }
   std::string_view header() const noexcept override { return in_.header(); }
   std::string_view last_skip_reason() const noexcept override { return in_.last_skip_reason(); }
+  bool last_skip_was_input() const noexcept override { return in_.last_skip_was_input(); }
   const reader_stats& stats() const noexcept override { return in_.stats(); }
 
  private:

@@ -137,15 +137,34 @@ def test_verify_reports_true_jaccard_and_drops_dissimilar_pairs(tmp_path, corpus
     assert len(plain_dups) >= len(dups)
 
 
-def test_defaults_verify_with_star_clusters_at_k8(tmp_path, corpus_file):
+def test_defaults_verify_with_anchored_clusters_and_minhash_at_k8(tmp_path, corpus_file):
     path, _, _ = corpus_file
     out = tmp_path / "out"
     run(["dedup", path, "--out", out, "--quiet"], check=0)
     _, dups, summary = read_out(out)
     p = summary["parameters"]
-    assert (p["k"], p["linking"], p["verify"]["jaccard"]) == (8, "star", 0.8)
+    assert (p["k"], p["linking"], p["verify"]["jaccard"]) == (8, "anchored", 0.8)
+    assert p["minhash"] == {"bands": 10, "rows": 6}
+    # Anchored at 0.8: every near duplicate is at least 0.8 similar to its representative,
+    # though MinHash and verified chains may put it more than k bits away.
     assert all(d["jaccard"] >= 0.8 for d in dups if d["layer"] == "near")
+    assert summary["pairs"]["minhash_candidates"] <= summary["pairs"]["candidates"]
+
+
+def test_verify_off_turns_anchoring_and_minhash_off(tmp_path, corpus_file):
+    path, _, _ = corpus_file
+    out = tmp_path / "out"
+    run(["dedup", path, "--out", out, "--quiet", "--verify", "off"], check=0)
+    _, dups, summary = read_out(out)
+    p = summary["parameters"]
+    assert (p["linking"], p["verify"], p["minhash"]) == ("star", None, None)
     assert all(d["distance"] <= 8 for d in dups if d["layer"] == "near")
+
+
+def test_bad_minhash_spec_is_a_usage_error(tmp_path, corpus_file):
+    path, _, _ = corpus_file
+    r = run(["dedup", path, "--out", tmp_path / "out", "--minhash", "10by6"], check=2)
+    assert b"--minhash" in r.stderr and b"BANDSxROWS" in r.stderr
 
 
 def test_keep_policies_choose_the_representative(tmp_path):

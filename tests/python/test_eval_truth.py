@@ -85,7 +85,27 @@ def test_wide_alphabet_takes_the_exact_two_word_path():
 
 @pytest.mark.skipif(shutil.which("opencc") is None, reason="opencc command not installed")
 def test_chinese_traditional_folds_to_simplified():
-    texts = ["軟體開發的過程\n很長", "软体开发的过程 很长", "ＡＢＣ中文"]
+    texts = ["軟體開發的過程\n很長。", "软体开发的过程，很长", "ＡＢＣ中文「x」"]
+    # Content only: white space and punctuation (full-width or not) go after t2s.
     assert truth.normalize_all(texts, chinese=True) == [
-        "软体开发的过程 很长", "软体开发的过程 很长", "abc中文"]
+        "软体开发的过程很长", "软体开发的过程很长", "abc中文x"]
     assert [(i, j) for i, j, _ in truth.pairs_for_texts(texts, chinese=True)] == [(0, 1)]
+
+
+def test_chunked_search_finds_the_same_pairs(monkeypatch):
+    # A budget of a few candidates splits the search into many chunks of left documents.
+    rng = np.random.default_rng(3)
+    sets = []
+    for _ in range(40):
+        base = rng.choice(5000, 300, replace=False)
+        for _ in range(3):
+            x = base.copy()
+            n = rng.integers(0, 40)
+            x[:n] = rng.integers(5000, 10000, n)
+            sets.append(np.unique(x).astype(np.int64))
+    whole = truth.similar_pairs(sets)
+    monkeypatch.setattr(truth, "CANDIDATE_BUDGET", 7)
+    assert truth.similar_pairs(sets) == whole
+    brute = [(i, j) for i in range(len(sets)) for j in range(i + 1, len(sets))
+             if truth.jaccard(sets[i], sets[j]) >= 0.8]
+    assert [(i, j) for i, j, _ in whole] == brute and len(brute) > 20

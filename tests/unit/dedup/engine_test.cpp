@@ -302,6 +302,95 @@ TEST(BatchDedup, CandidatePairsDoNotDependOnTheLinking) {
   EXPECT_EQ(candidates[0], candidates[1]);
 }
 
+// Shingle arrays 0..n-1 shifted by `offset`: two of them share max(0, n - |offset difference|).
+std::vector<uint32_t> shingle_range(uint32_t offset, uint32_t n) {
+  std::vector<uint32_t> out(n);
+  for (uint32_t j = 0; j < n; ++j) out[j] = offset + j;
+  return out;
+}
+
+TEST(BatchDedup, AnchoredClustersSplitMembersFarFromTheRepresentative) {
+  // A drifting family: each document shares 90 of its 100 shingles with the next (Jaccard
+  // 0.82, verified), all fingerprints within k; two steps apart is 0.67 (rejected). Components
+  // put all five in one cluster although 0 and 4 are at 0.43 (0 and 3: 0.54). Anchored at 0.6
+  // keeps 1 and 2 with 0 and starts a new cluster at 3, with 4.
+  std::vector<doc_signature> docs;
+  for (uint32_t i = 0; i < 5; ++i) {
+    doc_signature d = sig(i, "doc" + std::to_string(i));
+    d.shingles = shingle_range(i * 10, 100);
+    docs.push_back(std::move(d));
+  }
+  dedup_options o;
+  o.verify = verify_options{};
+  o.linking = cluster_linking::components;
+  auto d = run_batch(o, docs);
+  for (uint32_t i = 0; i < 5; ++i) EXPECT_EQ(d[i].representative, 0u) << i;
+  EXPECT_NEAR(d[4].jaccard, 60.0 / 140.0, 1e-6);
+  o.linking = cluster_linking::anchored;
+  o.anchor_floor = 0.6;
+  d = run_batch(o, docs);
+  EXPECT_TRUE(d[0].kept(0));
+  EXPECT_EQ(d[1].representative, 0u);
+  EXPECT_EQ(d[2].representative, 0u);
+  EXPECT_NEAR(d[2].jaccard, 80.0 / 120.0, 1e-6);
+  EXPECT_TRUE(d[3].kept(3));
+  EXPECT_EQ(d[4].representative, 3u);
+  for (uint32_t i = 0; i < 5; ++i) {
+    if (!d[i].kept(i)) {
+      EXPECT_GE(d[i].jaccard, 0.6) << i;
+    }
+  }
+  // At the default floor, 0.8: 2 (0.67 from 0) leaves with 3 and 4; 4 is 0.67 from 2 and
+  // leaves again: {0, 1}, {2, 3}, {4}.
+  o.anchor_floor = dedup_options{}.anchor_floor;
+  d = run_batch(o, docs);
+  const std::vector<uint32_t> reps = {d[0].representative, d[1].representative, d[2].representative,
+                                      d[3].representative, d[4].representative};
+  EXPECT_EQ(reps, (std::vector<uint32_t>{0, 0, 2, 2, 4}));
+  // Without verification there are no shingles to anchor with: a clear error.
+  o.verify.reset();
+  auto engine = batch_deduplicator::create(o);
+  ASSERT_FALSE(engine);
+  EXPECT_EQ(engine.error().code, errc::invalid_argument);
+}
+
+TEST(BatchDedup, MinHashFindsVerifiedPairsBeyondK) {
+  // 0 and 1 share 95 of 100 shingles (Jaccard 0.9) but their fingerprints are 64 bits apart;
+  // 2 is unrelated. SimHash alone misses the pair; MinHash bands find it and it verifies.
+  std::vector<doc_signature> docs = {sig(0, "a"), sig(~uint64_t{0}, "b"), sig(0xF0F0, "c")};
+  docs[0].shingles = shingle_range(0, 100);
+  docs[1].shingles = shingle_range(5, 100);
+  docs[2].shingles = shingle_range(1000, 100);
+  dedup_options o;
+  o.verify = verify_options{};
+  o.linking = cluster_linking::anchored;
+  auto d = run_batch(o, docs);
+  EXPECT_TRUE(d[1].kept(1));
+  o.minhash = minhash_options{16, 4, 64};
+  // Spread the small test hashes over 32 bits, as shingle_hashes does, so that bins fill.
+  for (auto& doc : docs) {
+    for (uint32_t& h : doc.shingles) h *= 2654435761u;
+    std::sort(doc.shingles.begin(), doc.shingles.end());
+    minhash_band_keys(doc.shingles, o.minhash, doc.band_keys);
+  }
+  auto engine = batch_deduplicator::create(o);
+  ASSERT_TRUE(engine);
+  for (auto doc : docs) ASSERT_TRUE(engine->add(std::move(doc)));
+  auto out = engine->finish();
+  ASSERT_TRUE(out);
+  d = std::move(out).value();
+  EXPECT_EQ(d[1].representative, 0u);
+  EXPECT_EQ(d[1].layer, dedup_layer::near);
+  EXPECT_EQ(d[1].distance, 64);
+  EXPECT_NEAR(d[1].jaccard, 95.0 / 105.0, 1e-6);
+  EXPECT_TRUE(d[2].kept(2));
+  EXPECT_GE(engine->minhash_candidate_pairs(), 1u);
+  // MinHash candidates need verification.
+  o.verify.reset();
+  o.linking = cluster_linking::star;
+  EXPECT_FALSE(batch_deduplicator::create(o));
+}
+
 TEST(BatchDedup, UrlDuplicatesFollowTheirGroupBeyondK) {
   // B is a near duplicate of A (distance 1); C shares B's URL but not its text (distance 20
   // from A). C joins B's exact group and so A's cluster: layer "url", distance 20 > k. Only

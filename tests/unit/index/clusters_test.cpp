@@ -17,6 +17,71 @@ TEST(Clusters, ComponentsChainAndSmallestRepresentative) {
   EXPECT_EQ(b.finish(), (std::vector<uint32_t>{0, 1, 2, 1, 1, 0}));
 }
 
+// Similarity given by a table of (member, representative) values; pairs not listed are 0.
+pair_similarity_fn table_similarity(std::vector<std::pair<std::pair<uint32_t, uint32_t>, double>> t,
+                                    std::size_t& calls) {
+  return [t = std::move(t), &calls](std::span<const std::pair<uint32_t, uint32_t>> pairs,
+                                    std::vector<double>& out) -> status {
+    ++calls;
+    out.clear();
+    for (const auto& p : pairs) {
+      double v = 0;
+      for (const auto& [key, value] : t) {
+        if (key == p || key == std::make_pair(p.second, p.first)) v = value;
+      }
+      out.push_back(v);
+    }
+    return {};
+  };
+}
+
+TEST(Clusters, AnchoringKeepsMembersAboveTheFloorAndSplitsTheRest) {
+  // A chain 0-1-2-3-4 (one component) and 5-6. 2, 3 and 4 are far from 0; 3 and 4 are close
+  // to 2, and 4 is linked only through 3. 6 is close to 5.
+  const std::vector<index_pair> links = {{0, 1, 0}, {1, 2, 0}, {2, 3, 0}, {3, 4, 0}, {5, 6, 0}};
+  std::vector<uint32_t> rep = {0, 0, 0, 0, 0, 5, 5};
+  std::size_t calls = 0;
+  const auto sim = table_similarity({{{1, 0}, 0.9},
+                                     {{2, 0}, 0.5},
+                                     {{3, 0}, 0.59},
+                                     {{4, 0}, 0.2},
+                                     {{3, 2}, 0.6},
+                                     {{4, 2}, 0.7},
+                                     {{6, 5}, 0.95}},
+                                    calls);
+  ASSERT_TRUE(anchor_clusters(rep, links, 0.6, sim));
+  EXPECT_EQ(rep, (std::vector<uint32_t>{0, 0, 2, 2, 2, 5, 5}));
+  EXPECT_EQ(calls, 2u);  // the first check, then 3 and 4 against their new representative 2
+}
+
+TEST(Clusters, AnchoringSplitsMembersLeftWithoutALinkIntoSingletons) {
+  // 1 and 2 both fail against 0 and are not linked to each other: each keeps itself.
+  const std::vector<index_pair> links = {{0, 1, 0}, {0, 2, 0}};
+  std::vector<uint32_t> rep = {0, 0, 0};
+  std::size_t calls = 0;
+  ASSERT_TRUE(anchor_clusters(rep, links, 0.8, table_similarity({{{1, 0}, 0.79}}, calls)));
+  EXPECT_EQ(rep, (std::vector<uint32_t>{0, 1, 2}));
+  // The floor is inclusive, and floor 0 keeps the components as they are.
+  rep = {0, 0, 0};
+  ASSERT_TRUE(anchor_clusters(rep, links, 0.79, table_similarity({{{1, 0}, 0.79}}, calls)));
+  EXPECT_EQ(rep, (std::vector<uint32_t>{0, 0, 2}));
+  rep = {0, 0, 0};
+  ASSERT_TRUE(anchor_clusters(rep, links, 0.0, table_similarity({}, calls)));
+  EXPECT_EQ(rep, (std::vector<uint32_t>{0, 0, 0}));
+}
+
+TEST(Clusters, AnchoringPassesTheSimilarityError) {
+  std::vector<uint32_t> rep = {0, 0};
+  const std::vector<index_pair> links = {{0, 1, 0}};
+  const auto st = anchor_clusters(
+      rep, links, 0.5,
+      [](std::span<const std::pair<uint32_t, uint32_t>>, std::vector<double>&) -> status {
+        return make_error(errc::io_error, "disk gone");
+      });
+  ASSERT_FALSE(st);
+  EXPECT_EQ(st.error().code, errc::io_error);
+}
+
 TEST(Clusters, StarLinksOnlyToTheRepresentative) {
   // Chain 0~1~2~3: star takes 1 into 0's cluster; 2 is not paired with 0, so it starts its own
   // cluster and takes 3.
