@@ -6,7 +6,7 @@ CMAKE_EXTRA := $(if $(CCACHE),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COM
 SIMDUP := build/release/cli/simdup
 SAMPLE := data/sample/news.jsonl
 
-.PHONY: all deps run test test-tsan bench build-% configure-% format clean help
+.PHONY: all deps run test test-tsan bench fuzz build-% configure-% format clean help
 
 all: build-release
 
@@ -15,6 +15,7 @@ help:
 	@echo "make test       install deps, build (asan preset), run every test"
 	@echo "make test-tsan  ThreadSanitizer build and the concurrency tests"
 	@echo "make bench      release build and the benchmarks"
+	@echo "make fuzz       clang build of the libFuzzer harnesses (fuzz/, docs/fuzzing.md)"
 	@echo "make format     clang-format every C++ source"
 
 deps:
@@ -38,6 +39,9 @@ test-tsan: build-tsan
 
 bench: build-release
 	@bash scripts/run-bench.sh build/release
+
+# The harnesses land in build/fuzz/fuzz/fuzz_*; scripts/fuzz-smoke.sh runs each briefly.
+fuzz: build-fuzz
 
 format:
 	@git ls-files '*.cpp' '*.hpp' '*.h' | xargs clang-format -i
