@@ -5,7 +5,10 @@
 #
 # Usage: scripts/fuzz-smoke.sh [BUILD_DIR]   (default build/fuzz, made by `make fuzz`)
 # Environment: FUZZ_SECONDS per harness (default 5), FUZZ_ARTIFACTS (default a temp dir),
-#              FUZZ_ONLY (a regex on harness names, e.g. 'reader').
+#              FUZZ_ONLY (a regex on harness names, e.g. 'reader'), FUZZ_CORPUS (a directory
+#              that keeps each harness's grown corpus between runs, for campaigns; default a
+#              temp dir), FUZZ_STATS (a file that gets "harness runs seconds" per harness).
+# A campaign (docs/fuzzing.md) is the same script with long FUZZ_SECONDS under nice -n 19.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -15,6 +18,7 @@ only="${FUZZ_ONLY:-.}"
 scratch="$(mktemp -d "${TMPDIR:-/tmp}/simdup-fuzz-smoke.XXXXXX")"
 artifacts="${FUZZ_ARTIFACTS:-$scratch/artifacts}"
 mkdir -p "$artifacts"
+corpora="${FUZZ_CORPUS:-$scratch/corpus}"
 trap 'rm -rf "$scratch/corpus"' EXIT
 
 shopt -s nullglob
@@ -39,12 +43,13 @@ for bin in "${harnesses[@]}"; do
     failed+=("$name")
     continue
   fi
-  mkdir -p "$scratch/corpus/$name"
+  mkdir -p "$corpora/$name"
   log="$scratch/$name.log"
   if "$bin" -max_total_time="$seconds" -timeout=25 -rss_limit_mb=2048 -print_final_stats=1 \
-      -artifact_prefix="$artifacts/$name-" "$scratch/corpus/$name" "$seeds" >"$log" 2>&1; then
+      -artifact_prefix="$artifacts/$name-" "$corpora/$name" "$seeds" >"$log" 2>&1; then
     runs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")"
     echo "fuzz-smoke: $name ok (${runs:-?} runs in ${seconds}s)"
+    if [ -n "${FUZZ_STATS:-}" ]; then echo "$name ${runs:-0} $seconds" >>"$FUZZ_STATS"; fi
   else
     echo "fuzz-smoke: $name FAILED; log tail (artifacts in $artifacts):" >&2
     tail -n 40 "$log" >&2

@@ -3,6 +3,7 @@
 // their checks (fuzz/jieba_fuzz_check.hpp), under the sanitizers of the unit test build.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <random>
 #include <string>
 
@@ -46,6 +47,25 @@ TEST(JiebaFuzz, SmallDictionaryLoads) {
   std::vector<std::string_view> words;
   (*seg)->segment("自然语言", words);
   EXPECT_EQ(words, std::vector<std::string_view>({"自然语言"}));
+}
+
+// Found by fuzz/jieba_dict_fuzz.cpp: a word count beyond what the file can hold (here 2^24,
+// with the CRC fixed) sized the frequency table before the truncation was noticed: 128 MiB
+// here, 32 GiB for 2^32. It is refused first.
+TEST(JiebaFuzz, WordCountLargerThanTheFileIsRefusedBeforeAllocating) {
+  std::string bin = jieba_bin::small();
+  const uint32_t count = 1u << 24;
+  std::memcpy(bin.data() + 24 + 8, &count, 4);  // header, then total (u64), then the count
+  ASSERT_TRUE(jieba_bin::refresh(bin));
+  const shm_dir dir;
+  dir.write("jieba.bin", bin);
+  jieba_options o;
+  o.dict = dir.path();
+  auto seg = jieba_segmenter::create(o);
+  ASSERT_FALSE(seg);
+  EXPECT_EQ(seg.error().code, errc::corrupt_data);
+  EXPECT_NE(seg.error().message.find("word count larger than the file"), std::string::npos)
+      << seg.error().message;
 }
 
 TEST(JiebaFuzz, DictionaryCorpusAndMutations) {
