@@ -33,7 +33,7 @@ TEST(IndexFileFuzz, RandomMutationsAreErrorsOrRightAnswers) {
   mem_file file;
   const auto inputs = read_fuzz_corpus("index_file");
   std::mt19937_64 rng(20261125);
-  for (int iter = 0; iter < 1000; ++iter) {
+  for (int iter = 0; iter < 3000; ++iter) {
     std::string s = inputs[rng() % inputs.size()];
     for (int m = 1 + static_cast<int>(rng() % 3); m > 0 && s.size() >= 16; --m) {
       const std::size_t words = s.size() / 8;
