@@ -21,6 +21,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -80,11 +81,15 @@ inline bool same_items(const std::vector<read_item>& a, const std::vector<read_i
 }
 
 /// Reads `data` (named "fuzz") to its end. `plain`: the decompressed bytes when known, for the
-/// checks that compare records with them. Fills `items` (the last one is `end` or `failed`).
+/// checks that compare records with them. `decompressed_bound`: at least the bytes the reader
+/// can decompress when `plain` is unknown (a corrupt stream can still expand before it fails).
+/// Fills `items` (the last one is `end` or `failed`).
 inline std::string read_all(std::string data, const std::optional<std::string_view>& plain,
-                            const reader_options& options, std::vector<read_item>& items) {
+                            const reader_options& options, std::vector<read_item>& items,
+                            std::size_t decompressed_bound = 0) {
   items.clear();
-  const std::size_t budget = (plain ? plain->size() : data.size()) + 3;
+  const std::size_t budget =
+      (plain ? plain->size() : std::max(data.size(), decompressed_bound)) + 3;
   reader r = reader::from_memory("fuzz", std::move(data), options);
   uint64_t records = 0, bad = 0;
   std::optional<uint64_t> last_offset;
@@ -280,7 +285,10 @@ inline std::string check_compressed(std::string_view data) {
   const std::optional<std::string_view> known = verdict == decompressed::ok && !nested
                                                     ? std::optional<std::string_view>(plain)
                                                     : std::nullopt;
-  if (auto e = read_all(std::string(data), known, options, got); !e.empty()) return e;
+  // What the oracle decoded before the corruption, plus the stream: a bound on what the reader
+  // can decode (found by the campaign: a corrupt member expands past its compressed size).
+  const std::size_t bound = data.size() + plain.size();
+  if (auto e = read_all(std::string(data), known, options, got, bound); !e.empty()) return e;
   if (verdict == decompressed::corrupt) {
     if (got.back().status != read_status::failed) return "a corrupt stream was read to its end";
     if (got.back().code != errc::corrupt_data && got.back().code != errc::io_error)
@@ -288,7 +296,7 @@ inline std::string check_compressed(std::string_view data) {
     // With skip_failed_inputs the same records come first, then one bad record for the input.
     options.skip_failed_inputs = true;
     std::vector<read_item> skipped;
-    if (auto e = read_all(std::string(data), std::nullopt, options, skipped); !e.empty())
+    if (auto e = read_all(std::string(data), std::nullopt, options, skipped, bound); !e.empty())
       return "skipping: " + e;
     const std::size_t n = got.size() - 1;
     if (skipped.size() != n + 2 || !same_items(skipped, got, n))
