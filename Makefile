@@ -8,7 +8,7 @@ CMAKE_EXTRA = $$(command -v ccache >/dev/null && echo -DCMAKE_CXX_COMPILER_LAUNC
 SIMDUP := build/release/cli/simdup
 SAMPLE := data/sample/news.jsonl
 
-.PHONY: all deps run test test-tsan bench build-% configure-% format clean help
+.PHONY: all deps run test test-tsan bench fuzz build-% configure-% format clean help
 
 all: build-release
 
@@ -17,6 +17,7 @@ help:
 	@echo "make test       install deps, build (asan preset), check every dependency is installed by the script, run every test"
 	@echo "make test-tsan  ThreadSanitizer build and the concurrency tests"
 	@echo "make bench      release build and the benchmarks"
+	@echo "make fuzz       clang build of the libFuzzer harnesses (fuzz/, docs/fuzzing.md)"
 	@echo "make format     clang-format every C++ source"
 
 deps:
@@ -41,6 +42,9 @@ test-tsan: build-tsan
 
 bench: build-release
 	@bash scripts/run-bench.sh build/release
+
+# The harnesses land in build/fuzz/fuzz/fuzz_*; scripts/fuzz-smoke.sh runs each briefly.
+fuzz: build-fuzz
 
 format:
 	@git ls-files '*.cpp' '*.hpp' '*.h' | xargs clang-format -i

@@ -33,6 +33,7 @@ class reader {
     return true;
   }
   bool done() const { return pos_ == data_.size(); }
+  std::size_t remaining() const { return data_.size() - pos_; }
 
  private:
   std::string_view data_;
@@ -95,6 +96,9 @@ status jieba_segmenter::impl::load(const std::string& path) {
   uint32_t count = 0;
   if (!r.get(total) || !r.get(count)) return corrupt("truncated header");
   if (total == 0 || count == 0) return corrupt("empty dictionary");
+  // Each word takes at least 9 bytes (frequency, offset, one byte of text): a larger count is
+  // a damaged file, refused before sizing the tables by it (up to 32 GiB for 2^32 words).
+  if (count > r.remaining() / 9) return corrupt("word count larger than the file");
   std::vector<uint64_t> freqs(count);
   for (auto& f : freqs) {
     uint32_t v = 0;

@@ -9,9 +9,10 @@ run collapsed to one space, both ends trimmed. Samples avoid characters whose da
 between Python's Unicode version and utf8proc's, and default-ignorable code points.
 
 Each line of normalize.tsv: option flags, input (hex of UTF-8), expected output (hex).
-    /usr/bin/python3 tests/data/golden/gen_normalize.py
+    /usr/bin/python3 tests/data/golden/gen_normalize.py [OUT]
 """
 import pathlib
+import sys
 import unicodedata
 
 SAMPLES = [
@@ -98,6 +99,7 @@ lines = []
 for flags in OPTION_SETS:
     for sample in SAMPLES:
         lines.append(f"{flags or '-'}\t{sample.encode().hex()}\t{reference(sample, flags).encode().hex()}")
-out = pathlib.Path(__file__).with_name("normalize.tsv")
+# An optional argument writes elsewhere (tests/python/test_golden_regenerated.py compares).
+out = pathlib.Path(sys.argv[1]) if len(sys.argv) > 1 else pathlib.Path(__file__).with_name("normalize.tsv")
 out.write_text("\n".join(lines) + "\n", encoding="ascii")
 print(f"wrote {out} ({len(lines)} cases)")

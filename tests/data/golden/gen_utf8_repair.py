@@ -4,11 +4,12 @@
 Python's decoder with errors="replace" substitutes one U+FFFD per maximal ill-formed subpart,
 the practice simdup follows. Each line of utf8_repair.tsv: input bytes (hex), repaired output
 (hex), number of replacements, number of code points. Regenerate:
-    /usr/bin/python3 tests/data/golden/gen_utf8_repair.py
+    /usr/bin/python3 tests/data/golden/gen_utf8_repair.py [OUT]
 """
 import codecs
 import pathlib
 import random
+import sys
 
 count = 0
 
@@ -60,6 +61,7 @@ for data in cases:
     count = 0
     text = data.decode("utf-8", errors="simdup_count")
     lines.append(f"{data.hex()}\t{text.encode().hex()}\t{count}\t{len(text)}")
-out = pathlib.Path(__file__).with_name("utf8_repair.tsv")
+# An optional argument writes elsewhere (tests/python/test_golden_regenerated.py compares).
+out = pathlib.Path(sys.argv[1]) if len(sys.argv) > 1 else pathlib.Path(__file__).with_name("utf8_repair.tsv")
 out.write_text("\n".join(lines) + "\n", encoding="ascii")
 print(f"wrote {out} ({len(lines)} cases)")

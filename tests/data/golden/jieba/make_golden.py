@@ -8,6 +8,7 @@ hand-written inputs. The C++ unit tests (tests/unit/jieba/) compare against it.
 import json
 import logging
 import os
+import sys
 
 import jieba
 import jieba.analyse
@@ -85,7 +86,9 @@ def main():
             for p in PARAGRAPHS
         ],
     }
-    with open(os.path.join(HERE, "jieba_golden.json"), "w", encoding="utf-8") as f:
+    # An optional argument writes elsewhere (tests/python/test_golden_regenerated.py compares).
+    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "jieba_golden.json")
+    with open(out, "w", encoding="utf-8") as f:
         json.dump(golden, f, ensure_ascii=False, indent=0)
         f.write("\n")
 

@@ -1,0 +1,321 @@
+// What the record-reader harnesses (fuzz/*_reader_fuzz.cpp) check on every input, shared with
+// the replay test (tests/unit/io/reader_fuzz_test.cpp) that runs without clang.
+//
+// check_reader(): one format (JSONL, TSV, CSV, text, WARC, auto) over a plain input, and the
+// same bytes gzip- and zstd-compressed. The reader must terminate, keep its contract (records
+// have ids, `raw` is exactly the bytes at `offset`, offsets increase, statistics agree, `end`
+// and `failed` are sticky) and read the compressed copies exactly as the plain one.
+//
+// check_compressed(): arbitrary bytes read as a .gz/.zst stream. An independent one-shot
+// decompression (zlib/zstd directly) is the oracle: where it succeeds the reader must return
+// exactly the records of the decompressed bytes; where it fails the reader must fail too
+// (never a clean end), and with skip_failed_inputs report one bad record instead, after the
+// same records.
+//
+// Both return "" when everything holds, else what broke.
+#pragma once
+
+#include <simdup/reader.hpp>
+#include <simdup/utf8.hpp>
+
+#include <zlib.h>
+#include <zstd.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace simdup::fuzz {
+
+/// Records longer than this are bad records, so that fuzzed inputs reach the limit.
+inline constexpr std::size_t reader_fuzz_max_record = 2048;
+/// Decompressed inputs larger than this are not read (a few fuzzed bytes can expand to
+/// gigabytes: that is the input's size, not a reader bug, and would only slow the fuzzer).
+inline constexpr std::size_t reader_fuzz_max_plain = std::size_t{1} << 20;
+
+/// What one next() call gave.
+struct read_item {
+  read_status status;
+  document doc;             ///< record and bad_record
+  std::string skip_reason;  ///< bad_record
+  errc code{};              ///< bad_record and failed
+};
+
+inline bool same_record(const document& a, const document& b) {
+  const auto features_equal = [&] {
+    if (a.features.has_value() != b.features.has_value()) return false;
+    if (!a.features) return true;
+    if (a.features->size() != b.features->size()) return false;
+    for (std::size_t i = 0; i < a.features->size(); ++i) {
+      const auto& x = (*a.features)[i];
+      const auto& y = (*b.features)[i];
+      // Weights parsed from the same text are the same double (NaN is not valid JSON).
+      if (x.text != y.text || !(x.weight == y.weight)) return false;
+    }
+    return true;
+  };
+  return a.id == b.id && a.id_is_number == b.id_is_number && a.id_generated == b.id_generated &&
+         a.text == b.text && a.text_is_html == b.text_is_html && a.url == b.url &&
+         a.title == b.title && a.time == b.time && a.invalid_utf8 == b.invalid_utf8 &&
+         a.raw == b.raw && a.format == b.format && a.line == b.line && a.offset == b.offset &&
+         features_equal();
+}
+
+inline bool same_items(const std::vector<read_item>& a, const std::vector<read_item>& b,
+                       std::size_t n) {
+  if (a.size() < n || b.size() < n) return false;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (a[i].status != b[i].status) return false;
+    if (a[i].status == read_status::record && !same_record(a[i].doc, b[i].doc)) return false;
+    if (a[i].status == read_status::bad_record &&
+        (a[i].skip_reason != b[i].skip_reason || a[i].code != b[i].code ||
+         a[i].doc.offset != b[i].doc.offset)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/// Reads `data` (named "fuzz") to its end. `plain`: the decompressed bytes when known, for the
+/// checks that compare records with them. `decompressed_bound`: at least the bytes the reader
+/// can decompress when `plain` is unknown (a corrupt stream can still expand before it fails).
+/// Fills `items` (the last one is `end` or `failed`).
+inline std::string read_all(std::string data, const std::optional<std::string_view>& plain,
+                            const reader_options& options, std::vector<read_item>& items,
+                            std::size_t decompressed_bound = 0) {
+  items.clear();
+  const std::size_t budget =
+      (plain ? plain->size() : std::max(data.size(), decompressed_bound)) + 3;
+  reader r = reader::from_memory("fuzz", std::move(data), options);
+  uint64_t records = 0, bad = 0;
+  std::optional<uint64_t> last_offset;
+  for (std::size_t calls = 0;; ++calls) {
+    // Every record or bad record consumes at least one byte (a line terminator or more).
+    if (calls > budget) return "no end after " + std::to_string(calls) + " calls";
+    read_item it;
+    error_info error{};
+    it.status = r.next(it.doc, error);
+    it.code = error.code;
+    switch (it.status) {
+      case read_status::record:
+        ++records;
+        if (it.doc.id.empty()) return "record without id";
+        if (it.doc.format == input_format::auto_detect) return "record format auto_detect";
+        if (options.format != input_format::auto_detect && it.doc.format != options.format)
+          return "record of another format";
+        if (it.doc.source != "fuzz") return "record source is not the input's name";
+        if (it.doc.format == input_format::jsonl) {
+          if (!utf8::is_valid(it.doc.text)) return "JSONL text is not valid UTF-8";
+          if (!utf8::is_valid(it.doc.id)) return "JSONL id is not valid UTF-8";
+        }
+        break;
+      case read_status::bad_record:
+        ++bad;
+        if (error.message.empty()) return "bad_record without message";
+        it.skip_reason = std::string(r.last_skip_reason());
+        if (it.skip_reason.empty()) return "bad_record without skip reason";
+        break;
+      case read_status::failed:
+        if (error.message.empty()) return "failed without message";
+        break;
+      case read_status::end:
+        break;
+    }
+    if (it.status == read_status::record ||
+        (it.status == read_status::bad_record && !it.doc.raw.empty())) {
+      if (last_offset && it.doc.offset <= *last_offset) return "record offsets do not increase";
+      last_offset = it.doc.offset;
+      if (plain && (it.doc.offset > plain->size() ||
+                    plain->substr(it.doc.offset, it.doc.raw.size()) != it.doc.raw)) {
+        return "raw is not the input's bytes at offset " + std::to_string(it.doc.offset);
+      }
+    }
+    const bool last = it.status == read_status::end || it.status == read_status::failed;
+    items.push_back(std::move(it));
+    if (!last) continue;
+    document again;
+    error_info again_error{};
+    if (r.next(again, again_error) != items.back().status) return "end or failed is not sticky";
+    if (r.stats().records != records || r.stats().bad_records != bad)
+      return "stats disagree with the results";
+    if (items.back().status == read_status::end && plain && r.stats().bytes != plain->size())
+      return "stats.bytes " + std::to_string(r.stats().bytes) + " at end, input has " +
+             std::to_string(plain->size());
+    return "";
+  }
+}
+
+inline bool has_compression_magic(std::string_view s) {
+  return (s.size() >= 2 && s[0] == '\x1f' && s[1] == '\x8b') ||
+         (s.size() >= 4 && s.substr(0, 4) == std::string_view("\x28\xb5\x2f\xfd", 4));
+}
+
+inline std::string gzip_bytes(std::string_view data) {
+  z_stream z{};
+  if (deflateInit2(&z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) return {};
+  std::string out(deflateBound(&z, data.size()) + 32, '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  z.avail_in = static_cast<uInt>(data.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  const int rc = deflate(&z, Z_FINISH);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return rc == Z_STREAM_END ? out : std::string();
+}
+
+inline std::string zstd_bytes(std::string_view data) {
+  std::string out(ZSTD_compressBound(data.size()), '\0');
+  const std::size_t n = ZSTD_compress(out.data(), out.size(), data.data(), data.size(), 1);
+  if (ZSTD_isError(n)) return {};
+  out.resize(n);
+  return out;
+}
+
+/// How one format harness wraps its payload.
+enum class wrapping { plain, gzip, zstd };
+
+/// Reads `payload` as `format`, plain and (for gzip/zstd) compressed, and compares.
+inline std::string check_reader(input_format format, wrapping wrap, std::string_view payload) {
+  if (payload.size() > reader_fuzz_max_plain) return "";
+  reader_options options;
+  options.format = format;
+  options.max_record_bytes = reader_fuzz_max_record;
+  // A payload with a compression magic is decompressed by the plain read: not plain text.
+  const bool plain_text = !has_compression_magic(payload);
+  std::vector<read_item> direct;
+  if (auto e = read_all(std::string(payload),
+                        plain_text ? std::optional<std::string_view>(payload) : std::nullopt,
+                        options, direct);
+      !e.empty()) {
+    return "plain: " + e;
+  }
+  // In memory nothing fails to read; only a CSV header without the text column is fatal.
+  if (plain_text && direct.back().status == read_status::failed && format != input_format::csv)
+    return "a plain input in memory failed";
+  if (wrap == wrapping::plain || !plain_text) return "";
+  const std::string packed = wrap == wrapping::gzip ? gzip_bytes(payload) : zstd_bytes(payload);
+  if (packed.empty()) return "the harness could not compress the payload";
+  std::vector<read_item> unpacked;
+  const char* name = wrap == wrapping::gzip ? "gzip" : "zstd";
+  if (auto e = read_all(packed, payload, options, unpacked); !e.empty())
+    return std::string(name) + ": " + e;
+  if (unpacked.size() != direct.size() || !same_items(unpacked, direct, direct.size()))
+    return std::string(name) + ": records differ from the plain input's";
+  return "";
+}
+
+/// The oracle's verdict on a compressed stream.
+enum class decompressed { ok, corrupt, too_large };
+
+/// One-shot decompression of every gzip member / zstd frame in `data` (which starts with the
+/// gzip or zstd magic), independent of the reader's streaming code.
+inline decompressed decompress_all(std::string_view data, std::string& out) {
+  out.clear();
+  const bool gz = data[0] == '\x1f';
+  std::string chunk(1 << 16, '\0');
+  if (gz) {
+    while (!data.empty()) {
+      z_stream z{};
+      if (inflateInit2(&z, 15 + 16) != Z_OK) return decompressed::corrupt;
+      z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+      z.avail_in = static_cast<uInt>(data.size());
+      int rc = Z_OK;
+      while (rc == Z_OK) {
+        z.next_out = reinterpret_cast<Bytef*>(chunk.data());
+        z.avail_out = static_cast<uInt>(chunk.size());
+        rc = inflate(&z, Z_NO_FLUSH);
+        out.append(chunk.data(), chunk.size() - z.avail_out);
+        if (out.size() > reader_fuzz_max_plain) {
+          inflateEnd(&z);
+          return decompressed::too_large;
+        }
+        if (rc == Z_BUF_ERROR && z.avail_out != 0) break;  // input exhausted mid-member
+        if (rc == Z_BUF_ERROR) rc = Z_OK;
+      }
+      const std::size_t used = data.size() - z.avail_in;
+      inflateEnd(&z);
+      if (rc != Z_STREAM_END) return decompressed::corrupt;
+      data.remove_prefix(used);
+    }
+    return decompressed::ok;
+  }
+  ZSTD_DCtx* ctx = ZSTD_createDCtx();
+  ZSTD_inBuffer in{data.data(), data.size(), 0};
+  std::size_t rc = 0;
+  decompressed verdict = decompressed::ok;
+  while (in.pos < in.size) {
+    ZSTD_outBuffer o{chunk.data(), chunk.size(), 0};
+    rc = ZSTD_decompressStream(ctx, &o, &in);
+    out.append(chunk.data(), o.pos);
+    if (ZSTD_isError(rc)) {
+      verdict = decompressed::corrupt;
+      break;
+    }
+    if (out.size() > reader_fuzz_max_plain) {
+      verdict = decompressed::too_large;
+      break;
+    }
+  }
+  // Flush what the last frame still holds.
+  while (verdict == decompressed::ok && rc != 0) {
+    ZSTD_outBuffer o{chunk.data(), chunk.size(), 0};
+    rc = ZSTD_decompressStream(ctx, &o, &in);
+    out.append(chunk.data(), o.pos);
+    if (ZSTD_isError(rc) || o.pos == 0) verdict = decompressed::corrupt;  // truncated frame
+    if (out.size() > reader_fuzz_max_plain) verdict = decompressed::too_large;
+  }
+  ZSTD_freeDCtx(ctx);
+  return verdict;
+}
+
+inline std::string check_compressed(std::string_view data) {
+  if (!has_compression_magic(data)) return "";  // plain inputs are check_reader's
+  std::string plain;
+  const decompressed verdict = decompress_all(data, plain);
+  if (verdict == decompressed::too_large) return "";
+  reader_options options;
+  options.max_record_bytes = reader_fuzz_max_record;
+  std::vector<read_item> got;
+  const bool nested = has_compression_magic(plain);  // read again as compressed: no oracle
+  const std::optional<std::string_view> known = verdict == decompressed::ok && !nested
+                                                    ? std::optional<std::string_view>(plain)
+                                                    : std::nullopt;
+  // What the oracle decoded before the corruption, plus the stream: a bound on what the reader
+  // can decode (found by the campaign: a corrupt member expands past its compressed size).
+  const std::size_t bound = data.size() + plain.size();
+  if (auto e = read_all(std::string(data), known, options, got, bound); !e.empty()) return e;
+  if (verdict == decompressed::corrupt) {
+    if (got.back().status != read_status::failed) return "a corrupt stream was read to its end";
+    if (got.back().code != errc::corrupt_data && got.back().code != errc::io_error)
+      return "a corrupt stream failed with another code";
+    // With skip_failed_inputs the same records come first, then one bad record for the input.
+    options.skip_failed_inputs = true;
+    std::vector<read_item> skipped;
+    if (auto e = read_all(std::string(data), std::nullopt, options, skipped, bound); !e.empty())
+      return "skipping: " + e;
+    const std::size_t n = got.size() - 1;
+    if (skipped.size() != n + 2 || !same_items(skipped, got, n))
+      return "skipping: other records than without skipping";
+    const std::string& why = skipped[n].skip_reason;
+    if (skipped[n].status != read_status::bad_record ||
+        (why != "truncated_input" && why != "corrupt_input") ||
+        skipped[n + 1].status != read_status::end) {
+      return "skipping: the failed input is not one bad record";
+    }
+    return "";
+  }
+  if (nested) return "";
+  if (got.back().status != read_status::end) return "a sound stream failed";
+  std::vector<read_item> direct;
+  if (auto e = read_all(plain, plain, options, direct); !e.empty()) return "oracle: " + e;
+  if (direct.size() != got.size() || !same_items(got, direct, got.size()))
+    return "records differ from those of the decompressed bytes";
+  return "";
+}
+
+}  // namespace simdup::fuzz

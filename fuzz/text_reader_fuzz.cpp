@@ -1,0 +1,25 @@
+// libFuzzer harness for the plain-text reader (untrusted: any file, and format sniffing). The first
+// byte picks how the rest is fed: byte % 3 = 0 plain, 1 gzip-compressed, 2 zstd-compressed by the
+// harness; (byte / 3) % 2 picks the text format (0) or auto-detection by content (1); the
+// compressed reads must give exactly the plain read's records. Checks: reader_fuzz_check.hpp.
+// Build: make fuzz; run: build/fuzz/fuzz/fuzz_text_reader_fuzz fuzz/corpus/text_reader
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <string_view>
+
+#include "reader_fuzz_check.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size == 0) return 0;
+  using simdup::input_format;
+  const auto wrap = static_cast<simdup::fuzz::wrapping>(data[0] % 3);
+  const input_format format = (data[0] / 3) % 2 ? input_format::auto_detect : input_format::text;
+  const std::string_view payload(reinterpret_cast<const char*>(data) + 1, size - 1);
+  const std::string broken = simdup::fuzz::check_reader(format, wrap, payload);
+  if (!broken.empty()) {
+    std::fprintf(stderr, "text_reader_fuzz: %s\n", broken.c_str());
+    __builtin_trap();
+  }
+  return 0;
+}

@@ -1,0 +1,69 @@
+// Without clang's libFuzzer: replays fuzz/corpus/index_file (files simdup wrote: every query
+// must be answered completely) and random mutations of it, with the checksum fixed as the
+// harness does, through the checks of fuzz/index_file_fuzz.cpp, under the sanitizers of the
+// unit test build.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <string>
+
+#include "../../../fuzz/index_file_fuzz_check.hpp"
+#include "support/fuzz_replay.hpp"
+
+namespace simdup::fuzz {
+namespace {
+
+using simdup::test_support::read_fuzz_corpus;
+
+TEST(IndexFileFuzz, CorpusLoadsAndAnswersCompletely) {
+  mem_file file;
+  const auto inputs = read_fuzz_corpus("index_file");
+  ASSERT_GE(inputs.size(), 5u);
+  for (const auto& in : inputs) {
+    ASSERT_TRUE(online_index::load(file.write(in))) << "a seed does not load";
+    EXPECT_EQ(check_index_file(in, file, /*as_written=*/true), "");
+  }
+}
+
+// Word-level edits (the format is 64-bit words): overwrite a word with a nearby or extreme
+// value, swap two words, cut the file, flip a bit. check_index_file also retries with the
+// checksum fixed, so the edits reach the segment checks.
+TEST(IndexFileFuzz, RandomMutationsAreErrorsOrRightAnswers) {
+  mem_file file;
+  const auto inputs = read_fuzz_corpus("index_file");
+  std::mt19937_64 rng(20261125);
+  for (int iter = 0; iter < 3000; ++iter) {
+    std::string s = inputs[rng() % inputs.size()];
+    for (int m = 1 + static_cast<int>(rng() % 3); m > 0 && s.size() >= 16; --m) {
+      const std::size_t words = s.size() / 8;
+      const std::size_t w = rng() % words;
+      uint64_t v;
+      std::memcpy(&v, s.data() + 8 * w, 8);
+      switch (rng() % 5) {
+        case 0:
+          v += (rng() % 5) - 2;
+          break;
+        case 1:
+          v = (rng() % 2) ? ~uint64_t{0} : uint64_t{1} << (rng() % 64);
+          break;
+        case 2:
+          v ^= uint64_t{1} << (rng() % 64);
+          break;
+        case 3: {
+          const std::size_t w2 = rng() % words;
+          std::memcpy(&v, s.data() + 8 * w2, 8);
+          break;
+        }
+        default:
+          s.resize(8 * (1 + rng() % words));
+          continue;
+      }
+      std::memcpy(s.data() + 8 * w, &v, 8);
+    }
+    ASSERT_EQ(check_index_file(s, file), "") << "iteration " << iter;
+  }
+}
+
+}  // namespace
+}  // namespace simdup::fuzz

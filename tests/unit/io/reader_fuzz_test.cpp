@@ -1,0 +1,97 @@
+// Without clang's libFuzzer: replays the corpora of the record-reader harnesses
+// (fuzz/*_reader_fuzz.cpp) and random mutations of them through their checks
+// (fuzz/reader_fuzz_check.hpp), under the sanitizers of the unit test build.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "../../../fuzz/reader_fuzz_check.hpp"
+#include "support/fuzz_replay.hpp"
+
+namespace simdup::fuzz {
+namespace {
+
+using simdup::test_support::mutate;
+using simdup::test_support::read_fuzz_corpus;
+
+/// What the harness named `corpus` does with one input (the first byte picks the variant).
+std::string check_input(const std::string& corpus, std::string_view in) {
+  if (corpus == "compressed_reader") return check_compressed(in);
+  if (in.empty()) return "";
+  const auto sel = static_cast<unsigned char>(in[0]);
+  const auto wrap = static_cast<wrapping>(sel % 3);
+  input_format format = input_format::jsonl;
+  if (corpus == "delimited_reader") format = (sel / 3) % 2 ? input_format::csv : input_format::tsv;
+  if (corpus == "text_reader")
+    format = (sel / 3) % 2 ? input_format::auto_detect : input_format::text;
+  if (corpus == "warc_reader") format = input_format::warc;
+  return check_reader(format, wrap, in.substr(1));
+}
+
+const std::string kTokens[] = {"\n",
+                               "\r\n",
+                               "\t",
+                               ",",
+                               "\"",
+                               "\\",
+                               "\\t",
+                               "\\u0000",
+                               "\\ud800",
+                               "{",
+                               "}",
+                               "[",
+                               "]",
+                               ":",
+                               "\xef\xbb\xbf",
+                               "\xff",
+                               "\xe4\xb8",
+                               "WARC/1.0\r\n",
+                               "\r\n\r\n",
+                               "Content-Length: ",
+                               "WARC-Type: response\r\n",
+                               "HTTP/1.1 200 OK\r\n",
+                               "99999999999999999999",
+                               "\"text\":",
+                               "\"id\":",
+                               "\"time\":",
+                               "\"features\":"};
+
+class ReaderFuzz : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(ReaderFuzz, CorpusKeepsInvariants) {
+  const auto inputs = read_fuzz_corpus(GetParam());
+  ASSERT_GE(inputs.size(), 3u);
+  for (const auto& in : inputs) EXPECT_EQ(check_input(GetParam(), in), "") << in;
+}
+
+TEST_P(ReaderFuzz, RandomMutationsKeepInvariants) {
+  const auto inputs = read_fuzz_corpus(GetParam());
+  std::mt19937 rng(20261125);
+  for (int iter = 0; iter < 1500; ++iter) {
+    const std::string s = mutate(inputs[rng() % inputs.size()], kTokens, rng, 64);
+    const std::string broken = check_input(GetParam(), s);
+    ASSERT_EQ(broken, "") << "input (" << s.size() << " bytes): " << s;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Harnesses, ReaderFuzz,
+                         ::testing::Values("jsonl_reader", "delimited_reader", "text_reader",
+                                           "warc_reader", "compressed_reader"));
+
+// The oracle itself: a sound stream reads as its content, a truncated one fails.
+TEST(ReaderFuzz, CompressedOracleSeesTruncation) {
+  const std::string jsonl = "{\"id\":1,\"text\":\"a\"}\n{\"id\":2,\"text\":\"b\"}\n";
+  for (const std::string& packed : {gzip_bytes(jsonl), zstd_bytes(jsonl)}) {
+    std::string out;
+    EXPECT_EQ(decompress_all(packed, out), decompressed::ok);
+    EXPECT_EQ(out, jsonl);
+    EXPECT_EQ(decompress_all(packed.substr(0, packed.size() - 3), out), decompressed::corrupt);
+    EXPECT_EQ(check_compressed(packed), "");
+    EXPECT_EQ(check_compressed(packed.substr(0, packed.size() - 3)), "");
+  }
+}
+
+}  // namespace
+}  // namespace simdup::fuzz
