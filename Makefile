@@ -7,8 +7,9 @@ export CCACHE_BASEDIR := $(CURDIR)
 CMAKE_EXTRA = $$(command -v ccache >/dev/null && echo -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 SIMDUP := build/release/cli/simdup
 SAMPLE := data/sample/news.jsonl
+PREFIX ?= /usr/local
 
-.PHONY: all deps run test test-tsan bench fuzz build-% configure-% format clean help
+.PHONY: all deps run test test-tsan bench fuzz package install build-% configure-% format clean help
 
 all: build-release
 
@@ -18,6 +19,8 @@ help:
 	@echo "make test-tsan  ThreadSanitizer build and the concurrency tests"
 	@echo "make bench      release build and the benchmarks"
 	@echo "make fuzz       clang build of the libFuzzer harnesses (fuzz/, docs/fuzzing.md)"
+	@echo "make package    release build and build/release/simdup_<version>_amd64.deb (CPack)"
+	@echo "make install    release build installed under PREFIX (default /usr/local)"
 	@echo "make format     clang-format every C++ source"
 
 deps:
@@ -45,6 +48,12 @@ bench: build-release
 
 # The harnesses land in build/fuzz/fuzz/fuzz_*; scripts/fuzz-smoke.sh runs each briefly.
 fuzz: build-fuzz
+
+package: build-release
+	@cmake --build --preset release --target package
+
+install: build-release
+	@cmake --install build/release --prefix $(PREFIX)
 
 format:
 	@git ls-files '*.cpp' '*.hpp' '*.h' | xargs clang-format -i

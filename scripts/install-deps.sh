@@ -43,6 +43,10 @@ packages=(
   libpqxx-dev          # src/io: PostgreSQL source and sinks
   chromium             # tests/e2e/test_dedup_report.py: renders report.html headless
   manpages-zh          # tests/e2e, scripts/make_sample.py: Chinese man pages as real corpus text
+  # --- packaging (cmake/install.cmake, cmake/package.cmake: make package, cmake --install) ---
+  help2man             # scripts/make-manpages.sh: the man pages, from the CLI's own --help
+  dpkg-dev             # make package: dpkg-shlibdeps computes the .deb's Depends
+  file                 # make package: CPack finds the ELF files to hand to dpkg-shlibdeps
   # --- Python (always /usr/bin/python3) ---
   python3              # tests/e2e, tests/python, eval/: the test and evaluation scripts
   python3-pytest       # tests/e2e, tests/python: the test runner

@@ -18,7 +18,7 @@ namespace simdup {
 
 struct jieba_options {
   /// Data directory made by scripts/prepare_jieba.py, or the path of its jieba.bin. Empty: env
-  /// SIMDUP_JIEBA_DIR, else the build-time default (jieba_default_dir()).
+  /// SIMDUP_JIEBA_DIR, else the installed or build-time default (jieba_default_dir()).
   std::string dict;
   /// User dictionaries in jieba's format (`word [freq] [tag]` per line, UTF-8), applied in
   /// order with jieba's load_userdict semantics (a missing freq is jieba's suggest_freq; freq 0
@@ -29,7 +29,9 @@ struct jieba_options {
 };
 
 /// The data directory used when jieba_options::dict is empty: env SIMDUP_JIEBA_DIR if set,
-/// else the directory compiled in (the source tree's data/jieba).
+/// else PREFIX/share/simdup/jieba when simdup runs installed (PREFIX/bin/simdup or
+/// PREFIX/lib/libsimdup.so, and that directory holds jieba.bin), else the directory compiled
+/// in (the source tree's data/jieba).
 std::string jieba_default_dir();
 
 /// Resolves `dict` (a directory or a jieba.bin path; empty = default) to the data directory.

@@ -1,13 +1,45 @@
 #include "jieba/segmenter_impl.hpp"
 #include "jieba/utf8.hpp"
 
+#include <dlfcn.h>
+
 #include <cstdlib>
 #include <filesystem>
+#include <system_error>
+#include <vector>
 
 namespace simdup {
+namespace {
+
+// The data an installed simdup carries (cmake/install.cmake): PREFIX/share/simdup/jieba, found
+// from the file that holds this code, PREFIX/bin/simdup or PREFIX/lib[/ARCH]/libsimdup.so. The
+// compiled-in default names the build's source tree, which an installed copy must not need.
+std::string installed_jieba_dir() {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  std::vector<fs::path> images;
+  // dladdr names the shared library; for a program it may give argv[0], so ask /proc as well.
+  if (Dl_info info{}; dladdr(reinterpret_cast<const void*>(&installed_jieba_dir), &info) != 0 &&
+                      info.dli_fname != nullptr && info.dli_fname[0] == '/') {
+    images.emplace_back(info.dli_fname);
+  }
+  if (fs::path exe = fs::read_symlink("/proc/self/exe", ec); !ec) images.push_back(exe);
+  for (const fs::path& image : images) {
+    fs::path dir = image.parent_path();
+    for (int up = 0; up < 2 && dir.has_parent_path(); ++up) {
+      dir = dir.parent_path();
+      const fs::path data = dir / "share" / "simdup" / "jieba";
+      if (fs::is_regular_file(data / "jieba.bin", ec)) return data.string();
+    }
+  }
+  return {};
+}
+
+}  // namespace
 
 std::string jieba_default_dir() {
   if (const char* env = std::getenv("SIMDUP_JIEBA_DIR"); env != nullptr && *env != '\0') return env;
+  if (std::string installed = installed_jieba_dir(); !installed.empty()) return installed;
   return SIMDUP_JIEBA_DEFAULT_DIR;
 }
 
