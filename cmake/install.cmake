@@ -35,11 +35,22 @@ function(simdup_library_interface target)
 endfunction()
 
 # Shared: the third-party libraries stay private (DT_NEEDED entries of libsimdup.so), and
-# --no-undefined makes a missing one a link error here rather than a user's load error.
+# --no-undefined makes a missing one a link error here rather than a user's load error. Not with
+# clang's sanitizers or libFuzzer's coverage hooks: their runtime comes with the program.
 add_library(simdup_shared SHARED $<TARGET_OBJECTS:simdup>)
 simdup_library_interface(simdup_shared)
-target_link_libraries(simdup_shared PRIVATE $<BUILD_INTERFACE:simdup_deps> Threads::Threads)
-target_link_options(simdup_shared PRIVATE LINKER:--no-undefined)
+get_target_property(_simdup_dep_libs simdup_deps INTERFACE_LINK_LIBRARIES)
+# Debian's RocksDB package names its (non-PIC) archive RocksDB::rocksdb; a shared library links
+# the .so.
+set(_simdup_shared_dep_libs ${_simdup_dep_libs})
+if(TARGET RocksDB::rocksdb-shared)
+  list(TRANSFORM _simdup_shared_dep_libs REPLACE "^RocksDB::rocksdb$" "RocksDB::rocksdb-shared")
+endif()
+target_link_libraries(simdup_shared PRIVATE ${_simdup_shared_dep_libs} Threads::Threads)
+target_link_options(simdup_shared PRIVATE ${SIMDUP_SANITIZE_FLAGS})
+if(NOT SIMDUP_BUILD_FUZZ AND (CMAKE_CXX_COMPILER_ID STREQUAL "GNU" OR NOT SIMDUP_SANITIZE_FLAGS))
+  target_link_options(simdup_shared PRIVATE LINKER:--no-undefined)
+endif()
 set_target_properties(simdup_shared PROPERTIES
   VERSION ${PROJECT_VERSION} SOVERSION ${SIMDUP_SOVERSION} EXPORT_NAME simdup)
 
@@ -47,7 +58,6 @@ set_target_properties(simdup_shared PROPERTIES
 # (the same list as simdup_deps; simdup-config.cmake finds them again for the static component).
 add_library(simdup_static STATIC $<TARGET_OBJECTS:simdup>)
 simdup_library_interface(simdup_static)
-get_target_property(_simdup_dep_libs simdup_deps INTERFACE_LINK_LIBRARIES)
 target_link_libraries(simdup_static INTERFACE Threads::Threads ${_simdup_dep_libs})
 set_target_properties(simdup_static PROPERTIES EXPORT_NAME simdup_static)
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+import service_harness
 from conftest import SOURCE_DIR, jsonl, run
 
 BUILD_DIR = Path(os.environ.get("SIMDUP_BUILD_DIR", SOURCE_DIR / "build" / "asan"))
@@ -95,11 +96,14 @@ def test_depends_cover_every_library_the_binaries_load(deb, unpacked):
     assert "adduser" in names  # the postinst's adduser
     library = [p for p in unpacked.glob("usr/lib*/**/libsimdup.so.*") if not p.is_symlink()]
     for binary in (unpacked / "usr" / "bin" / "simdup", *library):
-        for line in sh(["ldd", binary]).splitlines():
-            match = re.match(r"\s*(\S+) => (/\S+)", line)
-            if not match or match.group(1).startswith("libsimdup"):
+        # The libraries it names itself (DT_NEEDED); theirs are their packages' business.
+        needed = re.findall(r"\(NEEDED\)\s+Shared library: \[(\S+)\]", sh(["readelf", "-d", binary]))
+        paths = dict(re.findall(r"^\s*(\S+) => (/\S+)", sh(["ldd", binary]), re.M))
+        assert needed and "libc.so.6" in needed
+        for name in needed:
+            if name.startswith("ld-linux"):
                 continue
-            assert owner(match.group(2)) in names, f"{binary.name} loads {match.group(2)}"
+            assert owner(paths[name]) in names, f"{binary.name} needs {paths[name]}"
     assert {"libc6", "libstdc++6"} <= names
 
 
@@ -197,3 +201,28 @@ def test_packaged_binary_finds_its_jieba_data(unpacked, tmp_path):
     proc = subprocess.run([simdup, "segment", "-"], input=record, stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, text=True, env=env)
     assert proc.returncode != 0 and str(data) in proc.stderr, proc.stderr
+
+
+def test_packaged_service_answers(unpacked, tmp_path, monkeypatch):
+    # The unit's command (its data directory in tmp, on a free port), run directly: systemd is
+    # not PID 1 here.
+    unit = (unpacked / "usr" / "lib" / "systemd" / "system" / "simdup.service").read_text()
+    args = re.search(r"^ExecStart=/usr/bin/simdup serve (.*)$", unit, re.M).group(1).split()
+    assert args == ["--data", "/var/lib/simdup", "--listen", "127.0.0.1:8080"]
+    monkeypatch.setenv("SIMDUP_BIN", str(unpacked / "usr" / "bin" / "simdup"))
+    monkeypatch.delenv("SIMDUP_JIEBA_DIR", raising=False)
+    server = service_harness.Server(["--data", str(tmp_path / "data")])  # adds --listen :0
+    try:
+        client = server.client()
+        assert client.request("GET", "/healthz")[0] == 200
+        # A jieba collection: the packaged binary loads the packaged dictionaries.
+        assert client.request("PUT", "/v1/zh", {"compat": "jieba-tfidf"})[0] in (200, 201)
+        text = "今天天气很好，我们去公园散步吧。明天下雨，我们在家里看书。"
+        status, first = client.post("/v1/zh/check-insert", {"id": "a", "text": text})
+        assert status == 200 and first["status"] == "new", first
+        status, second = client.post("/v1/zh/check-insert", {"id": "b", "text": text})
+        assert status == 200 and second["status"] == "duplicate", second
+        client.close()
+        assert server.terminate() == 0
+    finally:
+        server.close()
