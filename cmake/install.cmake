@@ -12,6 +12,12 @@ set_target_properties(simdup PROPERTIES POSITION_INDEPENDENT_CODE ON)
 target_compile_options(simdup PRIVATE
   $<$<CXX_COMPILER_ID:GNU,Clang>:-fno-semantic-interposition>)
 
+# The installed libraries and the install rules; off by default when simdup is a subproject.
+option(SIMDUP_INSTALL "Build libsimdup.a/.so and generate the install rules" ${SIMDUP_TOP_LEVEL})
+if(NOT SIMDUP_INSTALL)
+  return()
+endif()
+
 # While the major version is 0 every minor release may change the ABI, so the SONAME carries
 # MAJOR.MINOR (libsimdup.so.0.1); from 1.0 on it is the major version alone.
 if(PROJECT_VERSION_MAJOR EQUAL 0)

@@ -2,6 +2,10 @@
 # install rules (cmake/install.cmake): the CLI, libsimdup, headers, CMake and pkg-config files, man
 # pages, docs, the jieba data and the systemd unit of `simdup serve`. Depends is computed from the
 # binaries by dpkg-shlibdeps; the maintainer scripts (cmake/debian/) create the `simdup` user.
+if(NOT SIMDUP_INSTALL)
+  return()
+endif()
+
 set(SIMDUP_DEB_MAINTAINER "simdup maintainers <maintainers@users.noreply.a-seed-f484ea88.example>"
   CACHE STRING "Maintainer field of the .deb")
 
@@ -23,6 +27,7 @@ set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_SET_DESTDIR ON)
 set(CPACK_INSTALL_PREFIX /usr)
 set(CPACK_STRIP_FILES ON)
+set(CPACK_DEBIAN_COMPRESSION_TYPE xz)  # what dpkg-deb uses by default
 
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # simdup_<version>_<arch>.deb
 set(CPACK_DEBIAN_PACKAGE_MAINTAINER "${SIMDUP_DEB_MAINTAINER}")

@@ -17,6 +17,8 @@ import pytest
 from conftest import SOURCE_DIR, jsonl, run, simdup_bin
 
 BUILD_DIR = Path(os.environ.get("SIMDUP_BUILD_DIR", SOURCE_DIR / "build" / "asan"))
+pytestmark = pytest.mark.skipif(not (BUILD_DIR / "CPackConfig.cmake").exists(),
+                                reason="configured with SIMDUP_INSTALL=OFF (no install rules)")
 SAMPLE = SOURCE_DIR / "data" / "sample" / "news.jsonl"
 
 

@@ -17,6 +17,8 @@ import service_harness
 from conftest import SOURCE_DIR, jsonl, run
 
 BUILD_DIR = Path(os.environ.get("SIMDUP_BUILD_DIR", SOURCE_DIR / "build" / "asan"))
+pytestmark = pytest.mark.skipif(not (BUILD_DIR / "CPackConfig.cmake").exists(),
+                                reason="configured with SIMDUP_INSTALL=OFF (no install rules)")
 SYSTEMD_ANALYZE = shutil.which("systemd-analyze")
 
 
