@@ -47,6 +47,7 @@ packages=(
   help2man             # scripts/make-manpages.sh: the man pages, from the CLI's own --help
   dpkg-dev             # make package: dpkg-shlibdeps computes the .deb's Depends
   file                 # make package: CPack finds the ELF files to hand to dpkg-shlibdeps
+  systemd              # tests/e2e/test_package.py: systemd-analyze verify of the packaged unit
   # --- Python (always /usr/bin/python3) ---
   python3              # tests/e2e, tests/python, eval/: the test and evaluation scripts
   python3-pytest       # tests/e2e, tests/python: the test runner
