@@ -18,9 +18,11 @@ find_path(CLI11_INCLUDE_DIR CLI/CLI.hpp REQUIRED)
 pkg_get_variable(_opencc_prefix opencc prefix)
 set(SIMDUP_OPENCC_DATA_DIR "${_opencc_prefix}/share/opencc" CACHE PATH "OpenCC data directory")
 
-# One interface target that carries the third-party libraries (and sanitizer flags).
+# One interface target that carries the third-party libraries (and sanitizer flags). RocksDB's
+# shared library, not its archive (RocksDB::rocksdb), which is not position independent: the
+# objects also go into libsimdup.so and the Python module (cmake/install.cmake).
 add_library(simdup_deps INTERFACE)
 target_link_libraries(simdup_deps INTERFACE
-  simdjson::simdjson TBB::tbb RocksDB::rocksdb OpenSSL::Crypto ZLIB::ZLIB
+  simdjson::simdjson TBB::tbb RocksDB::rocksdb-shared OpenSSL::Crypto ZLIB::ZLIB
   PkgConfig::UTF8PROC PkgConfig::OPENCC PkgConfig::XXHASH PkgConfig::ZSTD PkgConfig::HIREDIS PkgConfig::PQXX)
 target_include_directories(simdup_deps INTERFACE ${CLI11_INCLUDE_DIR})

@@ -18,7 +18,9 @@
 #include <simdup/normalize.hpp>
 #include <simdup/online_index.hpp>
 #include <simdup/plan.hpp>
+#include <simdup/postgres.hpp>
 #include <simdup/reader.hpp>
+#include <simdup/record_source.hpp>
 #include <simdup/service.hpp>
 #include <simdup/simhash.hpp>
 #include <simdup/utf8.hpp>
