@@ -15,6 +15,7 @@
 #include <simdup/jieba.hpp>
 #include <simdup/json.hpp>
 #include <simdup/keep_policy.hpp>
+#include <simdup/minhash.hpp>
 #include <simdup/normalize.hpp>
 #include <simdup/online_index.hpp>
 #include <simdup/plan.hpp>
