@@ -12,8 +12,15 @@ set_target_properties(simdup PROPERTIES POSITION_INDEPENDENT_CODE ON)
 target_compile_options(simdup PRIVATE
   $<$<CXX_COMPILER_ID:GNU,Clang>:-fno-semantic-interposition>)
 
-# The installed libraries and the install rules; off by default when simdup is a subproject.
-option(SIMDUP_INSTALL "Build libsimdup.a/.so and generate the install rules" ${SIMDUP_TOP_LEVEL})
+# The installed libraries and the install rules; off by default when simdup is a subproject and
+# in the libFuzzer build (its objects carry coverage hooks that only a fuzzer binary provides).
+if(SIMDUP_TOP_LEVEL AND NOT SIMDUP_BUILD_FUZZ)
+  set(_simdup_install_default ON)
+else()
+  set(_simdup_install_default OFF)
+endif()
+option(SIMDUP_INSTALL "Build libsimdup.a/.so and generate the install rules"
+  ${_simdup_install_default})
 if(NOT SIMDUP_INSTALL)
   return()
 endif()
@@ -42,7 +49,7 @@ endfunction()
 
 # Shared: the third-party libraries stay private (DT_NEEDED entries of libsimdup.so), and
 # --no-undefined makes a missing one a link error here rather than a user's load error. Not with
-# clang's sanitizers or libFuzzer's coverage hooks: their runtime comes with the program.
+# clang's sanitizers: their runtime comes with the program.
 add_library(simdup_shared SHARED $<TARGET_OBJECTS:simdup>)
 simdup_library_interface(simdup_shared)
 get_target_property(_simdup_dep_libs simdup_deps INTERFACE_LINK_LIBRARIES)
