@@ -86,9 +86,13 @@ dedup_settings read_settings(py::dict options, bool from_memory) {
   }
   if (auto v = r.text("keep")) s.keep_spec = *v;
   d.keep = take(parse_keep_policy(s.keep_spec));
-  d.linking = r.choice("clusters", {"components", "star"}).value_or("star") == "star"
-                  ? cluster_linking::star
-                  : cluster_linking::components;
+  const std::string clusters =
+      r.choice("clusters", {"anchored", "components", "star"}).value_or("anchored");
+  d.linking = clusters == "star"       ? cluster_linking::star
+              : clusters == "anchored" ? cluster_linking::anchored
+                                       : cluster_linking::components;
+  if (auto floor = r.number("anchor_floor")) d.anchor_floor = *floor;
+  d.minhash = take(parse_minhash_spec(r.text("minhash").value_or("10x6")));
   // "off": every pair within k is a duplicate (the package maps verify=None/False to it).
   const std::string verify = r.text("verify").value_or(kDefaultVerify);
   const std::size_t max_hashes = r.integer("verify_max_hashes", 0, 1LL << 40).value_or(0);
@@ -100,6 +104,12 @@ dedup_settings read_settings(py::dict options, bool from_memory) {
     v.shingle_width = width;
     v.tmp_dir = tmp_dir;
     d.verify = v;
+  }
+  // As the CLI: MinHash is a batch generator; it and anchoring need verification's shingles.
+  if (d.mode == dedup_mode::stream) d.minhash = minhash_options{};
+  if (!d.verify) {
+    d.minhash = minhash_options{};
+    if (d.linking == cluster_linking::anchored) d.linking = cluster_linking::star;
   }
   s.skip_bad_records = r.choice("on_error", {"fail", "skip"}).value_or("fail") == "skip";
   s.reader.skip_failed_inputs = s.skip_bad_records;
@@ -131,7 +141,11 @@ result<dedup_run> run(reader& in, const dedup_settings& s, const std::vector<std
   sum.mode = d.mode == dedup_mode::stream ? "stream" : "batch";
   sum.k = d.k;
   sum.keep = d.mode == dedup_mode::stream ? "first" : s.keep_spec;
-  sum.linking = d.linking == cluster_linking::star ? "star" : "components";
+  sum.linking = d.linking == cluster_linking::star       ? "star"
+                : d.linking == cluster_linking::anchored ? "anchored"
+                                                         : "components";
+  sum.minhash_bands = d.minhash.bands;
+  sum.minhash_rows = d.minhash.rows;
   if (d.url_layer) sum.layers.push_back("url");
   if (d.title_layer) sum.layers.push_back("title");
   if (d.content_layer) sum.layers.push_back("exact");

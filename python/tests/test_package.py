@@ -16,6 +16,8 @@ def stub_names(path):
             names.add(node.name)
         elif isinstance(node, ast.AnnAssign):
             names.add(node.target.id)
+        elif isinstance(node, ast.ImportFrom):  # re-exports: `from .client import Client as Client`
+            names.update(a.asname for a in node.names if a.asname == a.name)
     return names
 
 

@@ -54,7 +54,7 @@ def test_short_and_null_texts(postgres):
     proc = run(args, check=1)
     assert b'table t row 3: text column "text" is NULL (id 3)' in proc.stderr
     proc = run([*args, "--on-error", "skip"], check=3)
-    assert b"1 skipped (null_text: 1)" in proc.stderr
+    assert b"1 records skipped (null_text: 1)" in proc.stderr
     rows = query(postgres, db, "SELECT id, fingerprint IS NULL, status FROM fps ORDER BY id")
     assert rows == [("1", False, "ok"), ("2", True, "too_short")]
 
