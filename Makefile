@@ -9,7 +9,7 @@ SIMDUP := build/release/cli/simdup
 SAMPLE := data/sample/news.jsonl
 PREFIX ?= /usr/local
 
-.PHONY: all deps run test test-tsan bench fuzz package install build-% configure-% format clean help
+.PHONY: all deps run test test-tsan bench fuzz package install build-% configure-% format format-check clean help
 
 all: build-release
 
@@ -38,6 +38,7 @@ run: build-release
 
 test: build-asan
 	@bash scripts/check-deps.sh build/asan
+	@$(MAKE) --no-print-directory format-check
 	@ctest --preset asan -j $(JOBS)
 
 test-tsan: build-tsan
@@ -54,6 +55,10 @@ package: build-release
 
 install: build-release
 	@cmake --install build/release --prefix $(PREFIX)
+
+format-check:
+	@git ls-files '*.cpp' '*.hpp' '*.h' | xargs clang-format --dry-run -Werror
+	@echo "format-check: every C++ file is clang-formatted"
 
 format:
 	@git ls-files '*.cpp' '*.hpp' '*.h' | xargs clang-format -i

@@ -10,10 +10,10 @@ namespace simdup::cli {
 
 /// Documented exit codes (docs/cli.md).
 enum exit_code : int {
-  exit_ok = 0,          ///< success
-  exit_failure = 1,     ///< a runtime error: bad input with --on-error fail, I/O failure
-  exit_usage = 2,       ///< bad command line (unknown flag, missing argument)
-  exit_partial = 3,     ///< finished, but skipped records (--on-error skip) or had warnings
+  exit_ok = 0,       ///< success
+  exit_failure = 1,  ///< a runtime error: bad input with --on-error fail, I/O failure
+  exit_usage = 2,    ///< bad command line (unknown flag, missing argument)
+  exit_partial = 3,  ///< finished, but skipped records (--on-error skip) or had warnings
 };
 
 /// Adds one subcommand to `app`. The subcommand's callback stores its exit code in `rc`.
@@ -29,6 +29,6 @@ struct command_registration {
 #define SIMDUP_CLI_CAT2(a, b) a##b
 #define SIMDUP_CLI_CAT(a, b) SIMDUP_CLI_CAT2(a, b)
 /// Registers a subcommand from a cli/cmd_*.cpp file.
-#define SIMDUP_REGISTER_COMMAND(order, setup_fn)                                    \
-  static const ::simdup::cli::command_registration SIMDUP_CLI_CAT(simdup_cmd_, \
-                                                                   __LINE__)(order, setup_fn)
+#define SIMDUP_REGISTER_COMMAND(order, setup_fn)                                                \
+  static const ::simdup::cli::command_registration SIMDUP_CLI_CAT(simdup_cmd_, __LINE__)(order, \
+                                                                                         setup_fn)

@@ -61,8 +61,8 @@ struct dedup_summary {
   uint64_t rejected_pairs = 0;   ///< of those, rejected by verification
   /// Duplicates per layer, indexed by dedup_layer (none unused).
   std::array<uint64_t, 5> by_layer{};
-  uint64_t short_documents = 0;  ///< too few features: exact layers only
-  uint64_t invalid_utf8 = 0;     ///< invalid UTF-8 sequences repaired
+  uint64_t short_documents = 0;   ///< too few features: exact layers only
+  uint64_t invalid_utf8 = 0;      ///< invalid UTF-8 sequences repaired
   uint64_t minhash_pairs = 0;     ///< of candidate_pairs, found only by MinHash-LSH
   std::size_t minhash_bands = 0;  ///< MinHash-LSH bands (0: off) and rows per band
   std::size_t minhash_rows = 0;

@@ -73,6 +73,8 @@ class [[nodiscard]] result<void> {
 using status = result<void>;
 
 /// Convenience: build an error value.
-inline error_info make_error(errc code, std::string message) { return error_info{code, std::move(message)}; }
+inline error_info make_error(errc code, std::string message) {
+  return error_info{code, std::move(message)};
+}
 
 }  // namespace simdup

@@ -22,7 +22,9 @@ enum class hash_kind {
 uint64_t hash_feature(hash_kind kind, std::string_view feature) noexcept;
 
 /// Number of differing bits.
-inline int hamming_distance(uint64_t a, uint64_t b) noexcept { return std::popcount(a ^ b); }
+inline int hamming_distance(uint64_t a, uint64_t b) noexcept {
+  return std::popcount(a ^ b);
+}
 
 /// "0123456789abcdef": 16 lowercase hex digits, zero padded.
 std::string to_hex(uint64_t fingerprint);

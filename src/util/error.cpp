@@ -4,15 +4,24 @@ namespace simdup {
 
 const char* errc_name(errc code) noexcept {
   switch (code) {
-    case errc::invalid_argument: return "invalid_argument";
-    case errc::invalid_input: return "invalid_input";
-    case errc::not_found: return "not_found";
-    case errc::io_error: return "io_error";
-    case errc::corrupt_data: return "corrupt_data";
-    case errc::too_large: return "too_large";
-    case errc::unsupported: return "unsupported";
-    case errc::unavailable: return "unavailable";
-    case errc::internal: return "internal";
+    case errc::invalid_argument:
+      return "invalid_argument";
+    case errc::invalid_input:
+      return "invalid_input";
+    case errc::not_found:
+      return "not_found";
+    case errc::io_error:
+      return "io_error";
+    case errc::corrupt_data:
+      return "corrupt_data";
+    case errc::too_large:
+      return "too_large";
+    case errc::unsupported:
+      return "unsupported";
+    case errc::unavailable:
+      return "unavailable";
+    case errc::internal:
+      return "internal";
   }
   return "unknown";
 }
