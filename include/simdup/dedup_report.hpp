@@ -86,6 +86,11 @@ struct dedup_summary {
   std::string samples_note;
 };
 
+/// Records the run's parameters (mode, k, keep, clustering, MinHash, layers, verification,
+/// threads; 0 threads means the hardware's) in the summary, as every dedup front end reports them.
+void describe_parameters(dedup_summary& summary, const dedup_options& options,
+                         const std::string& keep_spec, unsigned threads);
+
 /// Adds one decision to the counts (layer, distance); cluster sizes are added separately.
 void count_decision(dedup_summary& summary, const dedup_decision& decision, uint32_t ordinal);
 

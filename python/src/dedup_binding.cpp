@@ -138,23 +138,7 @@ result<dedup_run> run(reader& in, const dedup_settings& s, const std::vector<std
   dedup_summary& sum = out.summary;
   const dedup_options& d = s.dedup;
   sum.inputs = inputs;
-  sum.mode = d.mode == dedup_mode::stream ? "stream" : "batch";
-  sum.k = d.k;
-  sum.keep = d.mode == dedup_mode::stream ? "first" : s.keep_spec;
-  sum.linking = d.linking == cluster_linking::star       ? "star"
-                : d.linking == cluster_linking::anchored ? "anchored"
-                                                         : "components";
-  sum.minhash_bands = d.minhash.bands;
-  sum.minhash_rows = d.minhash.rows;
-  if (d.url_layer) sum.layers.push_back("url");
-  if (d.title_layer) sum.layers.push_back("title");
-  if (d.content_layer) sum.layers.push_back("exact");
-  if (d.near_layer) sum.layers.push_back("near");
-  if (d.verify) {
-    sum.verify_threshold = d.verify->threshold;
-    sum.verify_max_hashes = d.verify->max_hashes;
-  }
-  sum.threads = s.threads ? s.threads : std::max(1u, std::thread::hardware_concurrency());
+  describe_parameters(sum, d, s.keep_spec, s.threads);
 
   auto signer = document_signer::create(s.fingerprint, d);
   if (!signer) return std::move(signer).error();

@@ -497,29 +497,10 @@ status job::reread_samples(sample_collector& samples) {
 }
 
 void job::fill_parameters() {
-  const dedup_options& d = o_.dedup;
   summary_.inputs = o_.open_source      ? std::vector<std::string>{o_.source_name}
                     : o_.inputs.empty() ? std::vector<std::string>{"-"}
                                         : o_.inputs;
-  summary_.mode = d.mode == dedup_mode::stream ? "stream" : "batch";
-  summary_.k = d.k;
-  summary_.keep = d.mode == dedup_mode::stream ? "first" : o_.keep_spec;
-  summary_.linking = d.linking == cluster_linking::star       ? "star"
-                     : d.linking == cluster_linking::anchored ? "anchored"
-                                                              : "components";
-  if (d.mode == dedup_mode::batch && d.verify) {
-    summary_.minhash_bands = d.minhash.bands;
-    summary_.minhash_rows = d.minhash.rows;
-  }
-  if (d.url_layer) summary_.layers.push_back("url");
-  if (d.title_layer) summary_.layers.push_back("title");
-  if (d.content_layer) summary_.layers.push_back("exact");
-  if (d.near_layer) summary_.layers.push_back("near");
-  if (d.verify) {
-    summary_.verify_threshold = d.verify->threshold;
-    summary_.verify_max_hashes = d.verify->max_hashes;
-  }
-  summary_.threads = o_.threads ? o_.threads : std::max(1u, std::thread::hardware_concurrency());
+  describe_parameters(summary_, o_.dedup, o_.keep_spec, o_.threads);
 }
 
 result<dedup_summary> job::run() {

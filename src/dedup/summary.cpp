@@ -2,8 +2,10 @@
 #include <simdup/dedup_report.hpp>
 #include <simdup/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <thread>
 
 namespace simdup {
 namespace {
@@ -36,6 +38,29 @@ std::string thousands(uint64_t v) {
 }
 
 }  // namespace
+
+void describe_parameters(dedup_summary& summary, const dedup_options& d,
+                         const std::string& keep_spec, unsigned threads) {
+  summary.mode = d.mode == dedup_mode::stream ? "stream" : "batch";
+  summary.k = d.k;
+  summary.keep = d.mode == dedup_mode::stream ? "first" : keep_spec;
+  summary.linking = d.linking == cluster_linking::star       ? "star"
+                    : d.linking == cluster_linking::anchored ? "anchored"
+                                                             : "components";
+  if (d.mode == dedup_mode::batch && d.verify) {
+    summary.minhash_bands = d.minhash.bands;
+    summary.minhash_rows = d.minhash.rows;
+  }
+  if (d.url_layer) summary.layers.push_back("url");
+  if (d.title_layer) summary.layers.push_back("title");
+  if (d.content_layer) summary.layers.push_back("exact");
+  if (d.near_layer) summary.layers.push_back("near");
+  if (d.verify) {
+    summary.verify_threshold = d.verify->threshold;
+    summary.verify_max_hashes = d.verify->max_hashes;
+  }
+  summary.threads = threads ? threads : std::max(1u, std::thread::hardware_concurrency());
+}
 
 void count_decision(dedup_summary& summary, const dedup_decision& decision, uint32_t ordinal) {
   if (decision.kept(ordinal)) {
