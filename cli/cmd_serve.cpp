@@ -1,4 +1,5 @@
 // `simdup serve`: the online dedup service (docs/service.md).
+#include <simdup/plan.hpp>
 #include <simdup/service.hpp>
 
 #include <cstdio>
@@ -18,6 +19,7 @@ struct serve_args {
   service_options opt;
   std::string listen = "127.0.0.1:8080";
   std::string window = "7d";
+  std::string verify = "jaccard:0.8";
   std::vector<std::string> collections;
 };
 
@@ -49,6 +51,12 @@ int run_serve(serve_args& a) {
     return exit_usage;
   }
   a.opt.default_window_s = *window;
+  auto verify = detail::parse_verify_setting(a.verify);
+  if (!verify) {
+    print_error("serve", "--verify: " + verify.error().message);
+    return exit_usage;
+  }
+  a.opt.default_verify = *verify;
 
   // Before any thread exists, so that every thread inherits the mask and SIGTERM reaches the
   // sigwait in run_until_signal.
@@ -87,8 +95,13 @@ void setup(CLI::App& app, int& rc) {
   cmd->add_option("--listen", args->listen, "HOST:PORT to bind; port 0 picks a free one")
       ->capture_default_str();
   cmd->add_option("--k", args->opt.default_k,
-                  "Default Hamming distance of new collections (inclusive, 0-7)")
-      ->check(distance_k(7))
+                  "Default Hamming distance of new collections (inclusive, 0-" +
+                      std::to_string(max_index_k) + ")")
+      ->check(distance_k(max_index_k))
+      ->capture_default_str();
+  cmd->add_option("--verify", args->verify,
+                  "Default verification of new collections: jaccard:T (a candidate within k "
+                  "is a duplicate only if the Jaccard of the shingle sets is >= T) or off")
       ->capture_default_str();
   cmd->add_option("--window", args->window,
                   "Default window of new collections (e.g. 7d, 12h, 3600s; 0 = forever)")

@@ -5,6 +5,11 @@
 //   bench_service_load --port 8080 --collection bench --preload 10000000 --threads 16
 //                      --seconds 20 --batch 1
 //
+// --text N sends documents as text instead (N random words of a 5,000-word vocabulary each, so
+// every document is new, yet texts share common shingles and their fingerprints are nearer
+// than random ones): the server then fingerprints them and, with --verify jaccard:T, keeps and
+// compares their shingle sketches. Measure verification on against off with the same --text.
+//
 // --threads is the number of connections, each with one request in flight (16 crawler
 // processes). They are driven by --io-threads poll() loops (default 2) with a minimal HTTP/1.1
 // client, like wrk: on a 2-core machine shared with the server, one blocking client thread per
@@ -18,6 +23,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -45,6 +51,10 @@ struct options {
   int batch = 1;
   long long preload = 0;
   int k = 3;
+  /// The collection's verify setting: "off" (default) or "jaccard:T".
+  std::string verify = "off";
+  /// Words per document sent as text; 0 (default): random fingerprints.
+  int text_words = 0;
   /// check-insert (default), insert or check.
   std::string op = "check-insert";
   /// Process id of the server, to report its CPU time; 0: not reported.
@@ -74,10 +84,32 @@ std::string hex16(uint64_t v) {
   return buf;
 }
 
-std::string body_of(std::mt19937_64& rng, int batch, const std::string& prefix, long long& next) {
+/// The --text vocabulary: 5,000 lower-case words of 3 to 9 letters, the same in every run.
+const std::vector<std::string>& vocabulary() {
+  static const std::vector<std::string> words = [] {
+    std::mt19937_64 rng(42);
+    std::vector<std::string> out(5000);
+    for (auto& w : out) {
+      const std::size_t n = 3 + rng() % 7;
+      for (std::size_t i = 0; i < n; ++i) w.push_back(static_cast<char>('a' + rng() % 26));
+    }
+    return out;
+  }();
+  return words;
+}
+
+std::string body_of(std::mt19937_64& rng, int batch, const std::string& prefix, long long& next,
+                    int text_words) {
   auto doc = [&] {
-    return "{\"id\":\"" + prefix + std::to_string(next++) + "\",\"fingerprint\":\"" + hex16(rng()) +
-           "\"}";
+    std::string d = "{\"id\":\"" + prefix + std::to_string(next++);
+    if (text_words == 0) return d + "\",\"fingerprint\":\"" + hex16(rng()) + "\"}";
+    d += "\",\"text\":\"";
+    const auto& words = vocabulary();
+    for (int w = 0; w < text_words; ++w) {
+      if (w > 0) d.push_back(' ');
+      d += words[rng() % words.size()];
+    }
+    return d + "\"}";
   };
   if (batch == 1) return doc();
   std::string body = "{\"documents\":[";
@@ -147,6 +179,8 @@ struct connection {
   long long next = 0;
   std::string in;
   std::chrono::steady_clock::time_point sent_at;
+  /// Documents answered "duplicate" (with --text, near texts of the vocabulary can be).
+  long long duplicates = 0;
 };
 
 bool send_all(int fd, const std::string& data) {
@@ -172,7 +206,7 @@ std::string request_head(const options& o, const char* method, const std::string
 bool drive(const options& o, const std::string& path, std::vector<connection*> conns,
            std::chrono::steady_clock::time_point deadline, std::vector<double>& latencies) {
   const auto send_next = [&](connection& c) {
-    const std::string body = body_of(c.rng, o.batch, c.prefix, c.next);
+    const std::string body = body_of(c.rng, o.batch, c.prefix, c.next, o.text_words);
     const std::string req = request_head(o, "POST", path, body.size()) + body;
     c.sent_at = std::chrono::steady_clock::now();
     return send_all(c.fd, req);
@@ -200,6 +234,11 @@ bool drive(const options& o, const std::string& path, std::vector<connection*> c
       if (len == 0) continue;
       const auto now = std::chrono::steady_clock::now();
       latencies.push_back(std::chrono::duration<double>(now - c.sent_at).count());
+      constexpr std::string_view duplicate = "\"status\":\"duplicate\"";
+      for (auto at = c.in.find(duplicate); at < static_cast<std::size_t>(len);
+           at = c.in.find(duplicate, at + 1)) {
+        ++c.duplicates;
+      }
       c.in.erase(0, static_cast<std::size_t>(len));
       if (now < deadline) {
         if (!send_next(c)) return false;
@@ -254,6 +293,10 @@ bool parse(int argc, char** argv, options& o) {
       o.preload = std::atoll(value.c_str());
     else if (flag == "--k")
       o.k = std::atoi(value.c_str());
+    else if (flag == "--verify")
+      o.verify = value;
+    else if (flag == "--text")
+      o.text_words = std::max(0, std::atoi(value.c_str()));
     else if (flag == "--op")
       o.op = value;
     else if (flag == "--server-pid")
@@ -273,7 +316,8 @@ int main(int argc, char** argv) {
         stderr,
         "usage: bench_service_load [--host H] [--port P] [--collection C] [--token T]\n"
         "  [--threads N] [--io-threads N] [--seconds S] [--batch B] [--preload DOCS] [--k K]\n"
-        "  [--op check-insert|insert|check] [--server-pid PID]\n");
+        "  [--verify off|jaccard:T] [--text WORDS] [--op check-insert|insert|check]\n"
+        "  [--server-pid PID]\n");
     return 2;
   }
   // Fingerprints and ids differ from run to run (random fingerprints repeated from an earlier
@@ -283,10 +327,11 @@ int main(int argc, char** argv) {
   {
     const int fd = connect_to(o.host, o.port);
     std::string answer;
-    const int code = fd < 0
-                         ? 0
-                         : round_trip(fd, o, "PUT", base,
-                                      "{\"k\":" + std::to_string(o.k) + ",\"window_s\":0}", answer);
+    const int code = fd < 0 ? 0
+                            : round_trip(fd, o, "PUT", base,
+                                         "{\"k\":" + std::to_string(o.k) +
+                                             ",\"window_s\":0,\"verify\":\"" + o.verify + "\"}",
+                                         answer);
     if (fd >= 0) close(fd);
     if (code != 200) {
       std::fprintf(stderr, "cannot create collection %s: %s\n", o.collection.c_str(),
@@ -308,7 +353,7 @@ int main(int argc, char** argv) {
         const std::string prefix = id_prefix('p', run, t);
         while (sent.fetch_add(1000) < o.preload) {
           if (fd < 0 || round_trip(fd, o, "POST", base + "/insert",
-                                   body_of(rng, 1000, prefix, next), answer) != 200) {
+                                   body_of(rng, 1000, prefix, next, o.text_words), answer) != 200) {
             std::fprintf(stderr, "preload failed: %.200s\n", answer.c_str());
             std::exit(1);
           }
@@ -351,7 +396,11 @@ int main(int argc, char** argv) {
     });
   }
   for (auto& th : pool) th.join();
-  for (auto& c : conns) close(c.fd);
+  long long duplicates = 0;
+  for (auto& c : conns) {
+    close(c.fd);
+    duplicates += c.duplicates;
+  }
   const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
   std::vector<double> all;
   for (auto& l : latencies) all.insert(all.end(), l.begin(), l.end());
@@ -369,7 +418,8 @@ int main(int argc, char** argv) {
       all.back() * 1e3);
   const double docs = static_cast<double>(all.size()) * o.batch;
   const double client_cpu = simdup::bench::cpu_seconds() - own_cpu0;
-  std::printf("client cpu %.2f s (%.2f us/document)", client_cpu, client_cpu / docs * 1e6);
+  std::printf("duplicates %lld; client cpu %.2f s (%.2f us/document)", duplicates, client_cpu,
+              client_cpu / docs * 1e6);
   if (server_cpu0 >= 0) {
     const double server_cpu = process_cpu_seconds(o.server_pid) - server_cpu0;
     std::printf(", server cpu %.2f s (%.2f us/document)", server_cpu, server_cpu / docs * 1e6);

@@ -21,8 +21,13 @@ struct service_options {
   std::string host = "127.0.0.1";
   /// TCP port; 0 picks a free one (printed on stdout when listening).
   int port = 8080;
-  /// Hamming distance (inclusive) of collections created without their own setting.
-  int default_k = 3;
+  /// Hamming distance (inclusive, 0 to max_index_k) of collections created without their own
+  /// setting. Default 8, with default_verify: the evaluated profile of `simdup dedup`.
+  int default_k = 8;
+  /// Jaccard threshold of collections created without their own setting, in (0, 1]: a
+  /// candidate within k is a duplicate only if its shingle Jaccard reaches it; 0: no
+  /// verification. Default 0.8.
+  double default_verify = 0.8;
   /// Window of collections created without their own setting, in seconds; 0 keeps documents
   /// forever.
   int64_t default_window_s = 7 * 24 * 3600;

@@ -132,6 +132,7 @@ class CollectionInfo:
     shingle_width: int
     features: str
     top_k: int
+    verify: str = "off"
     documents: int = 0
     extra: Mapping[str, Any] = field(default_factory=dict)
 
@@ -149,7 +150,8 @@ class Document:
 
 DocumentLike = Union[Document, Mapping[str, Any]]
 
-_SETTINGS_FIELDS = ("name", "k", "window_s", "compat", "shingle_width", "features", "top_k")
+_SETTINGS_FIELDS = ("name", "k", "window_s", "compat", "shingle_width", "features", "top_k",
+                    "verify")
 
 
 def _document_json(doc: DocumentLike) -> dict:
@@ -377,8 +379,9 @@ class Client:
         return isinstance(body, dict) and body.get("status") == "ok"
 
     def create_collection(self, name: str, **settings: Any) -> CollectionInfo:
-        """PUT /v1/{name}: k, window ("7d") or window_s, compat, shingle_width, features, top_k.
-        The same settings again are accepted; different ones raise ServiceError (400)."""
+        """PUT /v1/{name}: k, window ("7d") or window_s, compat, shingle_width, features, top_k,
+        verify ("jaccard:0.8" or "off"). The same settings again are accepted; different ones
+        raise ServiceError (400)."""
         _, body = self._request("PUT", "/v1/" + self._quote(name), settings)
         return self._info(body)
 
@@ -400,7 +403,8 @@ class Client:
 
     @staticmethod
     def _info(obj: Mapping[str, Any]) -> CollectionInfo:
-        known = {k: obj[k] for k in _SETTINGS_FIELDS}
+        # A server from before verification has no "verify" field: it never verified.
+        known = {k: obj[k] for k in _SETTINGS_FIELDS if k in obj}
         extra = {k: v for k, v in obj.items() if k not in _SETTINGS_FIELDS and k != "documents"}
         return CollectionInfo(**known, documents=int(obj.get("documents", 0)), extra=extra)
 

@@ -14,7 +14,8 @@
     SIMDUP_FAIL_OPEN = True             # service down: keep items (True) or drop them (False)
 
 Each item with text is sent to POST /v1/{collection}/check-insert. An item the service calls a
-duplicate is dropped with DropItem("near-duplicate of <id> (distance d)"); a new one is passed
+duplicate is dropped with DropItem("near-duplicate of <id> (distance d, jaccard j)"; without
+"jaccard j" when the collection does not verify); a new one is passed
 on, and is then stored durably by the service. Items without text pass unchecked.
 
 Batching: Scrapy lets process_item return a Deferred, so items are held (at most
@@ -51,6 +52,13 @@ from simdup.client import Client, Document, ServiceError
 __all__ = ["NearDuplicatePipeline"]
 
 logger = logging.getLogger(__name__)
+
+
+def _closeness(match) -> str:
+    """"distance d, jaccard j" of a match ("distance d" when the pair was not verified)."""
+    if match.jaccard is None:
+        return f"distance {match.distance}"
+    return f"distance {match.distance}, jaccard {match.jaccard:.2f}"
 
 
 class NearDuplicatePipeline:
@@ -166,7 +174,7 @@ class NearDuplicatePipeline:
             self.stats.inc_value(f"simdup/{r.status}", spider=spider)
             if r.is_duplicate:
                 closest = r.matches[0] if r.matches else None
-                reason = (f"near-duplicate of {closest.id} (distance {closest.distance})"
+                reason = (f"near-duplicate of {closest.id} ({_closeness(closest)})"
                           if closest else "near-duplicate")
                 d.errback(DropItem(reason))
             else:

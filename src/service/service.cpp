@@ -1,6 +1,7 @@
 // HTTP adapter of the dedup service: routes, authentication, limits, metrics and the expiry
 // loop. Algorithms live in the store (backend) and fingerprint components.
 #include <simdup/json.hpp>
+#include <simdup/plan.hpp>
 #include <simdup/service.hpp>
 #include <simdup/simhash.hpp>
 
@@ -10,6 +11,7 @@
 #endif
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
@@ -172,6 +174,7 @@ struct service::impl {
     collection_config c;
     c.name = name;
     c.k = opt.default_k;
+    c.verify = opt.default_verify;
     c.window_s = opt.default_window_s;
     return c;
   }
@@ -207,12 +210,26 @@ struct service::impl {
         if (m > 0) body.push_back(',');
         body += "{\"id\":";
         json::append_string(body, out.matches[m].id);
-        body += ",\"distance\":" + std::to_string(out.matches[m].distance) + "}";
+        body += ",\"distance\":" + std::to_string(out.matches[m].distance);
+        body += ",\"jaccard\":";
+        append_jaccard(body, out.matches[m].jaccard);
+        body += "}";
       }
       body += "]}";
     }
     if (parsed.batch) body += "]}";
     return body;
+  }
+
+  /// A match's Jaccard estimate (shortest round-trip form), or null when it was not verified.
+  static void append_jaccard(std::string& body, std::optional<double> jaccard) {
+    if (!jaccard) {
+      body += "null";
+      return;
+    }
+    char buf[32];
+    const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, *jaccard);
+    body.append(buf, ec == std::errc() ? end : buf);
   }
 
   /// A fingerprint in an answer: 16 hex digits, or the unsigned integer with
@@ -260,17 +277,21 @@ struct service::impl {
     std::vector<detail::doc_input> inputs;
     std::vector<std::size_t> slot(docs.size(), SIZE_MAX);
     inputs.reserve(docs.size());
+    detail::doc_input in;
     for (std::size_t i = 0; i < docs.size(); ++i) {
-      std::optional<uint64_t> fp = docs[i].fingerprint;
-      if (!fp) {
-        auto r = texts.fingerprint(*config, docs[i].text);
-        if (!r) return ex.fail(r.error());
-        fp = *r;
+      if (docs[i].fingerprint) {
+        in.fingerprint = *docs[i].fingerprint;
+        in.sketch.clear();
+      } else {
+        auto signed_text = texts.sign(*config, docs[i].text, in);
+        if (!signed_text) return ex.fail(signed_text.error());
+        if (!*signed_text) continue;
       }
-      if (!fp) continue;
       slot[i] = inputs.size();
       // Moved: the answer names a document by its input from here on.
-      inputs.push_back({std::move(docs[i].id), *fp, docs[i].time.value_or(clock)});
+      in.id = std::move(docs[i].id);
+      in.time = docs[i].time.value_or(clock);
+      inputs.push_back(std::move(in));
     }
     std::vector<detail::doc_outcome> outcomes(inputs.size());
     uint64_t ticket = 0;
@@ -591,8 +612,12 @@ service::~service() {
 result<std::unique_ptr<service>> service::create(const service_options& options) {
   auto p = std::make_unique<impl>();
   p->opt = options;
-  if (options.default_k < 0 || options.default_k > 7) {
-    return make_error(errc::invalid_argument, "--k must be between 0 and 7");
+  if (options.default_k < 0 || options.default_k > max_index_k) {
+    return make_error(errc::invalid_argument,
+                      "--k must be between 0 and " + std::to_string(max_index_k));
+  }
+  if (!(options.default_verify >= 0 && options.default_verify <= 1)) {
+    return make_error(errc::invalid_argument, "--verify must be off or jaccard:T, T in (0, 1]");
   }
   if (options.max_documents == 0 || options.max_body_bytes == 0 || options.max_matches == 0) {
     return make_error(errc::invalid_argument, "limits must be positive");

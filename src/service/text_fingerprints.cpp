@@ -1,5 +1,7 @@
 #include "service/text_fingerprints.hpp"
 
+#include <simdup/document.hpp>
+
 namespace simdup::detail {
 
 result<fingerprint_options> fingerprint_settings(const collection_config& config) {
@@ -25,19 +27,31 @@ result<fingerprint_options> fingerprint_settings(const collection_config& config
   return o;
 }
 
-result<std::optional<uint64_t>> text_fingerprints::fingerprint(const collection_config& config,
-                                                               std::string_view text) {
+result<bool> text_fingerprints::sign(const collection_config& config, std::string& text,
+                                     doc_input& out) {
+  const bool verify = config.verify > 0;
   const std::string key = config.compat + "/" + std::to_string(config.shingle_width) + "/" +
-                          config.features + "/" + std::to_string(config.top_k);
-  std::shared_ptr<const fingerprinter> fp;
+                          config.features + "/" + std::to_string(config.top_k) +
+                          (verify ? "/verify" : "");
+  std::shared_ptr<const document_signer> signer;
   {
     std::lock_guard lock(mu_);
-    if (auto it = by_settings_.find(key); it != by_settings_.end()) fp = it->second;
+    if (auto it = by_settings_.find(key); it != by_settings_.end()) signer = it->second;
   }
-  if (!fp) {
+  if (!signer) {
     auto options = fingerprint_settings(config);
     if (!options) return std::move(options).error();
-    auto created = fingerprinter::create(*options);
+    // Only the near layer's work: the fingerprint, and the shingles when verifying.
+    dedup_options dedup;
+    dedup.url_layer = false;
+    dedup.content_layer = false;
+    if (verify) {
+      dedup.verify = verify_options{.threshold = config.verify,
+                                    .shingle_width = verify_shingle_width,
+                                    .max_hashes = sketch_hashes,
+                                    .tmp_dir = {}};
+    }
+    auto created = document_signer::create(*options, dedup);
     if (!created) {
       return make_error(
           created.error().code,
@@ -45,12 +59,18 @@ result<std::optional<uint64_t>> text_fingerprints::fingerprint(const collection_
     }
     std::lock_guard lock(mu_);
     auto [it, fresh] =
-        by_settings_.emplace(key, std::make_shared<const fingerprinter>(std::move(*created)));
-    fp = it->second;
+        by_settings_.emplace(key, std::make_shared<const document_signer>(std::move(*created)));
+    signer = it->second;
   }
-  const fingerprint_result r = fp->fingerprint(text);
-  if (r.status != fingerprint_status::ok) return std::optional<uint64_t>();
-  return std::optional<uint64_t>(r.fingerprint);
+  thread_local document doc;
+  thread_local doc_signature sig;
+  doc.text = std::move(text);
+  signer->sign(doc, sig);
+  text = std::move(doc.text);
+  if (!sig.has_fingerprint) return false;
+  out.fingerprint = sig.fingerprint;
+  out.sketch.assign(sig.shingles.begin(), sig.shingles.end());
+  return true;
 }
 
 }  // namespace simdup::detail

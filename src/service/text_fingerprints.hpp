@@ -1,6 +1,9 @@
-// Fingerprints of documents sent as text, with each collection's fingerprint settings.
+// Fingerprints (and verification sketches) of documents sent as text, with each collection's
+// settings, computed by the dedup job's document_signer so that a text gets what `simdup dedup`
+// gives it.
 #pragma once
 
+#include <simdup/dedup.hpp>
 #include <simdup/error.hpp>
 #include <simdup/fingerprint.hpp>
 
@@ -8,25 +11,26 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <string>
-#include <string_view>
 
 #include "store/backend.hpp"
 
 namespace simdup::detail {
 
-/// One fingerprinter per distinct setting, created on first use and shared by all threads.
+/// Code points per verification shingle: `simdup dedup`'s --verify-shingle-width default.
+inline constexpr std::size_t verify_shingle_width = 5;
+
+/// One signer per distinct setting, created on first use and shared by all threads.
 class text_fingerprints {
  public:
-  /// The fingerprint of `text` under `config`'s settings; nullopt when the text is too short to
-  /// have one. Errors: the settings cannot be served (e.g. a compat mode this build lacks).
-  result<std::optional<uint64_t>> fingerprint(const collection_config& config,
-                                              std::string_view text);
+  /// Sets out.fingerprint (and out.sketch when `config` verifies) from `text` under `config`'s
+  /// settings; false when the text is too short to have a fingerprint. `text` is moved from and
+  /// given back. Errors: the settings cannot be served (e.g. a compat mode this build lacks).
+  result<bool> sign(const collection_config& config, std::string& text, doc_input& out);
 
  private:
   std::mutex mu_;
-  std::map<std::string, std::shared_ptr<const fingerprinter>> by_settings_;
+  std::map<std::string, std::shared_ptr<const document_signer>> by_settings_;
 };
 
 /// The fingerprint_options a collection's settings stand for.

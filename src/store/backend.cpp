@@ -1,11 +1,19 @@
-// The blocking conveniences of the backend interface, shared by every store.
+// The blocking conveniences of the backend interface and the verification rule, shared by
+// every store.
 #include "store/backend.hpp"
+
+#include <simdup/verify.hpp>
 
 #include <condition_variable>
 #include <mutex>
 #include <optional>
 
 namespace simdup::detail {
+
+std::optional<double> sketch_similarity(std::span<const uint32_t> a, std::span<const uint32_t> b) {
+  if (a.empty() || b.empty()) return std::nullopt;
+  return sketch_jaccard(a, b, sketch_hashes);
+}
 
 status backend::wait_durable(uint64_t ticket) {
   if (ticket == 0) return {};

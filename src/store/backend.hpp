@@ -20,8 +20,13 @@ namespace simdup::detail {
 struct collection_config {
   /// [A-Za-z0-9_.-], 1 to 64 characters.
   std::string name;
-  /// Largest Hamming distance that counts as a duplicate (inclusive), 0 to 7.
-  int k = 3;
+  /// Largest Hamming distance that counts as a duplicate (inclusive), 0 to max_index_k. The
+  /// default is the evaluated profile of `simdup dedup` (k = 8 with verify = 0.8).
+  int k = 8;
+  /// Jaccard threshold (inclusive, in (0, 1]) a candidate within k must reach against the
+  /// document's shingle sketch to be a duplicate; 0: no verification. Settings stored before
+  /// verification existed have none (stored_config_base).
+  double verify = 0.8;
   /// Window in seconds: a document is live while time + window_s > now (the query's document
   /// time, or the clock for expiry); 0 keeps documents forever.
   int64_t window_s = 7 * 24 * 3600;
@@ -48,6 +53,13 @@ status validate(const collection_config& config);
 std::string to_json(const collection_config& config);
 /// Parses to_json's form (and the body of PUT /v1/{collection}); missing fields keep `base`.
 result<collection_config> config_from_json(std::string_view json, collection_config base);
+/// The base for settings a store holds: fields missing from them take the values of the build
+/// that wrote them (no verification), not today's defaults.
+collection_config stored_config_base(std::string name);
+/// "jaccard:T" (T in (0, 1]) or "off" (0) to a collection_config::verify threshold.
+result<double> parse_verify_setting(std::string_view text);
+/// The JSON string form of a threshold: "jaccard:0.8" or "off".
+std::string verify_setting(double threshold);
 
 enum class doc_op {
   check,         ///< report matches, change nothing
@@ -55,16 +67,28 @@ enum class doc_op {
   check_insert,  ///< atomically: matches if any, else insert
 };
 
+/// Shingle hashes kept per document for verification: the smallest of its sorted distinct
+/// 32-bit shingle hashes (shingle_hashes with this max_hashes); documents with at most this many
+/// distinct shingles are compared exactly (docs/service.md, "Verification").
+inline constexpr std::size_t sketch_hashes = 128;
+
 struct doc_input {
   std::string id;
   uint64_t fingerprint = 0;
   /// Seconds since the epoch; the window is measured from it.
   int64_t time = 0;
+  /// The bottom-k shingle sketch of a document sent as text to a verifying collection (at most
+  /// sketch_hashes, sorted); empty for a document sent as a fingerprint, which cannot be
+  /// verified.
+  std::vector<uint32_t> sketch;
 };
 
 struct doc_match {
   std::string id;
   int distance = 0;
+  /// Estimated Jaccard similarity of the two documents' shingle sets; nullopt when the
+  /// collection does not verify or either document has no sketch (then the distance decided).
+  std::optional<double> jaccard;
 };
 
 struct doc_outcome {
@@ -103,6 +127,10 @@ struct collection_stats {
   /// Segments of the in-memory index (0 when there is none): each is one probe per query.
   uint64_t index_segments = 0;
 };
+
+/// The Jaccard estimate of two documents' sketches (sketch_jaccard over sketch_hashes), or
+/// nullopt when either has none: such a pair cannot be verified, and its distance decides.
+std::optional<double> sketch_similarity(std::span<const uint32_t> a, std::span<const uint32_t> b);
 
 class backend {
  public:

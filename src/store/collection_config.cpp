@@ -1,5 +1,7 @@
 // Collection settings: validation and their JSON form (stored by both backends).
 #include <simdup/json.hpp>
+#include <simdup/plan.hpp>
+#include <simdup/verify.hpp>
 
 #include <simdjson.h>
 
@@ -63,8 +65,13 @@ status validate(const collection_config& config) {
     return make_error(errc::invalid_argument,
                       "collection name must be 1 to 64 characters of [A-Za-z0-9_.-]");
   }
-  if (config.k < 0 || config.k > 7) {
-    return make_error(errc::invalid_argument, "k must be between 0 and 7");
+  if (config.k < 0 || config.k > max_index_k) {
+    return make_error(errc::invalid_argument,
+                      "k must be between 0 and " + std::to_string(max_index_k));
+  }
+  if (!(config.verify >= 0 && config.verify <= 1)) {
+    return make_error(errc::invalid_argument,
+                      "verify must be \"off\" or \"jaccard:T\" with T in (0, 1]");
   }
   if (config.window_s < 0) {
     return make_error(errc::invalid_argument, "window_s must be >= 0 (0: no expiry)");
@@ -99,8 +106,35 @@ std::string to_json(const collection_config& config) {
   out += ",\"features\":";
   json::append_string(out, config.features);
   out += ",\"top_k\":" + std::to_string(config.top_k);
+  out += ",\"verify\":";
+  json::append_string(out, verify_setting(config.verify));
   out += "}";
   return out;
+}
+
+collection_config stored_config_base(std::string name) {
+  collection_config base;
+  base.name = std::move(name);
+  base.verify = 0;
+  return base;
+}
+
+result<double> parse_verify_setting(std::string_view text) {
+  if (text == "off") return 0.0;
+  auto options = parse_verify_spec(text);
+  if (!options) {
+    return make_error(errc::invalid_argument,
+                      "verify must be \"off\" or \"jaccard:T\" with T in (0, 1], got \"" +
+                          std::string(text) + "\"");
+  }
+  return options->threshold;
+}
+
+std::string verify_setting(double threshold) {
+  if (threshold <= 0) return "off";
+  char buf[32];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, threshold);
+  return "jaccard:" + std::string(buf, ec == std::errc() ? end : buf);
 }
 
 result<collection_config> config_from_json(std::string_view json, collection_config base) {
@@ -142,6 +176,14 @@ result<collection_config> config_from_json(std::string_view json, collection_con
       auto d = parse_duration(v);
       if (!d) return std::move(d).error();
       base.window_s = *d;
+    } else if (key == "verify") {
+      std::string_view v;
+      if (field.value.get(v) != simdjson::SUCCESS) {
+        return make_error(errc::invalid_input, "verify must be a string: \"jaccard:T\" or \"off\"");
+      }
+      auto threshold = parse_verify_setting(v);
+      if (!threshold) return std::move(threshold).error();
+      base.verify = *threshold;
     } else if (key == "compat" || key == "name" || key == "features") {
       std::string_view v;
       if (field.value.get(v) != simdjson::SUCCESS) {
@@ -152,7 +194,7 @@ result<collection_config> config_from_json(std::string_view json, collection_con
       return make_error(
           errc::invalid_input,
           "unknown collection setting \"" + std::string(key) +
-              "\" (known: k, window, window_s, compat, shingle_width, features, top_k)");
+              "\" (known: k, window, window_s, compat, shingle_width, features, top_k, verify)");
     }
   }
   if (auto st = validate(base); !st) return std::move(st).error();

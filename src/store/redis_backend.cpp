@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <mutex>
 
+#include <simdup/plan.hpp>
+
 #include "store/backend.hpp"
 #include "store/redis_script.hpp"
 
@@ -45,8 +47,8 @@ int block_key_count(int k) {
 /// Appends the block_key_count(k) key suffixes "<pair>:<hex of the two blocks>".
 void append_block_keys(uint64_t fp, int k, std::vector<std::string>& args) {
   const int blocks = k + 2;
-  uint64_t value[9];
-  int width[9];
+  uint64_t value[max_index_k + 2];
+  int width[max_index_k + 2];
   int shift = 0;
   for (int b = 0; b < blocks; ++b) {
     width[b] = 64 / blocks + (b < 64 % blocks ? 1 : 0);
@@ -62,6 +64,16 @@ void append_block_keys(uint64_t fp, int k, std::vector<std::string>& args) {
       args.emplace_back(buf);
     }
   }
+}
+
+/// A sketch as the script reads it: 4-byte little-endian hashes.
+std::string sketch_bytes(std::span<const uint32_t> hashes) {
+  std::string out;
+  out.reserve(hashes.size() * 4);
+  for (const uint32_t h : hashes) {
+    for (int b = 0; b < 4; ++b) out.push_back(static_cast<char>((h >> (8 * b)) & 0xff));
+  }
+  return out;
 }
 
 std::string hex16(uint64_t v) {
@@ -89,8 +101,8 @@ class redis_backend final : public backend {
     std::vector<collection_config> out;
     const redisReply* rep = r->get();
     for (std::size_t i = 0; i + 1 < rep->elements; i += 2) {
-      collection_config base;
-      base.name.assign(rep->element[i]->str, rep->element[i]->len);
+      const collection_config base =
+          stored_config_base(std::string(rep->element[i]->str, rep->element[i]->len));
       auto c = config_from_json({rep->element[i + 1]->str, rep->element[i + 1]->len}, base);
       if (!c) {
         return make_error(errc::corrupt_data, "settings of collection \"" + base.name +
@@ -128,6 +140,7 @@ class redis_backend final : public backend {
       args.push_back(d.id);
       args.push_back(hex16(d.fingerprint));
       args.push_back(std::to_string(d.time));
+      args.push_back(config.verify > 0 ? sketch_bytes(d.sketch) : std::string());
       append_block_keys(d.fingerprint, config.k, args);
     }
     auto r = run_script(args);
@@ -138,14 +151,19 @@ class redis_backend final : public backend {
     }
     for (std::size_t i = 0; i < docs.size(); ++i) {
       const redisReply* d = rep->element[i];
-      if (d->type != REDIS_REPLY_ARRAY || d->elements == 0 || d->elements % 2 == 0) {
+      if (d->type != REDIS_REPLY_ARRAY || d->elements == 0 || d->elements % 4 != 1) {
         return make_error(errc::internal, "unexpected answer from the Redis script");
       }
       out[i] = doc_outcome{};
       out[i].inserted = d->element[0]->integer == 1;
-      for (std::size_t m = 1; m + 1 < d->elements; m += 2) {
+      for (std::size_t m = 1; m + 3 < d->elements; m += 4) {
+        // The Jaccard comes as shared / compared hashes (Lua numbers reach Redis as integers),
+        // divided here as sketch_jaccard divides; 0 compared: not verified.
+        const long long shared = d->element[m + 2]->integer, total = d->element[m + 3]->integer;
+        std::optional<double> jaccard;
+        if (total > 0) jaccard = static_cast<double>(shared) / static_cast<double>(total);
         out[i].matches.push_back({std::string(d->element[m]->str, d->element[m]->len),
-                                  static_cast<int>(d->element[m + 1]->integer)});
+                                  static_cast<int>(d->element[m + 1]->integer), jaccard});
       }
     }
     return uint64_t{0};
@@ -242,7 +260,17 @@ class redis_backend final : public backend {
             std::to_string(now),
             std::to_string(max_matches),
             std::to_string(block_key_count(config.k)),
-            std::to_string(docs)};
+            std::to_string(docs),
+            verify_threshold(config.verify),
+            std::to_string(sketch_hashes)};
+  }
+
+  /// The threshold in its shortest round-trip form, so that Lua's tonumber reads the same
+  /// double; "0": no verification.
+  static std::string verify_threshold(double threshold) {
+    char buf[32];
+    const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, threshold);
+    return ec == std::errc() ? std::string(buf, end) : "0";
   }
 
   /// EVALSHA, loading the script once per server (again after a SCRIPT FLUSH or restart).

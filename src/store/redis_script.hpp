@@ -8,12 +8,20 @@
 //                      pair of blocks and their values (pigeonhole; see append_block_keys)
 //   time         zset  id scored by its time in seconds (exact in a double; fingerprints are
 //                      never scores)
+//   sketch       hash  id -> the document's verification sketch (backend.hpp, sketch_hashes;
+//                      4-byte little-endian hashes), only for documents that have one
 //   stats        hash  inserted, expired, deleted
 //
-// ARGV: op, k, window_s, now, max_matches, blocks, documents, then per document: id, FP, time,
-// S1 .. Sn. op is check | insert | check_insert | delete (ARGV[8] = id) | expire.
-// Answer for documents: one array per document {inserted 0/1, id, distance, id, distance ...};
-// for delete: 1 or 0; for expire: the number expired.
+// ARGV: op, k, window_s, now, max_matches, blocks, documents, verify threshold (0: off), sketch
+// size, then per document: id, FP, time, sketch (empty: none), S1 .. Sn. op is check | insert |
+// check_insert | delete (ARGV[10] = id) | expire.
+// Answer for documents: one array per document {inserted 0/1, then per match id, distance,
+// shared, compared} (the Jaccard is shared / compared; compared 0: not verified); for delete:
+// 1 or 0; for expire: the number expired.
+//
+// Verification runs here, not in C++, because the decision must be part of the atomic
+// check-and-insert; jaccard() mirrors sketch_jaccard (src/dedup/verify.cpp) step by step, and
+// tests/e2e/test_service_verify.py checks that both stores give the same values.
 #pragma once
 
 namespace simdup::detail {
@@ -27,6 +35,8 @@ local now = tonumber(ARGV[4])
 local maxm = tonumber(ARGV[5])
 local nb = tonumber(ARGV[6])
 local nd = tonumber(ARGV[7])
+local verify = tonumber(ARGV[8])
+local cap = tonumber(ARGV[9])
 
 -- Population count of a 16-bit value (SWAR), then the Hamming distance of two 16-digit hex
 -- fingerprints 16 bits at a time (exact in Lua numbers).
@@ -46,6 +56,35 @@ local function dist(a, b)
   return d
 end
 
+-- Sorted hashes of a stored sketch; the bottom-k Jaccard of two as (shared, compared), the
+-- walk of sketch_jaccard: the union's smallest hashes, at most cap of them, none above the
+-- largest hash of a sketch that was cut to cap.
+local function hashes(s)
+  local t = {}
+  for i = 1, #s, 4 do t[#t + 1] = struct.unpack('<I4', s, i) end
+  return t
+end
+local function jaccard(a, b)
+  local bound = math.huge
+  if #a >= cap then bound = math.min(bound, a[#a]) end
+  if #b >= cap then bound = math.min(bound, b[#b]) end
+  local i, j, both, total = 1, 1, 0, 0
+  while total < cap and (i <= #a or j <= #b) do
+    local nxt, shared = 0, false
+    if j > #b or (i <= #a and a[i] < b[j]) then
+      nxt = a[i]; i = i + 1
+    elseif i > #a or b[j] < a[i] then
+      nxt = b[j]; j = j + 1
+    else
+      nxt = a[i]; i = i + 1; j = j + 1; shared = true
+    end
+    if nxt > bound then break end
+    total = total + 1
+    if shared then both = both + 1 end
+  end
+  return both, total
+end
+
 local function unlink(id)
   local v = redis.call('HGET', p .. 'docs', id)
   if not v then return false end
@@ -55,6 +94,7 @@ local function unlink(id)
     redis.call('SREM', p .. 'b' .. parts[i], parts[1] .. id)
   end
   redis.call('HDEL', p .. 'docs', id)
+  redis.call('HDEL', p .. 'sketch', id)
   redis.call('ZREM', p .. 'time', id)
   return true
 end
@@ -72,7 +112,7 @@ local function expire(limit)
 end
 
 if op == 'delete' then
-  if unlink(ARGV[8]) then
+  if unlink(ARGV[10]) then
     redis.call('HINCRBY', p .. 'stats', 'deleted', 1)
     return 1
   end
@@ -86,16 +126,17 @@ end
 expire(100)
 local out = {}
 local inserted = 0
-local a = 8
+local a = 10
 for d = 1, nd do
-  local id, fp, ts = ARGV[a], ARGV[a + 1], ARGV[a + 2]
+  local id, fp, ts, sk = ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3]
   local t = tonumber(ts)
   local blocks = {}
-  for i = 1, nb do blocks[i] = ARGV[a + 2 + i] end
-  a = a + 3 + nb
+  for i = 1, nb do blocks[i] = ARGV[a + 3 + i] end
+  a = a + 4 + nb
   local res = {0}
   local hits = {}
   if op ~= 'insert' then
+    local mine = (verify > 0 and #sk > 0) and hashes(sk) or nil
     local seen = {}
     for i = 1, nb do
       for _, m in ipairs(redis.call('SMEMBERS', p .. 'b' .. blocks[i])) do
@@ -109,7 +150,16 @@ for d = 1, nd do
               local mt = tonumber(redis.call('ZSCORE', p .. 'time', mid))
               ok = mt ~= nil and mt + window > t
             end
-            if ok then hits[#hits + 1] = {dd, mid} end
+            local both, total = 0, 0
+            if ok and mine then
+              local other = redis.call('HGET', p .. 'sketch', mid)
+              if other then
+                both, total = jaccard(mine, hashes(other))
+                ok = (total > 0 and both / total or 0) >= verify
+                if total == 0 then total = 1 end -- two empty sets: similarity 0, verified
+              end
+            end
+            if ok then hits[#hits + 1] = {dd, mid, both, total} end
           end
         end
       end
@@ -121,11 +171,14 @@ for d = 1, nd do
     for i = 1, math.min(#hits, maxm) do
       res[#res + 1] = hits[i][2]
       res[#res + 1] = hits[i][1]
+      res[#res + 1] = hits[i][3]
+      res[#res + 1] = hits[i][4]
     end
   end
   if op == 'insert' or (op == 'check_insert' and #hits == 0) then
     unlink(id)
     redis.call('HSET', p .. 'docs', id, fp .. ' ' .. ts .. ' ' .. table.concat(blocks, ' '))
+    if #sk > 0 then redis.call('HSET', p .. 'sketch', id, sk) end
     for i = 1, nb do redis.call('SADD', p .. 'b' .. blocks[i], fp .. id) end
     redis.call('ZADD', p .. 'time', ts, id)
     inserted = inserted + 1

@@ -147,7 +147,14 @@ result<uint64_t> rocks_backend::apply_pending(const collection_config& config, d
   // Plain inserts report nothing, so they need no probe.
   std::vector<std::vector<index_match>> hits =
       op == doc_op::insert ? std::vector<std::vector<index_match>>(docs.size()) : probe(c, docs);
+  hit_jaccards jaccards(docs.size());
   if (op == doc_op::check) {
+    record_reader stored = reader(c);
+    for (std::size_t i = 0; i < docs.size(); ++i) {
+      if (auto st = verify_hits(c, docs[i], stored, {}, 0, hits[i], jaccards[i]); !st) {
+        return std::move(st).error();
+      }
+    }
     uint64_t ticket = 0;
     if (std::any_of(hits.begin(), hits.end(), [](const auto& h) { return !h.empty(); })) {
       // A hit may be an entry whose writer still holds the lock (it is in the index before it
@@ -155,7 +162,9 @@ result<uint64_t> rocks_backend::apply_pending(const collection_config& config, d
       std::lock_guard lock(c.mu);
       ticket = c.last_write;
     }
-    if (auto st = resolve_all(c, hits, max_matches, out); !st) return std::move(st).error();
+    if (auto st = resolve_all(c, hits, jaccards, max_matches, out); !st) {
+      return std::move(st).error();
+    }
     return ticket;
   }
   c.writers.fetch_add(1, std::memory_order_relaxed);
@@ -204,11 +213,17 @@ result<uint64_t> rocks_backend::apply_pending(const collection_config& config, d
       c.ids.prefetch(hashes[i]);
     }
     std::vector<uint64_t> candidates;
+    record_reader stored = reader(c);
+    // The stored form of each document's sketch, which its record points into.
+    std::vector<std::string> sketches(docs.size());
     for (std::size_t i = 0; i < docs.size(); ++i) {
       if (op == doc_op::check_insert) {
         // Under the collection lock nothing is inserted between this check and the insert.
         const bool reprobe = stale || c.removals.load(std::memory_order_relaxed) != probed_removals;
         recheck_locked(c, docs[i], since, reprobe, hits[i]);
+        if (auto st = verify_hits(c, docs[i], stored, added, base, hits[i], jaccards[i]); !st) {
+          return fail(std::move(st).error());
+        }
         if (!hits[i].empty()) continue;
       }
       if (c.next_num > id_map::max_number) {
@@ -254,7 +269,8 @@ result<uint64_t> rocks_backend::apply_pending(const collection_config& config, d
       c.recent.push_back(e);
       if (c.recent.size() > max_recent) c.recent.pop_front();
       if (op == doc_op::check_insert) since.push_back(e);
-      added.push_back({e.id, e.fingerprint, e.timestamp, docs[i].id});
+      sketches[i] = encode_sketch(docs[i].sketch);
+      added.push_back({e.id, e.fingerprint, e.timestamp, docs[i].id, sketches[i]});
       dropped.push_back(0);
       undo.push_back({e.id, h, old});
       out[i].inserted = true;
@@ -264,7 +280,7 @@ result<uint64_t> rocks_backend::apply_pending(const collection_config& config, d
           removed.size() + static_cast<std::size_t>(std::count(dropped.begin(), dropped.end(), 1));
       std::string record;
       std::size_t bytes = 0;
-      for (const auto& d : added) bytes += 28 + d.id.size();
+      for (const auto& d : added) bytes += 30 + d.id.size() + d.sketch.size();
       record.reserve(bytes);
       uint64_t first = 0;
       int64_t newest = INT64_MIN;
@@ -297,7 +313,9 @@ result<uint64_t> rocks_backend::apply_pending(const collection_config& config, d
       seq = c.last_write;
     }
   }
-  if (auto st = resolve_all(c, hits, max_matches, out); !st) return std::move(st).error();
+  if (auto st = resolve_all(c, hits, jaccards, max_matches, out); !st) {
+    return std::move(st).error();
+  }
   return seq;
 }
 
@@ -680,19 +698,51 @@ void rocks_backend::sync_loop() {
   }
 }
 
+status rocks_backend::verify_hits(const collection_state& c, const doc_input& d,
+                                  record_reader& stored, std::span<const stored_doc> own,
+                                  uint64_t base, std::vector<index_match>& hits,
+                                  std::vector<std::optional<double>>& jaccards) {
+  jaccards.clear();
+  if (c.config.verify <= 0 || d.sketch.empty() || hits.empty()) return {};
+  thread_local std::vector<uint32_t> sketch;
+  std::size_t kept = 0;
+  for (const index_match& h : hits) {
+    const stored_doc* at = nullptr;
+    if (h.id >= base && h.id - base < own.size()) {
+      at = &own[h.id - base];
+    } else {
+      auto found = stored.seek(h.id);
+      if (!found) return std::move(found).error();
+      at = *found ? stored.doc(h.id) : nullptr;
+    }
+    if (!at) continue;  // deleted since the probe
+    decode_sketch(at->sketch, sketch);
+    const std::optional<double> j = sketch_similarity(d.sketch, sketch);
+    if (j && *j < c.config.verify) continue;
+    hits[kept++] = h;
+    jaccards.push_back(j);
+  }
+  hits.resize(kept);
+  return {};
+}
+
 status rocks_backend::resolve_all(const collection_state& c,
                                   std::vector<std::vector<index_match>>& hits,
-                                  std::size_t max_matches, std::span<doc_outcome> out) {
+                                  const hit_jaccards& jaccards, std::size_t max_matches,
+                                  std::span<doc_outcome> out) {
   record_reader stored = reader(c);
   for (std::size_t i = 0; i < hits.size(); ++i) {
     // The index sorts by (distance, time, number); ties beyond distance keep that order.
-    for (const index_match& h : hits[i]) {
+    for (std::size_t m = 0; m < hits[i].size(); ++m) {
+      const index_match& h = hits[i][m];
       if (out[i].matches.size() >= max_matches) break;
       auto found = stored.seek(h.id);
       if (!found) return std::move(found).error();
       const stored_doc* d = *found ? stored.doc(h.id) : nullptr;
       if (!d) continue;  // deleted since the probe
-      out[i].matches.push_back({std::string(d->id), h.distance});
+      const std::optional<double> j =
+          m < jaccards[i].size() ? jaccards[i][m] : std::optional<double>();
+      out[i].matches.push_back({std::string(d->id), h.distance, j});
     }
   }
   return {};

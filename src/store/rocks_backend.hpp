@@ -236,8 +236,18 @@ class rocks_backend final : public backend {
   /// After a request changed the index: hands full segments to the maintenance thread, or
   /// seals them on this thread when it falls behind (back-pressure on writers).
   void after_index_change(collection_state& c);
+  /// Per document, the Jaccard of each hit (aligned with its hits); empty when not verified.
+  using hit_jaccards = std::vector<std::vector<std::optional<double>>>;
+  /// With verification on: keeps the hits of `d` whose Jaccard reaches the collection's
+  /// threshold (or that cannot be verified), and their Jaccard in `jaccards`. A hit's sketch is
+  /// read from the store, or from `own` for this request's documents (numbered from `base`).
+  static status verify_hits(const collection_state& c, const doc_input& d, record_reader& stored,
+                            std::span<const rocks_keys::stored_doc> own, uint64_t base,
+                            std::vector<index_match>& hits,
+                            std::vector<std::optional<double>>& jaccards);
   status resolve_all(const collection_state& c, std::vector<std::vector<index_match>>& hits,
-                     std::size_t max_matches, std::span<doc_outcome> out);
+                     const hit_jaccards& jaccards, std::size_t max_matches,
+                     std::span<doc_outcome> out);
 
   // rocks_snapshot.cpp
   /// The segment file and newer documents; false (with the reason on stderr) when the file

@@ -20,11 +20,13 @@
 //                                          little endian), written with every change; optional
 //                                          (stores written before it start them at 0), so the
 //                                          format stays 4
-//   f                                   -> format_version
+//   f                                   -> format_version ("5"; a "4" store opens and is
+//                                          marked "5" at once: its records read the same)
 #pragma once
 
 #include <cstdint>
 #include <cstring>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,8 +34,11 @@
 namespace simdup::detail::rocks_keys {
 
 inline constexpr const char* format_key = "f";
-/// Bumped when a key or value encoding changes; a store of another format is refused.
-inline constexpr const char* format_version = "4";
+/// Bumped when a key or value encoding changes; a store of another format is refused, except
+/// upgradable_format, whose records this build reads as they are (format 5 added the optional
+/// sketch of a document, which format 4 builds would misread: hence the bump).
+inline constexpr const char* format_version = "5";
+inline constexpr const char* upgradable_format = "4";
 /// Column families of the n/ and t/ keys.
 inline constexpr std::string_view num_family = "num";
 inline constexpr std::string_view time_family = "time";
@@ -149,24 +154,51 @@ inline std::string prefix_end(std::string p) {
   return p;
 }
 
-/// A document of a record. `id` points into the record's value (or its owner).
+/// A document of a record. `id` and `sketch` point into the record's value (or its owner).
 struct stored_doc {
   uint64_t num = 0;
   uint64_t fingerprint = 0;
   int64_t time = 0;
   std::string_view id;
+  /// The verification sketch (backend.hpp, sketch_hashes) as 4-byte little-endian hashes;
+  /// empty when the document has none (sent as a fingerprint, or to a collection that does not
+  /// verify, or stored by format 4).
+  std::string_view sketch;
 };
 
+/// Set in a document's id length when a sketch follows the id (ids are at most 1024 bytes).
+inline constexpr uint32_t has_sketch_flag = uint32_t{1} << 31;
+
 /// Record value: per document, number, fingerprint, time (8 bytes each, little endian), the id's
-/// length (4 bytes, little endian) and the id.
+/// length (4 bytes, little endian; has_sketch_flag set when a sketch follows) and the id; then,
+/// with the flag, the sketch's hash count (2 bytes, little endian) and its hashes (4 bytes each,
+/// little endian). Format 4 records are the same without sketches.
 inline void append_doc(std::string& record, const stored_doc& d) {
   append_le(record, d.num);
   append_le(record, d.fingerprint);
   append_le(record, static_cast<uint64_t>(d.time));
-  const auto n = static_cast<uint32_t>(d.id.size());
+  const auto n = static_cast<uint32_t>(d.id.size()) | (d.sketch.empty() ? 0 : has_sketch_flag);
   char len[4];
   std::memcpy(len, &n, 4);
   record.append(len, 4).append(d.id);
+  if (d.sketch.empty()) return;
+  const auto count = static_cast<uint16_t>(d.sketch.size() / 4);
+  char c[2];
+  std::memcpy(c, &count, 2);
+  record.append(c, 2).append(d.sketch);
+}
+
+/// The stored form of a sketch (stored_doc::sketch).
+inline std::string encode_sketch(std::span<const uint32_t> hashes) {
+  std::string out(hashes.size() * 4, '\0');
+  if (!hashes.empty()) std::memcpy(out.data(), hashes.data(), out.size());
+  return out;
+}
+
+/// Replaces `out` with the hashes of a stored sketch.
+inline void decode_sketch(std::string_view sketch, std::vector<uint32_t>& out) {
+  out.resize(sketch.size() / 4);
+  if (!out.empty()) std::memcpy(out.data(), sketch.data(), out.size() * 4);
 }
 
 /// The documents of a record, pointing into `record`; false when it is malformed.
@@ -180,9 +212,19 @@ inline bool decode_record(std::string_view record, std::vector<stored_doc>& out)
     d.time = static_cast<int64_t>(read_le(record.substr(16)));
     uint32_t n;
     std::memcpy(&n, record.data() + 24, 4);
+    const bool sketch = (n & has_sketch_flag) != 0;
+    n &= ~has_sketch_flag;
     if (record.size() - 28 < n) return false;
     d.id = record.substr(28, n);
     record.remove_prefix(28 + std::size_t{n});
+    if (sketch) {
+      if (record.size() < 2) return false;
+      uint16_t count;
+      std::memcpy(&count, record.data(), 2);
+      if (record.size() - 2 < std::size_t{count} * 4) return false;
+      d.sketch = record.substr(2, std::size_t{count} * 4);
+      record.remove_prefix(2 + std::size_t{count} * 4);
+    }
     out.push_back(d);
   }
   return true;

@@ -64,6 +64,13 @@ status rocks_backend::load() {
     wo.sync = true;
     s = db_->Put(wo, format_key, format_version);
     if (!s.ok()) return db_error("put", s);
+  } else if (format == upgradable_format) {
+    // Its records read as they are; marked at once, so that a format 4 build, which would
+    // misread the sketches written from now on, refuses the store.
+    rocksdb::WriteOptions wo;
+    wo.sync = true;
+    s = db_->Put(wo, format_key, format_version);
+    if (!s.ok()) return db_error("put", s);
   } else if (format != format_version) {
     return make_error(errc::unsupported,
                       "store " + dir_ + " has format \"" + format + "\", this simdup reads \"" +
@@ -71,8 +78,7 @@ status rocks_backend::load() {
                           "\": re-create it (or rebuild it with the simdup that wrote it)");
   }
   for (it->Seek(cprefix); it->Valid() && it->key().starts_with(cprefix); it->Next()) {
-    collection_config base;
-    base.name = it->key().ToString().substr(cprefix.size());
+    const collection_config base = stored_config_base(it->key().ToString().substr(cprefix.size()));
     auto config = config_from_json(it->value().ToStringView(), base);
     if (!config) {
       return make_error(errc::corrupt_data, "stored settings of collection \"" + base.name +

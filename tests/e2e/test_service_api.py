@@ -36,7 +36,8 @@ def test_health_and_collection_settings(client):
     status, body = client.request("GET", "/v1/news/stats")
     assert status == 200
     assert body["collection"] == {"name": "news", "k": 3, "window_s": 0, "compat": "none",
-                                  "shingle_width": 4, "features": "shingles", "top_k": 0}
+                                  "shingle_width": 4, "features": "shingles", "top_k": 0,
+                                  "verify": "jaccard:0.8"}
     assert body["documents"] == 0
     # Same settings again: accepted; different ones: refused.
     assert client.request("PUT", "/v1/news", {"k": 3, "window_s": 0})[0] == 200
@@ -51,14 +52,15 @@ def test_check_insert_distance_is_inclusive(client):
     # Distance 3 == k: a duplicate of a.
     status, body = client.post("/v1/news/check-insert", doc("b", flip(BASE, [0, 17, 63])))
     assert body["status"] == "duplicate"
-    assert body["matches"] == [{"id": "a", "distance": 3}]
+    assert body["matches"] == [{"id": "a", "distance": 3, "jaccard": None}]
     # Distance 4 > k: new.
     status, body = client.post("/v1/news/check-insert", doc("c", flip(BASE, [1, 2, 3, 4])))
     assert body["status"] == "new" and body["matches"] == []
     # check changes nothing and lists every match, closest first.
     status, body = client.post("/v1/news/check", doc("q", flip(BASE, [1])))
     assert body["status"] == "duplicate"
-    assert body["matches"] == [{"id": "a", "distance": 1}, {"id": "c", "distance": 3}]
+    assert body["matches"] == [{"id": "a", "distance": 1, "jaccard": None},
+                               {"id": "c", "distance": 3, "jaccard": None}]
     assert client.request("GET", "/v1/news/stats")[1]["documents"] == 2
 
 
@@ -67,7 +69,7 @@ def test_batch_sees_earlier_documents(client):
     status, body = client.post("/v1/news/check-insert", {"documents": docs})
     assert status == 200
     assert [r["status"] for r in body["results"]] == ["new", "duplicate", "new"]
-    assert body["results"][1]["matches"] == [{"id": "x1", "distance": 1}]
+    assert body["results"][1]["matches"] == [{"id": "x1", "distance": 1, "jaccard": None}]
 
 
 def test_insert_replaces_same_id_and_delete(client):
@@ -76,7 +78,7 @@ def test_insert_replaces_same_id_and_delete(client):
     assert client.post("/v1/news/insert", doc("a", far))[1]["status"] == "inserted"
     assert client.post("/v1/news/check", doc("q", BASE))[1]["status"] == "unique"
     assert client.post("/v1/news/check", doc("q", far))[1]["matches"] == [
-        {"id": "a", "distance": 0}]
+        {"id": "a", "distance": 0, "jaccard": None}]
     assert client.request("DELETE", "/v1/news/documents/a")[0] == 200
     status, body = client.request("DELETE", "/v1/news/documents/a")
     assert status == 404 and body["error"]["code"] == "not_found"
@@ -86,7 +88,8 @@ def test_insert_replaces_same_id_and_delete(client):
 def test_equal_fingerprints_are_duplicates(client):
     client.post("/v1/news/check-insert", doc("a", BASE))
     status, body = client.post("/v1/news/check-insert", doc("b", BASE))
-    assert body["status"] == "duplicate" and body["matches"] == [{"id": "a", "distance": 0}]
+    assert body["status"] == "duplicate"
+    assert body["matches"] == [{"id": "a", "distance": 0, "jaccard": None}]
 
 
 @pytest.mark.parametrize("raw, code", [
@@ -175,12 +178,14 @@ def test_text_documents_use_the_collection_fingerprint_settings(client):
     status, body = client.post("/v1/news/check-insert", {"id": "t1", "text": text})
     assert status == 200 and body["status"] == "new"
     fp = body["fingerprint"]
-    # The same text under another id: the same fingerprint, a duplicate at distance 0.
+    # The same text under another id: the same fingerprint, a duplicate at distance 0, and the
+    # same shingles (the collection verifies, by default).
     body = client.post("/v1/news/check-insert", {"id": "t2", "text": text})[1]
-    assert body["fingerprint"] == fp and body["matches"] == [{"id": "t1", "distance": 0}]
-    # Sent as its fingerprint, it is the same document.
+    assert body["fingerprint"] == fp and body["matches"] == [{"id": "t1", "distance": 0,
+                                                              "jaccard": 1}]
+    # Sent as its fingerprint, it is the same document (unverifiable without its text).
     body = client.post("/v1/news/check", {"id": "q", "fingerprint": fp})[1]
-    assert body["matches"] == [{"id": "t1", "distance": 0}]
+    assert body["matches"] == [{"id": "t1", "distance": 0, "jaccard": None}]
     # Too short to fingerprint: never inserted, never a match.
     body = client.post("/v1/news/check-insert", {"documents": [{"id": "e", "text": ""},
                                                                {"id": "f", "text": text}]})[1]

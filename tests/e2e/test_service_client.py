@@ -41,13 +41,17 @@ def test_single_calls_give_typed_results(client):
     assert r.is_new and not r.is_duplicate
     r = client.check_insert("news", "b", fingerprint=flip(BASE, [0, 40, 63]))
     assert r.is_duplicate and r.matches == (Match("a", 3),)
-    assert r.matches[0].jaccard is None  # the server does not verify pairs (yet)
+    assert r.matches[0].jaccard is None  # sent as fingerprints: not verifiable
     assert client.check("news", "q", fingerprint=flip(BASE, [1])).matches == (Match("a", 1),)
     assert client.insert("news", "c", text=LONG).status == "inserted"
     # The same text in other case and punctuation is a near-duplicate of it.
     edited = LONG.upper().replace(",", " ;")
     r = client.check("news", "q", text=edited)
     assert r.is_duplicate and r.matches[0].id == "c" and r.matches[0].distance <= 3
+    # Both sent as text to a verifying collection (the default): the Jaccard of their shingles.
+    assert 0.8 <= r.matches[0].jaccard <= 1
+    info = client.create_collection("news", k=3, window="0")
+    assert info.verify == "jaccard:0.8"
     assert isinstance(r.fingerprint, int)
     assert client.check("news", "s", text="!!!").status == "too_short"
     # Reads and deletes.

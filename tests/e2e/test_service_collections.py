@@ -36,7 +36,8 @@ def test_list_get_and_delete_collections(data_dir):
         assert [x["name"] for x in body["collections"]] == ["blogs", "news"]
         news = body["collections"][1]
         assert news == {"name": "news", "k": 2, "window_s": 86400, "compat": "none",
-                        "shingle_width": 4, "features": "shingles", "top_k": 0, "documents": 1}
+                        "shingle_width": 4, "features": "shingles", "top_k": 0,
+                        "verify": "jaccard:0.8", "documents": 1}
         # GET on a collection: its settings and counts (was 405).
         status, body = c.request("GET", "/v1/news")
         assert status == 200 and body["collection"]["k"] == 2 and body["documents"] == 1
@@ -123,11 +124,11 @@ def test_get_document_and_integer_fingerprints(tmp_path, data_dir):
         # The same document in hex is a duplicate at distance 0; answered in hex by default.
         status, body = c.post("/v1/news/check", {"id": "q", "fingerprint": fp_hex(big)})
         assert body["fingerprint"] == fp_hex(big)
-        assert body["matches"] == [{"id": "x/1 ü", "distance": 0}]
+        assert body["matches"] == [{"id": "x/1 ü", "distance": 0, "jaccard": None}]
         # An integer fingerprint one bit away, in a batch.
         status, body = c.post("/v1/news/check?fingerprint_format=int",
                               {"documents": [{"id": "q", "fingerprint": flip(big, [3])}]})
-        assert body["results"][0]["matches"] == [{"id": "x/1 ü", "distance": 1}]
+        assert body["results"][0]["matches"] == [{"id": "x/1 ü", "distance": 1, "jaccard": None}]
         path = "/v1/news/documents/x%2F1%20%C3%BC"
         assert c.request("GET", path) == (200, {"id": "x/1 ü", "fingerprint": fp_hex(big),
                                                 "time": 999990, "expires": 1000090})
@@ -208,7 +209,7 @@ def test_empty_collections_are_small(data_dir):
         assert c.request("GET", "/v1/c7/stats")[1]["documents"] == 5000
         probe = (int(docs[10]["fingerprint"], 16) + 3000 * 7919) & (2**64 - 1)
         status, body = c.post("/v1/c7/check", {"id": "q", "fingerprint": fp_hex(flip(probe, [9]))})
-        assert {"id": "d10-3000", "distance": 1} in body["matches"]
+        assert {"id": "d10-3000", "distance": 1, "jaccard": None} in body["matches"]
         c.close()
     finally:
         s.close()

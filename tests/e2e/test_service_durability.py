@@ -112,7 +112,7 @@ def test_kill9_loses_nothing_acknowledged(tmp_path):
                 {"id": "probe", "fingerprint": fp_hex(v)} for _, v in chunk]})
             assert status == 200
             for (doc_id, _), result in zip(chunk, body["results"]):
-                assert {"id": doc_id, "distance": 0} in result["matches"], doc_id
+                assert {"id": doc_id, "distance": 0, "jaccard": None} in result["matches"], doc_id
     finally:
         s.close()
 
@@ -155,7 +155,7 @@ def test_window_expiry_with_injected_clock(tmp_path):
         assert body["status"] == "unique"
         body = client.post("/v1/feed/check", {"id": "q", "fingerprint": fp_hex(old),
                                               "time": t0 + 99})[1]
-        assert body["matches"] == [{"id": "old", "distance": 0}]
+        assert body["matches"] == [{"id": "old", "distance": 0, "jaccard": None}]
 
         clock.write_text(str(t0 + 150))
         deadline = time.time() + 20
@@ -170,7 +170,7 @@ def test_window_expiry_with_injected_clock(tmp_path):
         body = client.post("/v1/feed/check-insert", {"id": "again", "fingerprint": fp_hex(old)})[1]
         assert body["status"] == "new"
         body = client.post("/v1/feed/check", {"id": "q", "fingerprint": fp_hex(recent)})[1]
-        assert body["matches"] == [{"id": "recent", "distance": 0}]
+        assert body["matches"] == [{"id": "recent", "distance": 0, "jaccard": None}]
     finally:
         s.close()
 
@@ -255,7 +255,7 @@ def test_kill9_with_segment_files_replays_only_what_came_after(tmp_path):
                 {"id": "probe", "fingerprint": fp_hex(v)} for _, v in chunk]})
             assert status == 200
             for (doc_id, _), result in zip(chunk, body["results"]):
-                assert {"id": doc_id, "distance": 0} in result["matches"], doc_id
+                assert {"id": doc_id, "distance": 0, "jaccard": None} in result["matches"], doc_id
         # Deleted ids and expired ones (even for a query whose own time admits them) stay gone.
         probes = [{"id": "probe", "fingerprint": fp_hex(v), "time": t0 + 999}
                   for v in old.values()]

@@ -37,7 +37,9 @@ def client(tmp_path):
 
 
 def test_jieba_tfidf_collection_matches_extract_tags(client):
-    status, body = client.request("PUT", "/v1/zh", {"compat": "jieba-tfidf", "window": "0"})
+    # Fingerprints only: the edits are judged by the keywords, not by verification.
+    status, body = client.request("PUT", "/v1/zh", {"compat": "jieba-tfidf", "window": "0",
+                                                    "verify": "off"})
     assert status == 200, body
     status, body = client.post("/v1/zh/check-insert", {"id": "w1", "text": WARNING})
     assert status == 200, body
@@ -46,7 +48,8 @@ def test_jieba_tfidf_collection_matches_extract_tags(client):
     body = client.post("/v1/zh/check-insert", {"documents": [{"id": "w2", "text": EDITED},
                                                              {"id": "s1", "text": SPORTS}]})[1]
     first, second = body["results"]
-    assert first["status"] == "duplicate" and first["matches"] == [{"id": "w1", "distance": 0}]
+    assert first["status"] == "duplicate"
+    assert first["matches"] == [{"id": "w1", "distance": 0, "jaccard": None}]
     assert second["status"] == "new" and second["fingerprint"] == expected_fp(SPORTS)
     assert client.request("GET", "/v1/zh/stats")[1]["documents"] == 2
 

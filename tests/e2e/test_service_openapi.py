@@ -40,9 +40,10 @@ def errors(spec, schema, value, where="$"):
     out = []
     kind = schema.get("type")
     checks = {"object": dict, "array": list, "string": str, "boolean": bool}
-    if kind == "integer":
-        if isinstance(value, bool) or not isinstance(value, int):
-            return [f"{where}: {value!r} is not an integer"]
+    if kind in ("integer", "number"):
+        numeric = int if kind == "integer" else (int, float)
+        if isinstance(value, bool) or not isinstance(value, numeric):
+            return [f"{where}: {value!r} is not of type {kind}"]
         if "minimum" in schema and value < schema["minimum"]:
             out.append(f"{where}: below minimum")
         if "maximum" in schema and value > schema["maximum"]:

@@ -69,7 +69,7 @@ def test_two_processes_share_state_atomically(redis):
 
 
 def test_redis_distance_inclusive_delete_and_64bit_values(redis):
-    s = Server(["--store", redis.url, "--window", "0", "--collection", "news"])
+    s = Server(["--store", redis.url, "--k", "3", "--window", "0", "--collection", "news"])
     try:
         c = s.client()
         top = 0xFFFFFFFFFFFFFFFF  # not representable as a double: must round-trip exactly
@@ -77,12 +77,14 @@ def test_redis_distance_inclusive_delete_and_64bit_values(redis):
             "status"] == "new"
         body = c.post("/v1/news/check-insert",
                       {"id": "b", "fingerprint": fp_hex(flip(top, [0, 31, 63]))})[1]
-        assert body["status"] == "duplicate" and body["matches"] == [{"id": "a", "distance": 3}]
+        assert body["status"] == "duplicate"
+        assert body["matches"] == [{"id": "a", "distance": 3, "jaccard": None}]
         body = c.post("/v1/news/check-insert",
                       {"id": "c", "fingerprint": fp_hex(flip(top, [0, 1, 2, 3]))})[1]
         assert body["status"] == "new"
         body = c.post("/v1/news/check", {"id": "q", "fingerprint": fp_hex(top - 1)})[1]
-        assert body["matches"] == [{"id": "a", "distance": 1}, {"id": "c", "distance": 3}]
+        assert body["matches"] == [{"id": "a", "distance": 1, "jaccard": None},
+                                   {"id": "c", "distance": 3, "jaccard": None}]
         assert c.request("DELETE", "/v1/news/documents/a")[0] == 200
         assert c.request("DELETE", "/v1/news/documents/a")[0] == 404
         body = c.post("/v1/news/check", {"id": "q", "fingerprint": fp_hex(top)})[1]
@@ -104,7 +106,7 @@ def test_redis_window_expiry(redis, tmp_path):
         assert c.post("/v1/feed/insert", {"id": "old", "fingerprint": fp_hex(42)})[0] == 200
         body = c.post("/v1/feed/check", {"id": "q", "fingerprint": fp_hex(42),
                                          "time": t0 + 99})[1]
-        assert body["matches"] == [{"id": "old", "distance": 0}]
+        assert body["matches"] == [{"id": "old", "distance": 0, "jaccard": None}]
         body = c.post("/v1/feed/check", {"id": "q", "fingerprint": fp_hex(42),
                                          "time": t0 + 100})[1]
         assert body["status"] == "unique"

@@ -141,5 +141,39 @@ TEST(RocksRecordEncoding, RoundTripsAndRefusesTruncatedRecords) {
   EXPECT_TRUE(docs.empty());
 }
 
+// Format 5: a document may carry its verification sketch after the id (flagged in the id's
+// length); documents without one are encoded exactly as format 4 encoded them.
+TEST(RocksRecordEncoding, SketchesRoundTripBesideDocumentsWithout) {
+  using rocks_keys::stored_doc;
+  const std::vector<uint32_t> hashes = {3, 70000, 0xFFFFFFFFu};
+  const std::string sketch = rocks_keys::encode_sketch(hashes);
+  EXPECT_EQ(sketch.size(), 12u);
+  std::string record;
+  rocks_keys::append_doc(record, {7, 0x1234, -5, "with", sketch});
+  rocks_keys::append_doc(record, {9, 0x99, 8, "without"});
+  // 28 bytes of fields and the id, then 2 bytes of count and 4 per hash; the second as format 4.
+  EXPECT_EQ(record.size(), 28u + 4 + 2 + 12 + 28 + 7);
+  std::vector<stored_doc> docs;
+  ASSERT_TRUE(rocks_keys::decode_record(record, docs));
+  ASSERT_EQ(docs.size(), 2u);
+  EXPECT_EQ(docs[0].id, "with");
+  std::vector<uint32_t> back;
+  rocks_keys::decode_sketch(docs[0].sketch, back);
+  EXPECT_EQ(back, hashes);
+  EXPECT_EQ(docs[1].id, "without");
+  EXPECT_TRUE(docs[1].sketch.empty());
+  // Rewriting a record (a document deleted out of it) keeps the others' sketches.
+  std::string rewritten;
+  rocks_keys::append_doc(rewritten, docs[0]);
+  EXPECT_EQ(rewritten, record.substr(0, 28 + 4 + 2 + 12));
+  const std::string format4 = record.substr(28 + 4 + 2 + 12);
+  std::string expected4;
+  rocks_keys::append_doc(expected4, {9, 0x99, 8, "without"});
+  EXPECT_EQ(format4, expected4);
+  for (std::size_t n = 1; n < 28 + 4 + 2 + 12; ++n) {
+    EXPECT_FALSE(rocks_keys::decode_record(std::string_view(record).substr(0, n), docs)) << n;
+  }
+}
+
 }  // namespace
 }  // namespace simdup::detail
