@@ -66,7 +66,7 @@ class service {
   /// path at fault.
   static result<std::unique_ptr<service>> create(const service_options& options);
 
-  /// Creates a collection with the default settings (k, window) unless it exists.
+  /// Creates a collection with the default settings (k, verify, window) unless it exists.
   status add_collection(const std::string& name);
 
   /// Binds the listening socket and serves on background threads; returns the bound port.

@@ -214,19 +214,7 @@ TEST_F(RocksSnapshot, StoreOfAnotherFormatIsRefused) {
     auto b = open(dir_);
     ASSERT_TRUE(b->create(config_));
   }
-  {
-    std::vector<std::string> names;
-    ASSERT_TRUE(rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions(), dir_.string(), &names).ok());
-    std::vector<rocksdb::ColumnFamilyDescriptor> families;
-    for (const auto& name : names) families.emplace_back(name, rocksdb::ColumnFamilyOptions());
-    std::vector<rocksdb::ColumnFamilyHandle*> handles;
-    rocksdb::DB* raw = nullptr;
-    ASSERT_TRUE(
-        rocksdb::DB::Open(rocksdb::DBOptions(), dir_.string(), families, &handles, &raw).ok());
-    std::unique_ptr<rocksdb::DB> db(raw);
-    ASSERT_TRUE(db->Delete(rocksdb::WriteOptions(), "f").ok());
-    for (auto* h : handles) ASSERT_TRUE(db->DestroyColumnFamilyHandle(h).ok());
-  }
+  with_raw_db([](rocksdb::DB& db) { ASSERT_TRUE(db.Delete(rocksdb::WriteOptions(), "f").ok()); });
   auto b = open_rocks_backend(dir_.string());
   ASSERT_FALSE(b);
   EXPECT_EQ(b.error().code, errc::unsupported);

@@ -128,20 +128,7 @@ TEST_F(RocksVerify, StoreOfFormat4OpensWithItsSettings) {
     ASSERT_TRUE(b->create(config_));
     EXPECT_TRUE(apply(*b, doc_op::insert, "old", 0xABCD, "").inserted);
   }
-  const auto open_raw = [&](auto&& body) {
-    std::vector<std::string> names;
-    ASSERT_TRUE(rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions(), dir_.string(), &names).ok());
-    std::vector<rocksdb::ColumnFamilyDescriptor> families;
-    for (const auto& name : names) families.emplace_back(name, rocksdb::ColumnFamilyOptions());
-    std::vector<rocksdb::ColumnFamilyHandle*> handles;
-    rocksdb::DB* raw = nullptr;
-    ASSERT_TRUE(
-        rocksdb::DB::Open(rocksdb::DBOptions(), dir_.string(), families, &handles, &raw).ok());
-    std::unique_ptr<rocksdb::DB> db(raw);
-    body(*db);
-    for (auto* h : handles) ASSERT_TRUE(db->DestroyColumnFamilyHandle(h).ok());
-  };
-  open_raw([](rocksdb::DB& db) {
+  with_raw_db([](rocksdb::DB& db) {
     ASSERT_TRUE(db.Put(rocksdb::WriteOptions(), "f", "4").ok());
     // The settings exactly as format 4 builds wrote them.
     ASSERT_TRUE(db.Put(rocksdb::WriteOptions(), rocks_keys::single('c', "c"),
@@ -159,7 +146,7 @@ TEST_F(RocksVerify, StoreOfFormat4OpensWithItsSettings) {
     EXPECT_EQ((*all)[0].verify, 0);
     EXPECT_EQ(ids_at(*b, 0xABCD), std::vector<std::string>{"old"});
   }
-  open_raw([](rocksdb::DB& db) {
+  with_raw_db([](rocksdb::DB& db) {
     std::string format;
     ASSERT_TRUE(db.Get(rocksdb::ReadOptions(), "f", &format).ok());
     EXPECT_EQ(format, "5");

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <rocksdb/db.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -65,6 +66,23 @@ class rocks_store_test : public ::testing::Test {
   /// its writes were acknowledged (so synced), without the segment file saved at close.
   void copy_as_crashed() {
     std::filesystem::copy(dir_, crashed(), std::filesystem::copy_options::recursive);
+  }
+
+  /// Opens the closed store under dir_ with RocksDB itself (every column family) and calls
+  /// body(db): for tests that write what another build would have written.
+  template <class Body>
+  void with_raw_db(Body&& body) {
+    std::vector<std::string> names;
+    ASSERT_TRUE(rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions(), dir_.string(), &names).ok());
+    std::vector<rocksdb::ColumnFamilyDescriptor> families;
+    for (const auto& name : names) families.emplace_back(name, rocksdb::ColumnFamilyOptions());
+    std::vector<rocksdb::ColumnFamilyHandle*> handles;
+    rocksdb::DB* raw = nullptr;
+    ASSERT_TRUE(
+        rocksdb::DB::Open(rocksdb::DBOptions(), dir_.string(), families, &handles, &raw).ok());
+    std::unique_ptr<rocksdb::DB> db(raw);
+    body(*db);
+    for (auto* h : handles) ASSERT_TRUE(db->DestroyColumnFamilyHandle(h).ok());
   }
 
   /// Fingerprints far apart (distance >= 8), so each document only matches itself.

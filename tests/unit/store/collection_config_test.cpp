@@ -1,0 +1,76 @@
+// Collection settings: the verify setting and the k range, their JSON form, and settings stored
+// before verification existed (which keep what they had: no verification).
+#include <gtest/gtest.h>
+
+#include <simdup/plan.hpp>
+
+#include <string>
+
+#include "store/backend.hpp"
+
+namespace simdup::detail {
+namespace {
+
+TEST(CollectionConfig, DefaultsAreTheEvaluatedProfile) {
+  collection_config c;
+  c.name = "news";
+  EXPECT_EQ(c.k, 8);
+  EXPECT_EQ(c.verify, 0.8);
+  EXPECT_EQ(to_json(c),
+            R"({"name":"news","k":8,"window_s":604800,"compat":"none","shingle_width":4,)"
+            R"("features":"shingles","top_k":0,"verify":"jaccard:0.8"})");
+}
+
+TEST(CollectionConfig, VerifyRoundTripsThroughJson) {
+  collection_config base;
+  base.name = "c";
+  for (const char* spec : {"off", "jaccard:0.8", "jaccard:1", "jaccard:0.05", "jaccard:0.333"}) {
+    auto c = config_from_json(std::string(R"({"verify":")") + spec + "\"}", base);
+    ASSERT_TRUE(c) << spec << ": " << c.error().message;
+    EXPECT_EQ(verify_setting(c->verify), spec);
+    auto again = config_from_json(to_json(*c), base);
+    ASSERT_TRUE(again);
+    EXPECT_EQ(again->verify, c->verify) << spec;
+  }
+}
+
+TEST(CollectionConfig, BadVerifyAndKAreRefusedByName) {
+  collection_config base;
+  base.name = "c";
+  for (const char* body : {R"({"verify":"jaccard:0"})", R"({"verify":"jaccard:1.01"})",
+                           R"({"verify":"on"})", R"({"verify":"jaccard:"})"}) {
+    auto c = config_from_json(body, base);
+    ASSERT_FALSE(c) << body;
+    EXPECT_EQ(c.error().code, errc::invalid_argument);
+    EXPECT_NE(c.error().message.find("verify"), std::string::npos) << c.error().message;
+  }
+  auto c = config_from_json(R"({"verify":0.8})", base);
+  ASSERT_FALSE(c);
+  EXPECT_EQ(c.error().code, errc::invalid_input);
+  // The online index's range, 0 to max_index_k.
+  EXPECT_TRUE(config_from_json(R"({"k":0})", base));
+  EXPECT_TRUE(config_from_json(R"({"k":)" + std::to_string(max_index_k) + "}", base));
+  c = config_from_json(R"({"k":)" + std::to_string(max_index_k + 1) + "}", base);
+  ASSERT_FALSE(c);
+  EXPECT_NE(c.error().message.find("k must be between 0 and 32"), std::string::npos);
+}
+
+TEST(CollectionConfig, SettingsStoredWithoutVerifyKeepNone) {
+  // As format 4 builds stored them.
+  const std::string stored =
+      R"({"name":"old","k":3,"window_s":0,"compat":"none","shingle_width":4,)"
+      R"("features":"shingles","top_k":0})";
+  auto c = config_from_json(stored, stored_config_base("old"));
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->k, 3);
+  EXPECT_EQ(c->verify, 0);
+  // A new collection given the same fields gets today's default instead.
+  collection_config fresh;
+  fresh.name = "old";
+  auto d = config_from_json(stored, fresh);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->verify, 0.8);
+}
+
+}  // namespace
+}  // namespace simdup::detail
