@@ -164,3 +164,26 @@ def test_redis_store_verifies_as_rocksdb_does(server, tmp_path):
     finally:
         shared.close()
         redis.close()
+
+
+@pytest.mark.skipif(not have_redis(), reason="redis-server is not installed")
+def test_redis_sketches_outlive_the_simdup_process(tmp_path):
+    redis = Redis(tmp_path)
+    args = ["--store", redis.url, "--k", "20", "--window", "0", "--collection", "news"]
+    try:
+        s = Server(args)
+        try:
+            assert check_insert(s.client(), "news", "a", ORIGINAL)["status"] == "new"
+        finally:
+            s.kill9()
+            s.close()
+        s = Server(args)
+        try:
+            c = s.client()
+            body = check_insert(c, "news", "b", EDITED)
+            assert body["status"] == "duplicate" and body["matches"][0]["jaccard"] >= 0.8
+            assert check_insert(c, "news", "u", UNRELATED)["status"] == "new"
+        finally:
+            s.close()
+    finally:
+        redis.close()
