@@ -326,7 +326,11 @@ struct service::impl {
   }
 
   void handle_put(const std::string& name, const std::string& request_body, exchange ex) {
-    auto config = detail::config_from_json(request_body, defaults(name));
+    // Fields left out keep an existing collection's values rather than today's defaults, so
+    // that a client re-sending its settings at start is not refused once defaults change (a
+    // collection made before verification, say, keeps k 3 and no verification).
+    auto existing = find(name);
+    auto config = detail::config_from_json(request_body, existing ? *existing : defaults(name));
     if (!config) return ex.fail(config.error());
     config->name = name;
     if (auto st = store->create(*config); !st) return ex.fail(st.error());

@@ -122,7 +122,11 @@ class redis_backend final : public backend {
     auto existing = command({"HGET", collections_key, config.name});
     if (!existing) return std::move(existing).error();
     const redisReply* rep = existing->get();
-    if (rep->type == REDIS_REPLY_STRING && std::string_view(rep->str, rep->len) == json) return {};
+    // Compared as settings, not as text: settings stored by an earlier build lack newer fields.
+    if (rep->type == REDIS_REPLY_STRING) {
+      auto stored = config_from_json({rep->str, rep->len}, stored_config_base(config.name));
+      if (stored && to_json(*stored) == json) return {};
+    }
     return make_error(errc::invalid_argument,
                       "collection \"" + config.name + "\" exists with other settings");
   }
