@@ -22,8 +22,9 @@ struct service_options {
   /// TCP port; 0 picks a free one (printed on stdout when listening).
   int port = 8080;
   /// Hamming distance (inclusive, 0 to max_index_k) of collections created without their own
-  /// setting. Default 8, with default_verify: the evaluated profile of `simdup dedup`.
-  int default_k = 8;
+  /// setting. Default 4, with default_verify (docs/service.md, "The price of k", says why not
+  /// dedup's 8).
+  int default_k = 4;
   /// Jaccard threshold of collections created without their own setting, in (0, 1]: a
   /// candidate within k is a duplicate only if its shingle Jaccard reaches it; 0: no
   /// verification. Default 0.8.

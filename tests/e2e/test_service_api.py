@@ -41,7 +41,7 @@ def test_health_and_collection_settings(client):
     assert body["documents"] == 0
     # Same settings again: accepted; different ones: refused.
     assert client.request("PUT", "/v1/news", {"k": 3, "window_s": 0})[0] == 200
-    # Fields left out keep the collection's values, not the defaults (k 8 here).
+    # Fields left out keep the collection's values, not the defaults (k 4 here).
     status, body = client.request("PUT", "/v1/news", {"window_s": 0})
     assert status == 200 and body["k"] == 3
     status, body = client.request("PUT", "/v1/news", {"k": 2})

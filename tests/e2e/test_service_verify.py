@@ -1,6 +1,6 @@
-"""`simdup serve` verification: the evaluated profile (k = 8, Jaccard 0.8 over shingle sketches)
-by default, the same fingerprint and Jaccard as `simdup dedup`, sketches that survive restarts,
-and the Redis store deciding exactly as the RocksDB store does."""
+"""`simdup serve` verification: k = 4 and Jaccard 0.8 over shingle sketches by default, the
+same fingerprint and Jaccard as `simdup dedup`, sketches that survive restarts, and the Redis
+store deciding exactly as the RocksDB store does."""
 
 import json
 import subprocess
@@ -31,7 +31,7 @@ def check_insert(client, collection, doc_id, text):
 
 @pytest.fixture
 def server(tmp_path):
-    s = Server(["--data", str(tmp_path / "db")])  # the defaults: k = 8, verify jaccard:0.8
+    s = Server(["--data", str(tmp_path / "db")])  # the defaults: k = 4, verify jaccard:0.8
     yield s
     s.close()
 
@@ -40,7 +40,7 @@ def test_issue_example_is_a_duplicate_at_the_defaults(server):
     c = server.client()
     status, settings = c.request("PUT", "/v1/news", {"window": "0"})
     assert status == 200
-    assert settings["k"] == 8 and settings["verify"] == "jaccard:0.8"
+    assert settings["k"] == 4 and settings["verify"] == "jaccard:0.8"
     first = check_insert(c, "news", "a", ORIGINAL)
     assert first["status"] == "new"
     body = check_insert(c, "news", "b", EDITED)
@@ -98,7 +98,7 @@ def test_same_fingerprint_and_jaccard_as_dedup(server, tmp_path):
     corpus = tmp_path / "pair.jsonl"
     corpus.write_text("".join(json.dumps({"id": i, "text": t}) + "\n"
                               for i, t in (("a", ORIGINAL), ("b", EDITED))))
-    # dedup's defaults are the service's (k 8, jaccard:0.8); 128 hashes is the service's sketch.
+    # dedup verifies as the service does (jaccard:0.8); 128 hashes is the service's sketch.
     subprocess.run([simdup_bin(), "dedup", str(corpus), "--out", str(tmp_path / "out"), "-q",
                     "--verify-max-hashes", "128"], check=True)
     [dup] = [json.loads(line) for line in (tmp_path / "out" / "duplicates.jsonl").open()]
