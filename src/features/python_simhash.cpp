@@ -313,13 +313,25 @@ void python_simhash_shingles(std::string_view prepared, count_map& counts) {
   for_each_shingle(prepared, 4, [&](std::string_view s) { counts.add(s); });
 }
 
-python_simhash_counted python_simhash_fingerprint(std::string_view prepared) {
-  // One thread_local: in a shared library (the Python module) each costs a call to reach.
-  struct scratch {
-    shingle_counts counts;
-    std::vector<uint64_t> hashes;
-  };
+namespace {
+
+struct scratch {
+  shingle_counts counts;
+  std::vector<uint64_t> hashes;
+};
+
+// The thread's scratch, reached through a call: in a shared library (the Python module) GCC
+// recomputes the address of a thread_local with a __tls_get_addr call wherever it would
+// otherwise keep it in a register, dozens of times per text.
+[[gnu::noinline]] scratch& fingerprint_scratch() {
   thread_local scratch local;
+  return local;
+}
+
+}  // namespace
+
+python_simhash_counted python_simhash_fingerprint(std::string_view prepared) {
+  scratch& local = fingerprint_scratch();
   shingle_counts& table = local.counts;
   // At most one distinct shingle per code point: the table is sized from the byte count.
   table.reset(prepared.size() + 1);
