@@ -108,7 +108,7 @@ class Simhash(object):
         cls = type(self)
         if (self._native() and (self.reg is _DEFAULT_REG or self.reg == _DEFAULT_REG)
                 and cls._tokenize is Simhash._tokenize and cls._slide is Simhash._slide):
-            self.value = _core_fingerprinter().fingerprint_one(content)[0]
+            self.value = _core.compat_simhash_value(content)
             return self.value
         features = self._tokenize(content)
         counts = collections.Counter(features)

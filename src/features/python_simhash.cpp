@@ -23,7 +23,7 @@ utf8proc_category_t category(char32_t c) noexcept {
 }
 
 // Python's str.isalnum() (categories L*, N*) or '_': the code points `\w` matches.
-bool is_python_word(char32_t c) noexcept {
+constexpr bool is_python_word(char32_t c) noexcept {
   if (c < 0x80) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
   }
@@ -279,6 +279,20 @@ class utf8_sink {
     pos_ += utf8::encode(c, pos_);
   }
 
+  /// Appends table[b] for each byte b of ASCII `bytes`, skipping zeros, without a branch per
+  /// byte (whether a byte is kept is as unpredictable as where words end).
+  void put_mapped(std::string_view bytes, const std::array<char, 128>& table) {
+    if (static_cast<std::size_t>(end_ - pos_) < bytes.size()) {
+      const std::size_t used = static_cast<std::size_t>(pos_ - out_.data());
+      resize(used, std::max(2 * out_.size(), used + bytes.size() + 16));
+    }
+    for (const char b : bytes) {
+      const char m = table[static_cast<unsigned char>(b)];
+      *pos_ = m;
+      pos_ += m != 0 ? 1 : 0;
+    }
+  }
+
  private:
   void resize(std::size_t used, std::size_t size) {
     out_.resize(size);
@@ -300,9 +314,28 @@ std::size_t python_lower(std::string_view text, std::string& out) {
 
 std::size_t python_simhash_prepare(std::string_view text, std::string& out) {
   utf8_sink sink(out, text.size());
-  return lower_code_points(text, [&](char32_t c) {
+  const auto keep = [&](char32_t c) {
     if (is_python_word(c)) sink.put(c);
-  });
+  };
+  if (text.find("\xCE\xA3") != std::string_view::npos) return lower_code_points(text, keep);
+  // Without U+03A3 every code point lowers on its own: ASCII runs go through a table.
+  static constexpr std::array<char, 128> kAsciiWord = [] {
+    std::array<char, 128> t{};
+    for (int c = 0; c < 128; ++c) {
+      const auto lowered = static_cast<char32_t>(c >= 'A' && c <= 'Z' ? c + 32 : c);
+      t[static_cast<std::size_t>(c)] = is_python_word(lowered) ? static_cast<char>(lowered) : 0;
+    }
+    return t;
+  }();
+  std::size_t invalid = 0;
+  for (std::size_t i = 0; i < text.size();) {
+    std::size_t end = i;
+    while (end < text.size() && static_cast<unsigned char>(text[end]) < 0x80) ++end;
+    sink.put_mapped(text.substr(i, end - i), kAsciiWord);
+    i = end;
+    if (i < text.size()) lower_one(utf8::decode(text, i, invalid), keep);
+  }
+  return invalid;
 }
 
 void python_simhash_shingles(std::string_view prepared, count_map& counts) {
