@@ -9,6 +9,7 @@
 
 #include <utf8proc.h>
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cmath>
@@ -151,7 +152,6 @@ std::size_t lower_code_points(std::string_view text, Emit&& emit) {
 struct shingle16 {
   uint64_t lo;
   uint64_t hi;
-  bool operator==(const shingle16&) const = default;
 };
 
 uint32_t size_of(const shingle16& s) noexcept {
@@ -215,26 +215,26 @@ class shingle_counts {
 
   /// The distinct shingles and how often each occurs.
   std::span<const md5_short_message> keys() const noexcept { return keys_; }
-  std::span<const uint32_t> counts() const noexcept { return counts_; }
+  std::span<const uint64_t> counts() const noexcept { return counts_; }
 
  private:
   static constexpr std::size_t kKeepSlots = std::size_t{1} << 16;  // 256 KiB of slots
 
   std::vector<uint32_t> slots_;  // 0 = empty, otherwise index + 1 into keys_
   std::vector<md5_short_message> keys_;
-  std::vector<uint32_t> counts_;
+  std::vector<uint64_t> counts_;
   int shift_ = 64;
 };
 
-// The key of a shingle (at most 16 bytes) of text that has at least 16 bytes from its start
-// or is copied.
+// The key of a shingle of prepared text (valid UTF-8, so four code points are at most 16
+// bytes), loaded where 16 bytes follow its start and copied near the end.
 shingle16 key_of(std::string_view text, const char* first, std::size_t size) noexcept {
   if (first + 16 <= text.data() + text.size()) {
     return {load_le64(first) & low_bytes(static_cast<uint32_t>(size)),
             load_le64(first + 8) & low_bytes(size > 8 ? static_cast<uint32_t>(size) - 8 : 0)};
   }
   char buf[16] = {};  // near the end: copy what there is
-  std::memcpy(buf, first, size);
+  std::memcpy(buf, first, std::min(size, sizeof(buf)));
   return {load_le64(buf), load_le64(buf + 8)};
 }
 
