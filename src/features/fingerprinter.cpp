@@ -161,11 +161,10 @@ struct fingerprinter::impl {
   fingerprint_result python_simhash(std::string_view text, scratch& s) const {
     s.text.clear();
     const std::size_t invalid = detail::python_simhash_prepare(text, s.text);
-    s.counts.clear();
-    detail::python_simhash_shingles(s.text, s.counts);
+    const auto counted = detail::python_simhash_fingerprint(s.text);
     fingerprint_result r;
-    r.fingerprint = detail::python_simhash_vote(s.counts);
-    r.features = static_cast<uint32_t>(s.counts.entries().size());
+    r.fingerprint = counted.fingerprint;
+    r.features = counted.features;
     r.invalid_utf8 = invalid;
     // Python gives '' a fingerprint too; we keep its value but say the text had no features.
     r.status = !s.text.empty() && r.features >= options.min_features

@@ -101,6 +101,7 @@ uint64_t last8_big_endian(uint32_t c, uint32_t d) noexcept {
 // them to what the function's target has (two SSE registers each on baseline x86-64, one AVX
 // register with AVX2, plus a one-instruction rotate with AVX-512VL).
 using u32x8 = uint32_t __attribute__((vector_size(32)));
+using u32x16 = uint32_t __attribute__((vector_size(64)));
 constexpr std::size_t kVectors = md5_lanes / 8;
 
 // md5_64 of count <= md5_lanes messages of at most 55 bytes each; inlined into one function
@@ -137,6 +138,64 @@ constexpr std::size_t kVectors = md5_lanes / 8;
     std::memcpy(ds + 8 * v, &dv, sizeof(dv));
   }
   for (std::size_t l = 0; l < count; ++l) out[l] = last8_big_endian(cs[l], ds[l]);
+}
+
+// md5_64 of count <= md5_short_lanes messages of at most 16 bytes, in vectors of V (8 or 16
+// lanes of 32 bits). Words 0..3 are the message, word 4 holds the 0x80 of a 16-byte one, word
+// 14 the bit length; the other nine are zero constants, which the unrolled rounds drop.
+template <class V>
+[[gnu::always_inline]] inline void short_body(const md5_short_message* msgs, std::size_t count,
+                                              uint64_t* out) noexcept {
+  constexpr std::size_t kWidth = sizeof(V) / 4;
+  constexpr std::size_t kCount = md5_short_lanes / kWidth;
+  alignas(64) uint32_t words[6][md5_short_lanes] = {};  // message words 0..4 and 14
+  for (std::size_t l = 0; l < count; ++l) {
+    uint64_t lo = msgs[l].lo, hi = msgs[l].hi;
+    const uint32_t n = msgs[l].size;
+    // The 0x80 after the message: in lo, in hi, or (16 bytes) in word 4.
+    if (n < 8) {
+      lo |= uint64_t{0x80} << (8 * n);
+    } else if (n < 16) {
+      hi |= uint64_t{0x80} << (8 * (n - 8));
+    }
+    words[0][l] = static_cast<uint32_t>(lo);
+    words[1][l] = static_cast<uint32_t>(lo >> 32);
+    words[2][l] = static_cast<uint32_t>(hi);
+    words[3][l] = static_cast<uint32_t>(hi >> 32);
+    words[4][l] = n >= 16 ? 0x80u : 0u;
+    words[5][l] = n * 8;
+  }
+  V x[kCount][16];
+  V a[kCount], b[kCount], c[kCount], d[kCount];
+  for (std::size_t v = 0; v < kCount; ++v) {
+    for (int j = 0; j < 16; ++j) x[v][j] = V{};
+    for (int j = 0; j < 5; ++j) std::memcpy(&x[v][j], &words[j][kWidth * v], sizeof(V));
+    std::memcpy(&x[v][14], &words[5][kWidth * v], sizeof(V));
+    a[v] = kInit[0] + V{};
+    b[v] = kInit[1] + V{};
+    c[v] = kInit[2] + V{};
+    d[v] = kInit[3] + V{};
+  }
+  md5_rounds(a, b, c, d, x);
+  alignas(64) uint32_t cs[md5_short_lanes], ds[md5_short_lanes];
+  for (std::size_t v = 0; v < kCount; ++v) {
+    const V cv = c[v] + kInit[2], dv = d[v] + kInit[3];
+    std::memcpy(cs + kWidth * v, &cv, sizeof(cv));
+    std::memcpy(ds + kWidth * v, &dv, sizeof(dv));
+  }
+  for (std::size_t l = 0; l < count; ++l) out[l] = last8_big_endian(cs[l], ds[l]);
+}
+
+// Chosen once: the widest kernel this CPU runs.
+md5_short_fn best_md5_short() noexcept {
+#if defined(__x86_64__)
+  static const md5_short_fn best = cpu_has_avx512f_dq() ? &md5_64_short_avx512
+                                   : cpu_has_avx2()     ? &md5_64_short_avx2
+                                                        : &md5_64_short_generic;
+  return best;
+#else
+  return &md5_64_short_generic;
+#endif
 }
 
 // Chosen once: the widest kernel this CPU runs.
@@ -189,6 +248,31 @@ void md5_64_lanes_generic(const std::string_view* msgs, std::size_t count, uint6
   lanes_body(msgs, count, out);
 }
 #endif
+
+void md5_64_short_generic(const md5_short_message* msgs, std::size_t count,
+                          uint64_t* out) noexcept {
+  short_body<u32x8>(msgs, count, out);
+}
+
+#if defined(__x86_64__)
+[[gnu::target("avx2")]] void md5_64_short_avx2(const md5_short_message* msgs, std::size_t count,
+                                               uint64_t* out) noexcept {
+  short_body<u32x8>(msgs, count, out);
+}
+
+[[gnu::target("avx2,avx512f,avx512vl,avx512dq")]] void md5_64_short_avx512(
+    const md5_short_message* msgs, std::size_t count, uint64_t* out) noexcept {
+  short_body<u32x16>(msgs, count, out);
+}
+#endif
+
+void md5_64_short_many(std::span<const md5_short_message> in, std::span<uint64_t> out) noexcept {
+  const std::size_t n = std::min(in.size(), out.size());
+  const md5_short_fn kernel = best_md5_short();
+  for (std::size_t i = 0; i < n; i += md5_short_lanes) {
+    kernel(in.data() + i, std::min(md5_short_lanes, n - i), out.data() + i);
+  }
+}
 
 std::array<uint8_t, 16> md5_digest(std::string_view data) noexcept {
   uint32_t state[4];

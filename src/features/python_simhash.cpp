@@ -3,12 +3,15 @@
 #include "features/accumulate.hpp"
 #include "features/extract.hpp"
 #include "features/hash.hpp"
+#include "features/md5.hpp"
 
 #include <simdup/utf8.hpp>
 
 #include <utf8proc.h>
 
+#include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -21,7 +24,7 @@ utf8proc_category_t category(char32_t c) noexcept {
 }
 
 // Python's str.isalnum() (categories L*, N*) or '_': the code points `\w` matches.
-bool is_python_word(char32_t c) noexcept {
+constexpr bool is_python_word(char32_t c) noexcept {
   if (c < 0x80) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
   }
@@ -142,60 +145,117 @@ std::size_t lower_code_points(std::string_view text, Emit&& emit) {
   return invalid;
 }
 
-// A direct-mapped, per-thread cache of MD5 values of short features. Shingles repeat across
-// documents (their frequencies are Zipf-like): a hit costs a few nanoseconds, a miss one lane
-// of a batched MD5 (md5_64_many), a few times less than a lone digest.
-class md5_cache {
- public:
-  md5_cache() : slots_(kSlots) {}
+// A shingle of prepared text as its bytes, zero-padded to 16 (four code points of at most 4
+// bytes each always fit). Prepared text holds word characters only, never NUL, so the two
+// words identify the shingle and its size is where the zero bytes begin: counting and hashing
+// compare and move two registers instead of strings.
+struct shingle16 {
+  uint64_t lo;
+  uint64_t hi;
+};
 
-  /// hashes[i] = md5_64(entries[i].key), from the cache where it can; the misses are hashed
-  /// together and remembered.
-  void hash_all(std::span<const count_map::entry> entries, std::vector<uint64_t>& hashes) {
-    hashes.resize(entries.size());
-    miss_keys_.clear();
-    miss_at_.clear();
-    for (std::size_t i = 0; i < entries.size(); ++i) {
-      const count_map::entry& e = entries[i];
-      const slot& s = slots_[e.hash & (kSlots - 1)];
-      if (s.len == e.key.size() && short_equal(s.key, e.key.data(), e.key.size())) {
-        hashes[i] = s.value;
-        continue;
-      }
-      miss_keys_.push_back(e.key);
-      miss_at_.push_back(i);
+uint32_t size_of(const shingle16& s) noexcept {
+  if (s.hi != 0) return 16 - static_cast<uint32_t>(std::countl_zero(s.hi)) / 8;
+  return 8 - static_cast<uint32_t>(std::countl_zero(s.lo)) / 8;  // countl_zero(0) == 64
+}
+
+// A multiplicative hash; callers take its top bits.
+uint64_t mix(const shingle16& s) noexcept {
+  return s.lo * 0x9e3779b97f4a7c15ULL + s.hi * 0xc2b2ae3d27d4eb4fULL;
+}
+
+uint64_t load_le64(const char* p) noexcept {
+  uint64_t v;
+  std::memcpy(&v, p, sizeof(v));
+  if constexpr (std::endian::native == std::endian::big) v = __builtin_bswap64(v);
+  return v;
+}
+
+// The first n bytes of a little-endian word.
+uint64_t low_bytes(uint32_t n) noexcept {
+  return n >= 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * n)) - 1;
+}
+
+// Counts shingles in an open-addressing table sized once per text for its number of shingles
+// (so it never grows). The distinct shingles are kept as MD5 messages, in first-occurrence
+// order, so that they are hashed in place.
+class shingle_counts {
+ public:
+  void reset(std::size_t most) {
+    std::size_t bits = 6;
+    while ((std::size_t{1} << bits) < 2 * most) ++bits;
+    const std::size_t size = std::size_t{1} << bits;
+    // A table grown for one huge text is given back rather than kept for every later one.
+    if (slots_.capacity() > kKeepSlots && size * 8 < slots_.capacity()) {
+      slots_ = {};
+      keys_ = {};
+      counts_ = {};
     }
-    // md5_64_many batches the misses into vector lanes itself.
-    miss_values_.resize(miss_keys_.size());
-    md5_64_many(miss_keys_, miss_values_);
-    for (std::size_t j = 0; j < miss_keys_.size(); ++j) {
-      hashes[miss_at_[j]] = miss_values_[j];
-      store(miss_keys_[j], entries[miss_at_[j]].hash, miss_values_[j]);
-    }
+    slots_.assign(size, 0u);
+    shift_ = 64 - static_cast<int>(bits);
+    keys_.clear();
+    counts_.clear();
   }
+
+  void add(const shingle16& key) {
+    const std::size_t mask = slots_.size() - 1;
+    std::size_t i = mix(key) >> shift_;
+    while (const uint32_t slot = slots_[i]) {
+      const md5_short_message& k = keys_[slot - 1];
+      if (((k.lo ^ key.lo) | (k.hi ^ key.hi)) == 0) {
+        ++counts_[slot - 1];
+        return;
+      }
+      i = (i + 1) & mask;
+    }
+    keys_.push_back({key.lo, key.hi, size_of(key)});
+    counts_.push_back(1);
+    slots_[i] = static_cast<uint32_t>(keys_.size());
+  }
+
+  /// The distinct shingles and how often each occurs.
+  std::span<const md5_short_message> keys() const noexcept { return keys_; }
+  std::span<const uint64_t> counts() const noexcept { return counts_; }
 
  private:
-  struct slot {
-    uint64_t value = 0;
-    uint8_t len = 0xff;  // never a valid length: empty (and longer keys are never stored)
-    char key[23] = {};
-  };
-  static constexpr std::size_t kSlots = std::size_t{1} << 15;  // 1 MiB per thread
+  static constexpr std::size_t kKeepSlots = std::size_t{1} << 16;  // 256 KiB of slots
 
-  void store(std::string_view key, uint64_t key_hash, uint64_t value) noexcept {
-    if (key.size() > sizeof(slot::key)) return;
-    slot& s = slots_[key_hash & (kSlots - 1)];
-    s.value = value;
-    s.len = static_cast<uint8_t>(key.size());
-    std::memcpy(s.key, key.data(), key.size());
-  }
-
-  std::vector<slot> slots_;
-  /// The misses of the current hash_all (kept to reuse their capacity).
-  std::vector<std::string_view> miss_keys_;
-  std::vector<std::size_t> miss_at_;
-  std::vector<uint64_t> miss_values_;
+  std::vector<uint32_t> slots_;  // 0 = empty, otherwise index + 1 into keys_
+  std::vector<md5_short_message> keys_;
+  std::vector<uint64_t> counts_;
+  int shift_ = 64;
 };
+
+// The key of a shingle of prepared text (valid UTF-8, so four code points are at most 16
+// bytes), loaded where 16 bytes follow its start and copied near the end.
+shingle16 key_of(std::string_view text, const char* first, std::size_t size) noexcept {
+  if (first + 16 <= text.data() + text.size()) {
+    return {load_le64(first) & low_bytes(static_cast<uint32_t>(size)),
+            load_le64(first + 8) & low_bytes(size > 8 ? static_cast<uint32_t>(size) - 8 : 0)};
+  }
+  char buf[16] = {};  // near the end: copy what there is
+  std::memcpy(buf, first, std::min(size, sizeof(buf)));
+  return {load_le64(buf), load_le64(buf + 8)};
+}
+
+// Calls add(key) for each shingle of prepared text as python_simhash_shingles slides them.
+template <class Add>
+void for_each_shingle16(std::string_view text, Add&& add) {
+  if (text.empty()) {
+    add(shingle16{0, 0});  // the feature ''
+    return;
+  }
+  for_each_shingle_run(
+      text, 4, [&](std::string_view s) { add(key_of(text, s.data(), s.size())); },
+      [&](const char* first, std::size_t count) {
+        for (std::size_t k = 0; k < count; ++k) {
+          uint32_t four;
+          std::memcpy(&four, first + k, sizeof(four));
+          if constexpr (std::endian::native == std::endian::big) four = __builtin_bswap32(four);
+          add(shingle16{four, 0});
+        }
+      });
+}
 
 // Appends UTF-8 to a string through a raw pointer, sizing the string in chunks, and gives
 // back what it did not use when destroyed. utf8::append stages each code point in a buffer
@@ -219,6 +279,20 @@ class utf8_sink {
     pos_ += utf8::encode(c, pos_);
   }
 
+  /// Appends table[b] for each byte b of ASCII `bytes`, skipping zeros, without a branch per
+  /// byte (whether a byte is kept is as unpredictable as where words end).
+  void put_mapped(std::string_view bytes, const std::array<char, 128>& table) {
+    if (static_cast<std::size_t>(end_ - pos_) < bytes.size()) {
+      const std::size_t used = static_cast<std::size_t>(pos_ - out_.data());
+      resize(used, std::max(2 * out_.size(), used + bytes.size() + 16));
+    }
+    for (const char b : bytes) {
+      const char m = table[static_cast<unsigned char>(b)];
+      *pos_ = m;
+      pos_ += m != 0 ? 1 : 0;
+    }
+  }
+
  private:
   void resize(std::size_t used, std::size_t size) {
     out_.resize(size);
@@ -240,9 +314,28 @@ std::size_t python_lower(std::string_view text, std::string& out) {
 
 std::size_t python_simhash_prepare(std::string_view text, std::string& out) {
   utf8_sink sink(out, text.size());
-  return lower_code_points(text, [&](char32_t c) {
+  const auto keep = [&](char32_t c) {
     if (is_python_word(c)) sink.put(c);
-  });
+  };
+  if (text.find("\xCE\xA3") != std::string_view::npos) return lower_code_points(text, keep);
+  // Without U+03A3 every code point lowers on its own: ASCII runs go through a table.
+  static constexpr std::array<char, 128> kAsciiWord = [] {
+    std::array<char, 128> t{};
+    for (int c = 0; c < 128; ++c) {
+      const auto lowered = static_cast<char32_t>(c >= 'A' && c <= 'Z' ? c + 32 : c);
+      t[static_cast<std::size_t>(c)] = is_python_word(lowered) ? static_cast<char>(lowered) : 0;
+    }
+    return t;
+  }();
+  std::size_t invalid = 0;
+  for (std::size_t i = 0; i < text.size();) {
+    std::size_t end = i;
+    while (end < text.size() && static_cast<unsigned char>(text[end]) < 0x80) ++end;
+    sink.put_mapped(text.substr(i, end - i), kAsciiWord);
+    i = end;
+    if (i < text.size()) lower_one(utf8::decode(text, i, invalid), keep);
+  }
+  return invalid;
 }
 
 void python_simhash_shingles(std::string_view prepared, count_map& counts) {
@@ -253,11 +346,34 @@ void python_simhash_shingles(std::string_view prepared, count_map& counts) {
   for_each_shingle(prepared, 4, [&](std::string_view s) { counts.add(s); });
 }
 
-uint64_t python_simhash_vote(const count_map& counts) {
-  thread_local md5_cache cache;
-  thread_local std::vector<uint64_t> hashes;
-  const auto& entries = counts.entries();
-  cache.hash_all(entries, hashes);
+namespace {
+
+struct scratch {
+  shingle_counts counts;
+  std::vector<uint64_t> hashes;
+};
+
+// The thread's scratch, reached through a call: in a shared library (the Python module) GCC
+// recomputes the address of a thread_local with a __tls_get_addr call wherever it would
+// otherwise keep it in a register, dozens of times per text.
+[[gnu::noinline]] scratch& fingerprint_scratch() {
+  thread_local scratch local;
+  return local;
+}
+
+}  // namespace
+
+python_simhash_counted python_simhash_fingerprint(std::string_view prepared) {
+  scratch& local = fingerprint_scratch();
+  shingle_counts& table = local.counts;
+  // At most one distinct shingle per code point: the table is sized from the byte count.
+  table.reset(prepared.size() + 1);
+  for_each_shingle16(prepared, [&](const shingle16& key) { table.add(key); });
+  const auto keys = table.keys();
+  const auto counts = table.counts();
+  std::vector<uint64_t>& hashes = local.hashes;
+  hashes.resize(keys.size());
+  md5_64_short_many(keys, hashes);
   // The sum of counts of features with bit i set is a positional popcount where a feature
   // seen n times is counted n times: repeat small counts into the SIMD kernel, add large ones
   // bit by bit.
@@ -265,9 +381,9 @@ uint64_t python_simhash_vote(const count_map& counts) {
   uint64_t heavy_total = 0;
   unit_votes votes;
   add_streamed(votes, [&](auto&& sink) {
-    for (std::size_t k = 0; k < entries.size(); ++k) {
+    for (std::size_t k = 0; k < keys.size(); ++k) {
       const uint64_t h = hashes[k];
-      const uint64_t count = entries[k].count;
+      const uint64_t count = counts[k];
       if (count <= 8) {
         for (uint64_t n = 0; n < count; ++n) sink(h);
       } else {
@@ -281,7 +397,7 @@ uint64_t python_simhash_vote(const count_map& counts) {
   uint64_t fp = 0;
   // Integer counts: sum > total / 2 exactly when 2 * sum > total.
   for (int i = 0; i < 64; ++i) fp |= static_cast<uint64_t>(2 * (light[i] + heavy[i]) > total) << i;
-  return fp;
+  return {fp, static_cast<uint32_t>(keys.size())};
 }
 
 uint64_t python_simhash_weighted(std::span<const weighted_feature> features) {

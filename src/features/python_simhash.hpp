@@ -27,9 +27,15 @@ std::size_t python_simhash_prepare(std::string_view text, std::string& out);
 /// `[s[i:i+4] for i in range(max(len(s) - 3, 1))]`, so empty text gives the one feature ''.
 void python_simhash_shingles(std::string_view prepared, count_map& counts);
 
-/// The package's vote over counted features: hash = last 8 bytes of MD5, big-endian; bit i
-/// set iff the count of features with bit i set is > total / 2.
-uint64_t python_simhash_vote(const count_map& counts);
+struct python_simhash_counted {
+  uint64_t fingerprint;
+  uint32_t features;  ///< distinct shingles
+};
+
+/// The package's Simhash(text).value from prepared text: its shingles (as
+/// python_simhash_shingles slides them) counted, each hashed once (the last 8 bytes of MD5,
+/// big-endian); bit i set iff the count of features with bit i set is > total / 2.
+python_simhash_counted python_simhash_fingerprint(std::string_view prepared);
 
 /// Simhash(features) for supplied (token, weight) pairs, following the package's
 /// build_by_features: every pair adds its weight to the total; an integral weight <= 0 adds

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <random>
 #include <string>
 #include <utility>
@@ -121,6 +122,60 @@ TEST(Md5, EveryLaneKernelMatchesOneByOne) {
             << name << ": lane " << i << " of " << count << ", length " << texts[i].size();
       }
     }
+  }
+}
+
+// A message of at most 16 bytes as md5_64_short_many takes it.
+detail::md5_short_message short_message(const std::string& text) {
+  char padded[16] = {};
+  std::memcpy(padded, text.data(), text.size());
+  detail::md5_short_message m;
+  std::memcpy(&m.lo, padded, 8);
+  std::memcpy(&m.hi, padded + 8, 8);
+  m.size = static_cast<uint32_t>(text.size());
+  return m;
+}
+
+TEST(Md5, EveryShortKernelMatchesOneByOne) {
+  std::vector<std::pair<const char*, detail::md5_short_fn>> kernels = {
+      {"generic", &detail::md5_64_short_generic}};
+#if defined(__x86_64__)
+  if (detail::cpu_has_avx2()) kernels.emplace_back("avx2", &detail::md5_64_short_avx2);
+  if (detail::cpu_has_avx512f_dq()) kernels.emplace_back("avx512", &detail::md5_64_short_avx512);
+#endif
+  std::mt19937_64 rng(13);
+  for (const auto& [name, kernel] : kernels) {
+    // Every size 0..16 (the padding byte in lo, in hi, and in word 4), in every lane count.
+    for (std::size_t count = 1; count <= detail::md5_short_lanes; ++count) {
+      std::vector<std::string> texts;
+      std::vector<detail::md5_short_message> in;
+      for (std::size_t i = 0; i < count; ++i) {
+        texts.push_back(random_bytes(rng, (i + count) % 17));
+        in.push_back(short_message(texts.back()));
+      }
+      uint64_t out[detail::md5_short_lanes] = {};
+      kernel(in.data(), count, out);
+      for (std::size_t i = 0; i < count; ++i) {
+        ASSERT_EQ(out[i], last8_big_endian(openssl_md5(texts[i])))
+            << name << ": lane " << i << " of " << count << ", length " << texts[i].size();
+      }
+    }
+  }
+}
+
+TEST(Md5, ShortManyMatchesOneByOne) {
+  std::mt19937_64 rng(17);
+  for (std::size_t count : {0, 1, 31, 32, 33, 100}) {
+    std::vector<std::string> texts;
+    std::vector<detail::md5_short_message> in;
+    for (std::size_t i = 0; i < count; ++i) {
+      texts.push_back(random_bytes(rng, rng() % 17));
+      in.push_back(short_message(texts.back()));
+    }
+    std::vector<uint64_t> out(count + 1, 42);
+    detail::md5_64_short_many(in, out);
+    for (std::size_t i = 0; i < count; ++i) ASSERT_EQ(out[i], detail::md5_64(texts[i]));
+    EXPECT_EQ(out[count], 42u);  // only what the input holds is written
   }
 }
 

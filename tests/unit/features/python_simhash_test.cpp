@@ -78,8 +78,8 @@ TEST(PythonSimhashPrepare, KeepsKanaAndIdeographs) {
   EXPECT_EQ(prepare("〇〡〸㐀䶵鿌鿍"), "〇〡〸㐀䶵鿌鿍");
 }
 
-TEST(PythonSimhash, VoteMatchesTheWeightedPathColdAndWarm) {
-  // The vote hashes features through a per-thread cache and batched MD5; the weighted path
+TEST(PythonSimhash, FingerprintMatchesTheWeightedPathColdAndWarm) {
+  // The fingerprint hashes shingles through a per-thread cache and batched MD5; the weighted path
   // hashes each supplied feature directly. Thousands of distinct shingles fill whole batches,
   // leave a partial one and collide in the cache.
   std::string text;
@@ -94,9 +94,10 @@ TEST(PythonSimhash, VoteMatchesTheWeightedPathColdAndWarm) {
     std::vector<weighted_feature> features;
     for (const auto& e : counts.entries())
       features.push_back({std::string(e.key), static_cast<double>(e.count)});
-    EXPECT_EQ(to_hex(detail::python_simhash_vote(counts)),
-              to_hex(detail::python_simhash_weighted(features)))
+    const auto counted = detail::python_simhash_fingerprint(prepared);
+    EXPECT_EQ(to_hex(counted.fingerprint), to_hex(detail::python_simhash_weighted(features)))
         << t.size() << " bytes";
+    EXPECT_EQ(counted.features, counts.entries().size());
   }
 }
 
