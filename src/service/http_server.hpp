@@ -119,9 +119,9 @@ struct server_options {
   /// itself: 400, 408, 413, 431, 501, 505, 503, and 500 for a reply dropped without send() or
   /// not sent within reply_timeout_s. For metrics; may be empty.
   std::function<void(int status)> on_rejected;
-  /// The time the timeouts are measured on; empty: std::chrono::steady_clock::now. Tests set a
-  /// clock they advance by hand, so a timeout follows their events, not the machine's load. The
-  /// loops read it at least every 250 ms (timeout_s / 4, at most 1 s).
+  /// The time the timeouts (and stop()'s wait) are measured on; empty: steady_clock::now. Tests
+  /// set a clock they advance by hand, so a timeout follows their steps, not the machine's load.
+  /// The loops read it twice a round, a round at least every timeout_s / 4 (at most 1 s).
   std::function<std::chrono::steady_clock::time_point()> clock;
 };
 
