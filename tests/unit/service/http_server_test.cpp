@@ -100,6 +100,12 @@ class client {
     return a;
   }
 
+  /// True once bytes have arrived that were not read yet (they stay unread).
+  bool has_data() {
+    char byte;
+    return !buf_.empty() || ::recv(fd_, &byte, 1, MSG_PEEK | MSG_DONTWAIT) == 1;
+  }
+
   /// Reads and discards what arrives; 0 on EOF, error or timeout.
   std::size_t drain() {
     const std::size_t had = buf_.size();
@@ -471,7 +477,9 @@ TEST(HttpServer, StuckWriteTimesOut) {
   client c(f.port(), 4096);
   c.send(get("/big?33554432"));
   // Never read: the server gives up on the write once it made no progress for 1 s and closes
-  // the connection; only then does the client read what the kernel still holds.
+  // the connection; only then does the client read what the kernel still holds. (The first
+  // bytes of the answer show the connection was accepted: before, no connection is open either.)
+  ASSERT_TRUE(eventually([&] { return c.has_data(); }));
   ASSERT_TRUE(eventually([&] { return f.srv->open_connections() == 0; }));
   std::size_t received = 0;
   while (auto n = c.drain()) received += n;
@@ -505,7 +513,9 @@ TEST(HttpServer, ManyConcurrentClients) {
 }
 
 TEST(HttpServer, StopDeliversPendingRepliesFirst) {
-  fixture f;
+  server_options o;
+  o.threads = 1;  // both connections on one loop: when `idle` closes, that loop is stopping
+  fixture f(o);
   client c(f.port());
   client idle(f.port());
   c.send(post("/hold", "x"));
