@@ -18,7 +18,7 @@ TSAN_TESTS := Concurrent|Threads|RocksBackend|RocksRecords|RocksSnapshot|OnlineI
 # Seconds per libFuzzer harness in make test's fuzz smoke run (12 harnesses, over the seed corpora).
 FUZZ_SMOKE_SECONDS ?= 5
 
-.PHONY: all deps run test test-tsan bench fuzz package install build-% configure-% format format-check clean help
+.PHONY: all deps run test test-tsan build-tsan-tests bench fuzz package install build-% configure-% format format-check clean help
 
 all: build-release
 
@@ -46,14 +46,18 @@ build-%: configure-%
 run: build-release
 	@bash scripts/run-sample.sh $(SIMDUP) $(SAMPLE)
 
-test: build-asan build-tsan build-fuzz
+test: build-asan build-tsan-tests build-fuzz
 	@bash scripts/check-deps.sh build/asan
 	@$(MAKE) --no-print-directory format-check
 	@ctest --preset asan -j $(JOBS)
 	@ctest --preset tsan -j $(JOBS) -R '$(TSAN_TESTS)'
 	@FUZZ_SECONDS=$(FUZZ_SMOKE_SECONDS) bash scripts/fuzz-smoke.sh build/fuzz
 
-test-tsan: build-tsan
+# The TSan build only needs what TSAN_TESTS runs (no benchmarks, no Python module).
+build-tsan-tests: configure-tsan
+	@cmake --build --preset tsan -j $(JOBS) --target simdup_tests simdup_cli
+
+test-tsan: build-tsan-tests
 	@ctest --preset tsan -j $(JOBS) -R '$(TSAN_TESTS)'
 
 bench: build-release
