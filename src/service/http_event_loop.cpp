@@ -63,6 +63,7 @@ event_loop::event_loop(server& s) : server_(s), box_(std::make_shared<mailbox>()
                        ? std::chrono::seconds(s.opt_.reply_timeout_s)
                        : std::chrono::seconds(std::max(6 * s.opt_.timeout_s, 60));
   sweep_every_ = std::min<loop_clock::duration>(std::chrono::seconds(1), timeout_ / 4);
+  clock_ = s.opt_.clock ? s.opt_.clock : [] { return loop_clock::now(); };
   box_->owner = this;
 }
 
@@ -93,7 +94,8 @@ bool event_loop::watch_listener() {
 void event_loop::run() {
   current_box = box_.get();
   std::vector<epoll_event> events(256);
-  loop_clock::time_point next_sweep = loop_clock::now() + sweep_every_;
+  now_ = clock_();
+  loop_clock::time_point next_sweep = now_ + sweep_every_;
   for (;;) {
     if (!stopping_ && server_.stopping_.load(std::memory_order_acquire)) begin_stop();
     if (stopping_ && (drained() || now_ >= stop_deadline_)) break;
@@ -101,11 +103,14 @@ void event_loop::run() {
       listener_paused_ = !watch_listener();
       listener_resume_ = now_ + std::chrono::milliseconds(100);
     }
-    const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next_sweep - now_);
+    // Bytes that came before `polled` are among this round's events, so the sweep below judges
+    // a deadline by it: a connection is only late if nothing of it had come by then.
+    const loop_clock::time_point polled = clock_();
+    const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next_sweep - polled);
     const int n =
         ::epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()),
                      static_cast<int>(std::clamp<std::int64_t>(wait.count() + 1, 1, 1000)));
-    now_ = loop_clock::now();
+    now_ = clock_();
     for (int i = 0; i < n; ++i) {
       const int fd = events[static_cast<std::size_t>(i)].data.fd;
       if (fd == server_.listen_fd_) {
@@ -131,7 +136,7 @@ void event_loop::run() {
       }
     }
     if (now_ >= next_sweep) {
-      sweep();
+      sweep(polled);
       next_sweep = now_ + sweep_every_;
     }
   }
@@ -513,9 +518,9 @@ void event_loop::update_interest(connection& c) {
   c.events = want;
 }
 
-void event_loop::sweep() {
+void event_loop::sweep(loop_clock::time_point polled) {
   for (auto& p : conns_) {
-    if (!p || now_ < p->deadline) continue;
+    if (!p || polled < p->deadline) continue;
     connection& c = *p;
     try {
       if (c.state == conn_state::awaiting) {

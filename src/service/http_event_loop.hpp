@@ -18,6 +18,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -203,7 +204,8 @@ class event_loop {
     c.state = conn_state::closing;
     mark(c);
   }
-  void sweep();
+  /// Closes (or answers) connections whose deadline passed by `polled`.
+  void sweep(loop_clock::time_point polled);
   void begin_stop();
   /// While stopping: every answer is written (lingering connections are not waited for).
   bool drained() const {
@@ -219,13 +221,14 @@ class event_loop {
   loop_clock::duration timeout_{};
   loop_clock::duration reply_timeout_{};  ///< see server_options::reply_timeout_s
   loop_clock::duration sweep_every_{};
+  std::function<loop_clock::time_point()> clock_;  ///< server_options::clock
   int epoll_fd_ = -1;
   std::vector<std::unique_ptr<connection>> conns_;  ///< by fd
   std::atomic<std::size_t> load_{0};
   std::vector<std::pair<int, std::uint64_t>> ready_;  ///< connections to advance or close
   std::vector<completion> done_;                      ///< swapped with the mailbox's
   std::vector<int> new_fds_;
-  loop_clock::time_point now_ = loop_clock::now();
+  loop_clock::time_point now_{};
   bool stopping_ = false;
   loop_clock::time_point stop_deadline_{};
   bool listener_paused_ = false;

@@ -27,6 +27,7 @@
 #include <simdup/error.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -118,6 +119,10 @@ struct server_options {
   /// itself: 400, 408, 413, 431, 501, 505, 503, and 500 for a reply dropped without send() or
   /// not sent within reply_timeout_s. For metrics; may be empty.
   std::function<void(int status)> on_rejected;
+  /// The time the timeouts (and stop()'s wait) are measured on; empty: steady_clock::now. Tests
+  /// set a clock they advance by hand, so a timeout follows their steps, not the machine's load.
+  /// The loops read it twice a round, a round at least every timeout_s / 4 (at most 1 s).
+  std::function<std::chrono::steady_clock::time_point()> clock;
 };
 
 class server {
@@ -130,6 +135,11 @@ class server {
 
   /// The bound TCP port.
   int port() const noexcept { return port_; }
+
+  /// Connections open now (accepted and not yet closed by the server).
+  std::size_t open_connections() const noexcept {
+    return open_connections_.load(std::memory_order_relaxed);
+  }
 
   /// Stops accepting, waits (at most timeout_s) until every request already handed to the
   /// handler has its reply sent and written, closes every connection and joins the threads.

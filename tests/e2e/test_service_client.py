@@ -2,6 +2,7 @@
 results, batches, integer fingerprints, tokens, threads sharing one client, retries across a
 restart, and check-insert answers lost in a crash recovered without inserting twice."""
 
+import select
 import socket
 import threading
 import time
@@ -146,6 +147,20 @@ def test_threads_share_one_client(client):
     assert len(client._idle) <= 16  # the pool is bounded
 
 
+def wait_for(done, guard=60):
+    """Polls `done`; fails only if it still does not hold after `guard` seconds (a hang)."""
+    end = time.monotonic() + guard
+    while not done():
+        assert time.monotonic() < end, "timed out waiting for an event"
+        time.sleep(0.02)
+
+
+def closed_by_peer(sock):
+    """True once the other end closed: readable, and a peek finds EOF."""
+    readable, _, _ = select.select([sock], [], [], 0)
+    return bool(readable) and sock.recv(1, socket.MSG_PEEK) == b""
+
+
 def test_retries_through_a_restart_and_gives_up_clearly(tmp_path):
     port = free_port()
     data = tmp_path / "db"
@@ -158,7 +173,8 @@ def test_retries_through_a_restart_and_gives_up_clearly(tmp_path):
     restarted = []
 
     def restart():
-        time.sleep(1.0)
+        # Once a request has failed against the stopped server, not after a guessed delay.
+        wait_for(lambda: c.retried >= 1)
         restarted.append(Server(["--data", str(data)], listen=f"127.0.0.1:{port}"))
 
     t = threading.Thread(target=restart)
@@ -268,7 +284,10 @@ def test_idle_connections_the_server_closed_are_not_reused(tmp_path):
                 Client(url, idle_timeout=100, retries=3, backoff=0.01) as stale:
             fresh.create_collection("news", window="0")
             stale.health()
-            time.sleep(2.0)  # the server closes both idle connections after 1 s
+            # The server closes both idle connections after 1 s; wait until both sockets see it.
+            pooled = [conn for client in (fresh, stale) for conn, _ in client._idle]
+            assert len(pooled) == 2
+            wait_for(lambda: all(closed_by_peer(conn.sock) for conn in pooled))
             # Not reused: a new connection, no retry.
             assert fresh.check_insert("news", "a", fingerprint=BASE).status == "new"
             assert fresh.retried == 0

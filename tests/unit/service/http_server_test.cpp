@@ -100,6 +100,12 @@ class client {
     return a;
   }
 
+  /// True once bytes have arrived that were not read yet (they stay unread).
+  bool has_data() {
+    char byte;
+    return !buf_.empty() || ::recv(fd_, &byte, 1, MSG_PEEK | MSG_DONTWAIT) == 1;
+  }
+
   /// Reads and discards what arrives; 0 on EOF, error or timeout.
   std::size_t drain() {
     const std::size_t had = buf_.size();
@@ -192,6 +198,33 @@ struct held_replies {
     return r;
   }
 };
+
+/// A clock the test advances by hand (server_options::clock): the server's timeouts then
+/// follow the test's steps, however slowly a loaded machine runs them.
+struct manual_clock {
+  std::atomic<std::chrono::steady_clock::rep> ticks{0};
+  std::atomic<long> reads{0};
+  std::function<std::chrono::steady_clock::time_point()> fn() {
+    return [this] {
+      reads.fetch_add(1);
+      return std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(ticks));
+    };
+  }
+  void advance(std::chrono::milliseconds by) {
+    ticks.fetch_add(std::chrono::duration_cast<std::chrono::steady_clock::duration>(by).count());
+  }
+};
+
+/// Polls `done` until it holds; false only if it still does not after the guard (a hang).
+template <typename Pred>
+bool eventually(Pred done) {
+  const auto guard = std::chrono::steady_clock::now() + std::chrono::seconds(kReadGuardSeconds);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > guard) return false;
+    std::this_thread::sleep_for(5ms);  // a poll interval, not a wait for something to happen
+  }
+  return true;
+}
 
 response text(std::string body) {
   response r;
@@ -305,13 +338,13 @@ TEST(HttpServer, ReplySentLaterFromAnotherThread) {
   c.send(post("/hold", "x"));
   reply r = f.held.take();
   ASSERT_TRUE(r.pending());
+  // Held by the test, the reply is sent from another thread after the handler returned.
   std::thread later([r = std::move(r)]() mutable {
-    std::this_thread::sleep_for(50ms);
     r.send(text("late"));
     r.send(text("ignored"));  // a second send does nothing
   });
-  const auto a = c.read();
   later.join();
+  const auto a = c.read();
   ASSERT_TRUE(a.has_value());
   EXPECT_EQ(a->body, "late");
   // The connection goes on.
@@ -424,14 +457,15 @@ TEST(HttpServer, LargeBodiesBothWays) {
   auto a = c.read();
   ASSERT_TRUE(a.has_value());
   EXPECT_EQ(a->body, std::to_string(up.size()) + " 1");
-  // An answer larger than the socket buffers is written in parts as the client reads.
-  c.send(get("/big?5000000") + get("/echo"));
-  std::this_thread::sleep_for(100ms);
-  a = c.read();
+  // An answer larger than the socket buffers is written in parts as the client reads (a small
+  // receive buffer makes sure the server meets a full socket).
+  client small(f.port(), 65536);
+  small.send(get("/big?5000000") + get("/echo"));
+  a = small.read();
   ASSERT_TRUE(a.has_value());
   EXPECT_EQ(a->body.size(), 5000000u);
   EXPECT_TRUE(a->body == pattern(5000000));
-  a = c.read();
+  a = small.read();
   ASSERT_TRUE(a.has_value());
   EXPECT_EQ(a->body, "GET /echo? ");
 }
@@ -442,9 +476,11 @@ TEST(HttpServer, StuckWriteTimesOut) {
   fixture f(o);
   client c(f.port(), 4096);
   c.send(get("/big?33554432"));
-  // Never read: the server gives up on the write after 1 s (sweeps every 250 ms); the margin
-  // is for loaded machines and sanitizer builds.
-  std::this_thread::sleep_for(3000ms);
+  // Never read: the server gives up on the write once it made no progress for 1 s and closes
+  // the connection; only then does the client read what the kernel still holds. (The first
+  // bytes of the answer show the connection was accepted: before, no connection is open either.)
+  ASSERT_TRUE(eventually([&] { return c.has_data(); }));
+  ASSERT_TRUE(eventually([&] { return f.srv->open_connections() == 0; }));
   std::size_t received = 0;
   while (auto n = c.drain()) received += n;
   EXPECT_GT(received, 0u);
@@ -477,29 +513,32 @@ TEST(HttpServer, ManyConcurrentClients) {
 }
 
 TEST(HttpServer, StopDeliversPendingRepliesFirst) {
-  fixture f;
+  server_options o;
+  o.threads = 1;  // both connections on one loop: when `idle` closes, that loop is stopping
+  fixture f(o);
   client c(f.port());
   client idle(f.port());
   c.send(post("/hold", "x"));
   reply r = f.held.take();
   ASSERT_TRUE(r.pending());
-  // stop() must wait for the reply: it cannot return before `sending` is set, whatever the
-  // machine's speed (the sleep only gives an early return the chance to show).
+  // stop() must wait for the reply: the reply is sent only once stop() is under way (it closes
+  // the idle connection first), so an early return shows as `sending` still false.
   std::atomic<bool> sending{false};
-  std::thread later([r = std::move(r), &sending]() mutable {
-    std::this_thread::sleep_for(300ms);
+  std::atomic<bool> idle_closed{false};
+  std::thread later([r = std::move(r), &sending, &idle, &idle_closed]() mutable {
+    idle_closed = idle.closed_by_server();
     sending = true;
     r.send(text("done"));
   });
   f.srv->stop();
   EXPECT_TRUE(sending.load());
   later.join();
+  EXPECT_TRUE(idle_closed.load());
   const auto a = c.read();
   ASSERT_TRUE(a.has_value());
   EXPECT_EQ(a->body, "done");
   EXPECT_TRUE(a->has("connection: close"));
   EXPECT_TRUE(c.closed_by_server());
-  EXPECT_TRUE(idle.closed_by_server());
   f.srv->stop();  // idempotent
 }
 
@@ -512,8 +551,8 @@ TEST(HttpServer, RepliesOutlivingConnectionAndServerAreDropped) {
     c.send(get("/hold"));
     reply gone = f.held.take();
     ASSERT_TRUE(gone.pending());
-  }  // the client closes while its reply is pending
-  std::this_thread::sleep_for(50ms);
+  }  // the client closes while its reply is pending; the server notices
+  ASSERT_TRUE(eventually([&] { return f.srv->open_connections() == 0; }));
   client c(f.port());
   c.send(get("/hold"));
   reply kept = f.held.take();
@@ -549,15 +588,23 @@ TEST(HttpServer, IdleAndSlowConnectionsTimeOut) {
 }
 
 TEST(HttpServer, SlowBodyIsServedWhileItKeepsComing) {
+  manual_clock clock;
   server_options o;
   o.timeout_s = 1;
+  o.threads = 1;
+  o.clock = clock.fn();
   fixture f(o);
   client c(f.port());
   c.send("POST /echo HTTP/1.1\r\nContent-Length: 6\r\n\r\n");
-  // 6 bytes over ~1.8 s: longer than timeout_s in all, but each arrives within it.
+  // 6 bytes over 2.4 s of the server's clock: longer than timeout_s in all, but each arrives
+  // within it. After each byte the clock moves on 400 ms and the test waits for a whole round
+  // of the loop (three clock reads: the sweep of the second round judges by the new time), so
+  // a server that did not restart the deadline on each read would answer 408 by the third.
   for (const char ch : std::string("abcdef")) {
-    std::this_thread::sleep_for(300ms);
     c.send(std::string(1, ch));
+    clock.advance(400ms);
+    const long seen = clock.reads;
+    ASSERT_TRUE(eventually([&] { return clock.reads >= seen + 3; }));
   }
   const auto a = c.read();
   ASSERT_TRUE(a.has_value());
