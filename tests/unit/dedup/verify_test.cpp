@@ -1,4 +1,5 @@
 #include <simdup/verify.hpp>
+#include "test_paths.hpp"
 
 #include <gtest/gtest.h>
 

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 #include <simdjson.h>
+#include "test_paths.hpp"
 
 #include <cstdint>
 #include <fstream>

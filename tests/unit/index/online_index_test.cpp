@@ -1,5 +1,6 @@
 // Online index against brute force, windows, removal, check-insert, save/load and old files.
 #include <simdup/online_index.hpp>
+#include "test_paths.hpp"
 
 #include <gtest/gtest.h>
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <simdup/jieba.hpp>
+#include "test_paths.hpp"
 
 #include <gtest/gtest.h>
 #include <simdjson.h>

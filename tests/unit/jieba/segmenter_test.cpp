@@ -1,4 +1,5 @@
 #include <simdup/jieba.hpp>
+#include "test_paths.hpp"
 
 #include "jieba_test_util.hpp"
 

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 #include <vector>
+#include "test_paths.hpp"
 
 namespace simdup::test_support {
 

@@ -1,4 +1,5 @@
 #include <simdup/normalize.hpp>
+#include "test_paths.hpp"
 
 #include <gtest/gtest.h>
 #include <opencc/Config.hpp>

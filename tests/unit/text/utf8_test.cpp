@@ -1,4 +1,5 @@
 #include <simdup/utf8.hpp>
+#include "test_paths.hpp"
 
 #include <gtest/gtest.h>
 
