@@ -7,10 +7,11 @@
 #include "jieba/pipeline.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -90,14 +91,24 @@ status write_idf(const std::string& path, const df_table& t, uint64_t min_df) {
       return make_error(errc::io_error, "cannot write the IDF table to stdout");
     return {};
   }
+  // Written next to PATH and renamed over it: a failed or killed run never leaves a partial
+  // table under PATH.
   const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f << out;
-    if (!f.flush()) return make_error(errc::io_error, "cannot write " + tmp);
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) return make_error(errc::io_error, "cannot create " + tmp + ": " + std::strerror(errno));
+  const bool written = std::fwrite(out.data(), 1, out.size(), f) == out.size();
+  const int write_errno = errno;
+  const bool closed = std::fclose(f) == 0;
+  if (!written || !closed) {
+    const std::string why = std::strerror(written ? errno : write_errno);
+    std::remove(tmp.c_str());
+    return make_error(errc::io_error, "cannot write " + tmp + ": " + why);
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0)
-    return make_error(errc::io_error, "cannot rename " + tmp + " to " + path);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    std::remove(tmp.c_str());
+    return make_error(errc::io_error, "cannot rename " + tmp + " to " + path + ": " + why);
+  }
   return {};
 }
 

@@ -18,6 +18,7 @@ enum class errc {
   unsupported,           ///< a valid request we do not implement
   unavailable,           ///< a backing service (Redis, PostgreSQL) cannot be reached
   internal,              ///< a bug: an invariant did not hold
+  no_space,              ///< a write failed for lack of disk space (or a file-size limit)
 };
 
 /// A short stable name for an error code ("invalid_input"), used in JSON errors and logs.

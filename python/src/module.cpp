@@ -17,6 +17,7 @@ void raise_error(const error_info& error) {
       type = PyExc_FileNotFoundError;
       break;
     case errc::io_error:
+    case errc::no_space:
     case errc::unavailable:
       type = PyExc_OSError;
       break;

@@ -62,19 +62,32 @@ class file_writer {
   void write(const void* data, std::size_t bytes) {
     if (!ok_ || bytes == 0) return;
     XXH3_64bits_update(state_.get(), data, bytes);
-    ok_ = std::fwrite(data, 1, bytes, f_) == bytes;
+    put(data, bytes);
   }
+  /// The checksum, then flushes and closes the file.
   void finish() {
-    if (!ok_) return;
-    const uint64_t sum = XXH3_64bits_digest(state_.get());
-    ok_ = std::fwrite(&sum, 1, 8, f_) == 8;
+    if (ok_) {
+      const uint64_t sum = XXH3_64bits_digest(state_.get());
+      put(&sum, 8);
+    }
+    if (std::fclose(f_) != 0 && ok_) fail();
   }
   bool ok() const { return ok_; }
+  /// Why a write failed (a full disk: "No space left on device").
+  const char* why() const { return std::strerror(errno_); }
 
  private:
+  void put(const void* data, std::size_t bytes) {
+    if (std::fwrite(data, 1, bytes, f_) != bytes) fail();
+  }
+  void fail() {
+    ok_ = false;
+    errno_ = errno;
+  }
   std::FILE* f_;
   std::unique_ptr<XXH3_state_t, decltype(&XXH3_freeState)> state_;
   bool ok_ = true;
+  int errno_ = 0;
 };
 
 }  // namespace
@@ -108,10 +121,9 @@ status write_index_file(const std::string& path, const index_layout& layout,
     w.write(s->deleted().data(), s->deleted().size() * 8);
   }
   w.finish();
-  const bool closed = std::fclose(f) == 0;
-  if (!w.ok() || !closed) {
+  if (!w.ok()) {
     std::remove(tmp.c_str());
-    return make_error(errc::io_error, tmp + ": write failed");
+    return make_error(errc::io_error, "cannot write " + tmp + ": " + w.why());
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     const std::string why = std::strerror(errno);

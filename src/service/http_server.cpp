@@ -39,7 +39,8 @@ const char* reason(int status) {
       {500, "Internal Server Error"},
       {501, "Not Implemented"},
       {503, "Service Unavailable"},
-      {505, "HTTP Version Not Supported"}};
+      {505, "HTTP Version Not Supported"},
+      {507, "Insufficient Storage"}};
   for (const auto& [code, text] : reasons) {
     if (code == status) return text;
   }

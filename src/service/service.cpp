@@ -51,6 +51,8 @@ int http_status(errc code) {
       return 501;
     case errc::unavailable:
       return 503;
+    case errc::no_space:
+      return 507;
     default:
       return 500;
   }
@@ -492,6 +494,7 @@ struct service::impl {
     if (path == "/healthz") {
       ex.endpoint = "healthz";
       if (req.method != "GET") return wrong_method("GET");
+      if (auto st = store->health(); !st) return ex.fail(st.error());
       return ex.send(200, "{\"status\":\"ok\"}");
     }
     if (!authorized(req)) {

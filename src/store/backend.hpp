@@ -174,6 +174,8 @@ class backend {
   /// Removes documents older than the window.
   virtual status expire(const collection_config& config, int64_t now) = 0;
   virtual result<collection_stats> stats(const collection_config& config) = 0;
+  /// An error when the store cannot serve any request (until a restart).
+  virtual status health() { return {}; }
 };
 
 struct rocks_options {

@@ -27,7 +27,9 @@
 #include <rocksdb/table.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <thread>
@@ -40,7 +42,12 @@ namespace simdup::detail {
 using namespace rocks_keys;
 
 error_info db_error(const char* what, const rocksdb::Status& s) {
-  return make_error(errc::io_error, std::string("rocksdb ") + what + ": " + s.ToString());
+  // A full disk, or a file-size limit (EFBIG, which RocksDB reports as a plain I/O error): told
+  // apart so that the client knows a retry may work once there is space.
+  const std::string text = s.ToString();
+  const bool full = s.IsNoSpace() || text.find(std::strerror(EFBIG)) != std::string::npos;
+  return make_error(full ? errc::no_space : errc::io_error,
+                    std::string("rocksdb ") + what + ": " + text);
 }
 
 online_index_options index_options(const collection_config& c) {
@@ -86,15 +93,19 @@ rocks_backend::~rocks_backend() {
   }
   sync_cv_.notify_one();
   sync_thread_.join();
-  // A segment file per collection, so the next start loads instead of rebuilding.
-  for (auto& [name, c] : collections_) {
-    if (auto st = snapshot(*c); !st) {
-      std::fprintf(stderr, "simdup serve: saving the index of %s: %s\n", name.c_str(),
-                   st.error().message.c_str());
+  // After a failed sync the indexes may hold what the store never got: nothing is saved, the
+  // next start rebuilds from the store.
+  if (!failed_.load(std::memory_order_acquire)) {
+    // A segment file per collection, so the next start loads instead of rebuilding.
+    for (auto& [name, c] : collections_) {
+      if (auto st = snapshot(*c); !st) {
+        std::fprintf(stderr, "simdup serve: saving the index of %s: %s\n", name.c_str(),
+                     st.error().message.c_str());
+      }
     }
+    // Make everything written durable before closing (expiry deletes are written unsynced).
+    (void)db_->FlushWAL(true);
   }
-  // Make everything written durable before closing (expiry deletes are written unsynced).
-  (void)db_->FlushWAL(true);
   (void)db_->DestroyColumnFamilyHandle(num_cf_);
   (void)db_->DestroyColumnFamilyHandle(time_cf_);
   (void)db_->Close();
@@ -109,6 +120,7 @@ result<std::vector<collection_config>> rocks_backend::collections() {
 
 status rocks_backend::create(const collection_config& config) {
   if (auto st = validate(config); !st) return st;
+  if (auto st = health(); !st) return st;
   std::unique_lock lock(collections_mu_);
   auto it = collections_.find(config.name);
   if (it != collections_.end()) {
@@ -127,7 +139,7 @@ status rocks_backend::create(const collection_config& config) {
   rocksdb::WriteOptions wo;
   wo.sync = true;
   auto s = db_->Put(wo, single('c', config.name), to_json(config));
-  if (!s.ok()) return db_error("put", s);
+  if (!s.ok()) return write_error("put", s);
   collections_.insert_or_assign(config.name, std::move(*state));
   return {};
 }
@@ -300,7 +312,7 @@ result<uint64_t> rocks_backend::apply_pending(const collection_config& config, d
       batch.Put(next_number_key(c.config.name), u64_value(c.next_num));
       batch.Put(totals_key(c.config.name), c.totals_after(undo.size(), 0, 0));
       auto s = db_->Write(rocksdb::WriteOptions(), &batch);
-      if (!s.ok()) return fail(db_error("write", s));
+      if (!s.ok()) return fail(write_error("write", s));
       c.last_write = db_->GetLatestSequenceNumber();
       c.inserted += undo.size();
       c.documents += undo.size() - replaced;
@@ -342,7 +354,7 @@ result<pending_removal> rocks_backend::remove_pending(const collection_config& c
     batch.Put(removal_key(c.config.name, c.next_removal), u64_value(at.num));
     batch.Put(totals_key(c.config.name), c.totals_after(0, 0, 1));
     auto s = db_->Write(rocksdb::WriteOptions(), &batch);
-    if (!s.ok()) return db_error("write", s);
+    if (!s.ok()) return write_error("write", s);
     ++c.next_removal;
     c.removals.fetch_add(1, std::memory_order_release);
     c.index.remove_deferred(at.num);
@@ -356,6 +368,7 @@ result<pending_removal> rocks_backend::remove_pending(const collection_config& c
 }
 
 status rocks_backend::expire(const collection_config& config, int64_t now) {
+  if (failed_.load(std::memory_order_acquire)) return {};  // health() says why, once
   auto found = find(config.name);
   if (!found) return std::move(found).error();
   collection_state& c = **found;
@@ -399,7 +412,7 @@ status rocks_backend::expire(const collection_config& config, int64_t now) {
     // alone (kill -9) does not bring back a document the window already removed.
     auto s = db_->Write(rocksdb::WriteOptions(), &batch);
     if (s.ok()) s = db_->FlushWAL(false);
-    if (!s.ok()) return db_error("write", s);
+    if (!s.ok()) return write_error("write", s);
     // A probe made before this step may report expired documents' entries.
     c.removals.fetch_add(1, std::memory_order_release);
     c.expired += n;
@@ -426,7 +439,29 @@ result<collection_stats> rocks_backend::stats(const collection_config& config) {
   return st;
 }
 
+error_info rocks_backend::write_error(const char* what, const rocksdb::Status& s) {
+  error_info e = db_error(what, s);
+  if (!s.IsIOError()) return e;
+  std::lock_guard lock(sync_mu_);
+  if (!failed_.load(std::memory_order_relaxed)) {
+    failure_ = e.message;
+    failed_.store(true, std::memory_order_release);
+    std::fprintf(stderr, "simdup serve: %s\n", health().error().message.c_str());
+  }
+  return e;
+}
+
+status rocks_backend::health() {
+  if (!failed_.load(std::memory_order_acquire)) return {};
+  return make_error(errc::unavailable,
+                    "the store stopped taking requests after a failed write of its log (" +
+                        failure_ +
+                        "); restart the service once the disk has space: acknowledged "
+                        "changes are kept");
+}
+
 result<std::shared_ptr<collection_state>> rocks_backend::find(const std::string& name) {
+  if (auto st = health(); !st) return std::move(st).error();
   std::shared_lock lock(collections_mu_);
   auto it = collections_.find(name);
   if (it == collections_.end()) {
@@ -483,7 +518,7 @@ status rocks_backend::drop(const std::string& name) {
     rocksdb::WriteOptions wo;
     wo.sync = true;
     auto s = db_->Write(wo, &batch);
-    if (!s.ok()) return db_error("write", s);
+    if (!s.ok()) return write_error("write", s);
     c.dropped = true;
     c.removals.fetch_add(1, std::memory_order_release);
     if (!c.snapshot.file.empty()) {
@@ -646,6 +681,11 @@ void rocks_backend::when_durable(uint64_t ticket, std::function<void(status)> do
     done({});
     return;
   }
+  if (failed_.load(std::memory_order_relaxed)) {
+    lock.unlock();
+    done(health());
+    return;
+  }
   if (sync_ended_) {
     lock.unlock();
     const auto s = db_->FlushWAL(true);
@@ -677,11 +717,12 @@ void rocks_backend::sync_loop() {
     // Every ticket queued is a sequence number already in the WAL buffer (manual_wal_flush), so
     // one write and fsync of the buffer now covers all of them.
     const uint64_t target = db_->GetLatestSequenceNumber();
-    const auto s = db_->FlushWAL(true);
-    status result;
-    if (!s.ok()) result = db_error("sync", s);
+    status result = health();
+    if (result) {
+      if (const auto s = db_->FlushWAL(true); !s.ok()) result = write_error("sync", s);
+    }
     lock.lock();
-    if (s.ok()) synced_ = std::max(synced_, target);
+    if (result) synced_ = std::max(synced_, target);
     lock.unlock();
     for (auto& done : batch) {
       // A callback that throws (out of memory while answering) must not end this thread, or

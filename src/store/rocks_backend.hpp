@@ -188,6 +188,8 @@ class rocks_backend final : public backend {
   result<collection_stats> stats(const collection_config& config) override;
   result<pending_lookup> lookup(const collection_config& config, const std::string& id) override;
   status drop(const std::string& name) override;
+  /// errc::unavailable once a sync of the log failed (see failed_).
+  status health() override;
 
  private:
   struct undo_step {
@@ -245,6 +247,8 @@ class rocks_backend final : public backend {
                             std::span<const rocks_keys::stored_doc> own, uint64_t base,
                             std::vector<index_match>& hits,
                             std::vector<std::optional<double>>& jaccards);
+  /// db_error; an I/O error (disk full) also stops the store (failed_).
+  error_info write_error(const char* what, const rocksdb::Status& s);
   status resolve_all(const collection_state& c, std::vector<std::vector<index_match>>& hits,
                      const hit_jaccards& jaccards, std::size_t max_matches,
                      std::span<doc_outcome> out);
@@ -283,6 +287,13 @@ class rocks_backend final : public backend {
   bool sync_ended_ = false;
   /// Every write numbered up to this is synced (under sync_mu_).
   uint64_t synced_ = 0;
+  /// Set (under sync_mu_, once) by write_error: after a failed write of the WAL (disk full) its
+  /// tail is in an unknown state and the indexes and memtables may hold changes that will never
+  /// be durable, so every later request is refused (health()) and no later sync acknowledges
+  /// anything, until a restart rebuilds from what the store holds. failure_ (why) is written
+  /// before.
+  std::atomic<bool> failed_{false};
+  std::string failure_;
   std::mutex maint_mu_;
   std::condition_variable maint_cv_;
   std::deque<std::shared_ptr<collection_state>> maint_queue_;  ///< under maint_mu_

@@ -315,7 +315,7 @@ status rocks_backend::snapshot(collection_state& c) {
   rocksdb::WriteOptions wo;
   wo.sync = true;
   auto s = db_->Write(wo, &batch);
-  if (!s.ok()) return db_error("write", s);
+  if (!s.ok()) return write_error("write", s);
   if (!c.snapshot.file.empty() && c.snapshot.file != rec.file) {
     std::filesystem::remove(std::filesystem::path(segments_dir()) / c.snapshot.file, ec);
   }

@@ -22,6 +22,8 @@ const char* errc_name(errc code) noexcept {
       return "unavailable";
     case errc::internal:
       return "internal";
+    case errc::no_space:
+      return "no_space";
   }
   return "unknown";
 }

@@ -49,7 +49,7 @@ def free_port():
 class Server:
     """A running `simdup serve` process."""
 
-    def __init__(self, args, env=None, listen="127.0.0.1:0"):
+    def __init__(self, args, env=None, listen="127.0.0.1:0", preexec_fn=None):
         run_env = dict(os.environ)
         # Leak reports at exit are not what these tests are about and kill -9 skips them anyway.
         run_env.setdefault("ASAN_OPTIONS", "detect_leaks=0")
@@ -57,7 +57,8 @@ class Server:
             run_env.update(env)
         self.proc = subprocess.Popen(
             [simdup_bin(), "serve", "--listen", listen, *args],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=run_env)
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=run_env,
+            preexec_fn=preexec_fn)
         line = self.proc.stdout.readline()
         if not line.startswith("listening on "):
             self.proc.kill()
@@ -121,13 +122,16 @@ class Client:
 
 
 class Redis:
-    """A throwaway redis-server on a free loopback port."""
+    """A throwaway redis-server on a free loopback port (or `port`, to restart one). With
+    `aof`, every write is in the append-only file (fsynced) before Redis answers it."""
 
-    def __init__(self, workdir):
-        self.port = free_port()
+    def __init__(self, workdir, port=None, aof=False):
+        self.port = port or free_port()
+        durability = ["--appendonly", "yes", "--appendfsync", "always"] if aof else [
+            "--appendonly", "no"]
         self.proc = subprocess.Popen(
             ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no", "--dir", str(workdir)],
+             *durability, "--dir", str(workdir)],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.time() + 20
         while time.time() < deadline:
@@ -145,9 +149,14 @@ class Redis:
     def url(self):
         return f"redis://127.0.0.1:{self.port}"
 
-    def close(self):
-        self.proc.terminate()
+    def kill9(self):
+        self.proc.kill()
         self.proc.wait(timeout=30)
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(timeout=30)
 
 
 def have_redis():

@@ -28,5 +28,12 @@ TEST(Result, VoidStatus) {
   EXPECT_EQ(f.error().code, errc::io_error);
 }
 
+TEST(Result, EveryCodeHasItsName) {
+  // The names are the service's JSON error codes (docs/service.md).
+  EXPECT_STREQ(errc_name(errc::unavailable), "unavailable");
+  EXPECT_STREQ(errc_name(errc::internal), "internal");
+  EXPECT_STREQ(errc_name(errc::no_space), "no_space");
+}
+
 }  // namespace
 }  // namespace simdup

@@ -1,0 +1,341 @@
+"""A full disk, rehearsed: the dedup output directory, `simdup idf build`, the service's log (the
+RocksDB WAL) and its segment files; and kill -9 in the middle of `idf build`.
+
+A full disk is made with a file-size limit, which needs no privileges: RLIMIT_FSIZE with
+SIGXFSZ ignored, so that a write past the limit fails with EFBIG ("File too large"), as a write to
+a full file system fails with ENOSPC. The limit is per process and can be raised again
+(prlimit) while the process runs, as space comes back. As root, the dedup output also gets a
+real small tmpfs (ENOSPC)."""
+
+import json
+import os
+import random
+import resource
+import signal
+import subprocess
+import threading
+import time
+
+import pytest
+
+from conftest import run, simdup_bin, write_jsonl
+from dedup_corpus import base_texts
+from service_harness import Server, fp_hex
+
+UNLIMITED = resource.RLIM_INFINITY
+
+
+def ignore_sigxfsz(limit=UNLIMITED):
+    """A preexec_fn: writes past `limit` bytes fail (EFBIG) instead of killing the process.
+    Only the soft limit is set, so that it can be raised again without privileges."""
+
+    def setup():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, UNLIMITED))
+
+    return setup
+
+
+def run_limited(args, limit, stdin=None):
+    env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0")
+    return subprocess.run([simdup_bin(), *[str(a) for a in args]], input=stdin,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300,
+                          preexec_fn=ignore_sigxfsz(limit), env=env)
+
+
+def corpus(tmp_path, n=300):
+    # ~1 MB of JSONL: kept.jsonl alone is far beyond the limits below.
+    records = [{"id": i, "text": t} for i, t in enumerate(base_texts(n, seed=5, sentences=30))]
+    return write_jsonl(tmp_path / "in.jsonl", records)
+
+
+# --- the dedup output directory ---------------------------------------------------------------
+
+@pytest.mark.parametrize("mode", ["batch", "stream"])
+def test_dedup_output_full_leaves_no_result(tmp_path, mode):
+    path = corpus(tmp_path)
+    out = tmp_path / "out"
+    # --verify off: no spill file (test_dedup_spill.py has that one); the output is what fills.
+    proc = run_limited(["dedup", path, "--out", out, "--quiet", "--verify", "off", "--mode", mode],
+                       limit=65536)
+    err = proc.stderr.decode(errors="replace")
+    assert proc.returncode == 1, err
+    assert "File too large" in err and str(out) + ".tmp-" in err, err
+    assert not out.exists()
+    assert os.listdir(tmp_path) == ["in.jsonl"]  # the staging directory is gone
+    # Space is back: the same command succeeds.
+    run(["dedup", path, "--out", out, "--quiet", "--verify", "off", "--mode", mode], check=0)
+    assert (out / "summary.json").exists()
+
+
+def test_dedup_output_on_a_full_filesystem(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs needs root (the RLIMIT_FSIZE tests cover the rest)")
+    small = tmp_path / "small"
+    small.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(small)],
+                      stderr=subprocess.PIPE).returncode != 0:
+        pytest.skip("mount -t tmpfs is not permitted here (a container without CAP_SYS_ADMIN)")
+    try:
+        path = corpus(tmp_path)
+        out = small / "out"
+        proc = run(["dedup", path, "--out", out, "--quiet", "--tmp-dir", tmp_path])
+        err = proc.stderr.decode(errors="replace")
+        assert proc.returncode == 1, err
+        assert "No space left on device" in err and str(out) + ".tmp-" in err, err
+        assert os.listdir(small) == []  # neither the result nor its staging directory
+        # An earlier complete result under the same name survives a failed --force run.
+        few = write_jsonl(tmp_path / "few.jsonl", [{"id": i, "text": t}
+                                                   for i, t in enumerate(base_texts(5))])
+        run(["dedup", few, "--out", out, "--quiet"], check=0)
+        before = {p: (out / p).read_bytes() for p in os.listdir(out)}
+        proc = run(["dedup", path, "--out", out, "--quiet", "--force", "--tmp-dir", tmp_path])
+        assert proc.returncode == 1
+        assert {p: (out / p).read_bytes() for p in os.listdir(out)} == before
+        assert os.listdir(small) == ["out"]
+    finally:
+        subprocess.run(["umount", str(small)], check=True)
+
+
+# --- simdup idf build -------------------------------------------------------------------------
+
+def test_idf_build_full_disk_and_kill9_leave_no_partial_table(tmp_path):
+    # Made-up words, so that the table is large (~40,000 words).
+    rng = random.Random(6)
+    words = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(5, 9)))
+             for _ in range(40000)]
+    path = write_jsonl(tmp_path / "in.jsonl", [
+        {"id": i, "text": " ".join(rng.sample(words, 40))} for i in range(2000)])
+    idf = tmp_path / "idf.txt"
+    run(["idf", "build", path, "-o", idf, "-q"], check=0)
+    good = idf.read_bytes()
+    assert len(good) > 100_000
+
+    # Disk full while writing: the old table stays, nothing half-written is left.
+    proc = run_limited(["idf", "build", path, "-o", idf, "-q"], limit=65536)
+    err = proc.stderr.decode(errors="replace")
+    assert proc.returncode == 1, err
+    assert f"cannot write {idf}.tmp: File too large" in err, err
+    assert idf.read_bytes() == good
+    assert not (tmp_path / "idf.txt.tmp").exists()
+
+    # kill -9 while it reads: through a pipe, killed once more than the pipe's buffer has been
+    # taken (the write below returns only as the process reads).
+    data = path.read_bytes() * 4
+    env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0")
+    proc = subprocess.Popen([simdup_bin(), "idf", "build", "-", "-o", str(idf), "-q"],
+                            stdin=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    proc.stdin.write(data[:len(data) // 2])
+    proc.stdin.flush()
+    proc.kill()
+    proc.wait(timeout=60)
+    try:
+        proc.stdin.close()
+    except BrokenPipeError:
+        pass
+    assert proc.returncode == -signal.SIGKILL
+    assert idf.read_bytes() == good
+
+    # A run killed between writing FILE.tmp and the rename leaves FILE.tmp: the next run
+    # replaces it.
+    (tmp_path / "idf.txt.tmp").write_bytes(b"half a table")
+    run(["idf", "build", path, "-o", idf, "-q"], check=0)
+    assert idf.read_bytes() == good
+    assert not (tmp_path / "idf.txt.tmp").exists()
+
+
+# --- the service ------------------------------------------------------------------------------
+
+def wait_for_line(stream, text, timeout=60):
+    """Reads a server's stderr until a line contains `text`; returns that line."""
+    result = []
+
+    def read():
+        for line in stream:
+            if text in line:
+                result.append(line)
+                return
+
+    t = threading.Thread(target=read, daemon=True)
+    t.start()
+    t.join(timeout)
+    assert result, f"no line with {text!r} on stderr within {timeout} s"
+    return result[0]
+
+
+def largest_file(directory):
+    return max(p.stat().st_size for p in directory.rglob("*") if p.is_file())
+
+
+def check_all(client, docs):
+    """Asserts every (id, fingerprint) is found at distance 0 with its id."""
+    items = sorted(docs.items())
+    for start in range(0, len(items), 500):
+        chunk = items[start:start + 500]
+        status, body = client.post("/v1/crawl/check", {"documents": [
+            {"id": "probe", "fingerprint": fp_hex(v)} for _, v in chunk]})
+        assert status == 200, body
+        for (doc_id, _), result in zip(chunk, body["results"]):
+            assert {"id": doc_id, "distance": 0} in result["matches"], doc_id
+
+
+def stored_ids(client, sent):
+    """Which of the sent documents the store holds (GET of each id)."""
+    held = set()
+    for doc_id in sent:
+        status, _ = client.request("GET", f"/v1/crawl/documents/{doc_id}")
+        assert status in (200, 404)
+        if status == 200:
+            held.add(doc_id)
+    return held
+
+
+def test_service_log_full_answers_507_then_503_and_keeps_what_it_acknowledged(tmp_path):
+    data = tmp_path / "db"
+    s = Server(["--data", str(data), "--window", "0", "--collection", "crawl", "--k", "3"],
+               preexec_fn=ignore_sigxfsz())
+    acked, sent, answers = {}, {}, []
+    lock = threading.Lock()
+    refused = threading.Event()  # some request was answered with an error
+    try:
+        client = s.client()
+        rng = random.Random(1)
+        for b in range(10):
+            docs = [(f"a{b}-{i}", rng.getrandbits(64)) for i in range(100)]
+            status, body = client.post("/v1/crawl/check-insert", {"documents": [
+                {"id": d, "fingerprint": fp_hex(v)} for d, v in docs]})
+            assert status == 200, body
+            acked.update((d, v) for (d, v), r in zip(docs, body["results"])
+                         if r["status"] == "new")
+        sent.update(acked)
+        # The disk fills: no file may grow past 64 KiB beyond the largest one there now.
+        resource.prlimit(s.proc.pid, resource.RLIMIT_FSIZE,
+                         (largest_file(data) + 65536, UNLIMITED))
+
+        def writer(w):
+            c = s.client()
+            r = random.Random(100 + w)
+            for b in range(200):
+                docs = [(f"w{w}-{b}-{i}", r.getrandbits(64)) for i in range(50)]
+                with lock:
+                    sent.update(docs)
+                after_refusal = refused.is_set()
+                status, body = c.post("/v1/crawl/check-insert", {"documents": [
+                    {"id": d, "fingerprint": fp_hex(v)} for d, v in docs]})
+                if status != 200:
+                    refused.set()
+                with lock:
+                    answers.append((status, body, after_refusal))
+                    if status == 200:
+                        acked.update((d, v) for (d, v), res in zip(docs, body["results"])
+                                     if res["status"] == "new")
+                if status != 200 and len([a for a in answers if a[0] != 200]) > 20:
+                    break
+            c.close()
+
+        threads = [threading.Thread(target=writer, args=(w,)) for w in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        statuses = [a[0] for a in answers]
+        assert 507 in statuses, statuses
+        assert set(statuses) <= {200, 503, 507}, statuses
+        full = next(body for status, body, _ in answers if status == 507)
+        assert full["error"]["code"] == "no_space"
+        assert "File too large" in full["error"]["message"] and ".log" in full["error"]["message"]
+        # No request sent after an error answer is acknowledged: the service refuses what it
+        # might not keep. (Requests in flight at the failure may be, from an earlier sync.)
+        assert not [a for a in answers if a[0] == 200 and a[2]], answers
+        # The refusals say why, and what to do.
+        for status, body, _ in answers:
+            if status == 503:
+                assert "File too large" in body["error"]["message"], body
+                assert "restart" in body["error"]["message"], body
+
+        # Space comes back; the service still refuses everything, reads included (its index may
+        # hold documents the store never got), and says why.
+        resource.prlimit(s.proc.pid, resource.RLIMIT_FSIZE, (UNLIMITED, UNLIMITED))
+        for method, path, body in [
+                ("POST", "/v1/crawl/check", {"id": "x", "fingerprint": fp_hex(1)}),
+                ("POST", "/v1/crawl/check-insert", {"id": "x", "fingerprint": fp_hex(1)}),
+                ("GET", "/v1/crawl/documents/a0-0", None),
+                ("DELETE", "/v1/crawl/documents/a0-0", None),
+                ("GET", "/healthz", None)]:
+            status, answer = client.request(method, path, body)
+            assert status == 503, (path, status, answer)
+            assert "restart" in answer["error"]["message"]
+        s.terminate()
+        stderr = s.proc.stderr.read()
+        assert "failed write of its log" in stderr, stderr
+    finally:
+        s.close()
+
+    # Restarted with space: everything acknowledged is there, and only documents that were sent.
+    s = Server(["--data", str(data)])
+    try:
+        client = s.client()
+        check_all(client, acked)
+        held = stored_ids(client, sent)
+        assert set(acked) <= held
+        status, stats = client.request("GET", "/v1/crawl/stats")
+        assert stats["documents"] == len(held)
+        # And it takes writes again.
+        status, body = client.post("/v1/crawl/check-insert", {"id": "after",
+                                                              "fingerprint": fp_hex(12345)})
+        assert status == 200 and body["status"] == "new"
+    finally:
+        s.close()
+
+
+def test_segment_file_full_keeps_serving_and_leaves_no_partial_file(tmp_path):
+    data = tmp_path / "db"
+    # k = 6: many tables, so a segment file is ten times the size of the log's records.
+    s = Server(["--data", str(data), "--window", "0", "--collection", "crawl", "--k", "6",
+                "--snapshot-docs", "100", "--expire-interval-ms", "20"],
+               preexec_fn=ignore_sigxfsz())
+    acked = {}
+    rng = random.Random(2)
+    try:
+        client = s.client()
+
+        def insert(prefix, batches):
+            for b in range(batches):
+                docs = [(f"{prefix}{b}-{i}", rng.getrandbits(64)) for i in range(500)]
+                status, body = client.post("/v1/crawl/insert", {"documents": [
+                    {"id": d, "fingerprint": fp_hex(v)} for d, v in docs]})
+                assert status == 200, body
+                acked.update(docs)
+
+        insert("a", 4)
+        segments = data / "segments"
+        deadline = time.time() + 60
+        while not (segments.exists() and any(segments.iterdir())) and time.time() < deadline:
+            time.sleep(0.02)
+        first = sorted(segments.iterdir())
+        assert len(first) == 1
+        # The next segment file is larger than the first; the log stays far below the limit.
+        limit = first[0].stat().st_size
+        assert max(p.stat().st_size for p in data.glob("*.log")) < limit // 2
+        resource.prlimit(s.proc.pid, resource.RLIMIT_FSIZE, (limit, UNLIMITED))
+        insert("b", 2)
+        # The next save fails, and says so naming the file.
+        line = wait_for_line(s.proc.stderr, ".idx.tmp: File too large")
+        assert str(segments) in line, line
+        assert sorted(segments.iterdir()) == first  # no partial file, no .tmp
+        # The store is the source of truth: the service goes on serving.
+        insert("c", 1)
+        check_all(client, acked)
+        status, _ = client.request("GET", "/healthz")
+        assert status == 200
+        s.kill9()
+    finally:
+        s.close()
+
+    s = Server(["--data", str(data)])
+    try:
+        client = s.client()
+        check_all(client, acked)
+        assert client.request("GET", "/v1/crawl/stats")[1]["documents"] == len(acked)
+    finally:
+        s.close()
