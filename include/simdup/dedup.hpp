@@ -77,7 +77,7 @@ struct doc_signature {
   bool html = false;
   /// Sorted shingle hashes (only when verifying).
   std::vector<uint32_t> shingles;
-  /// MinHash band keys of the shingles (only with dedup_options::minhash.bands > 0).
+  /// MinHash band keys of the shingles (only with detection_profile::minhash.bands > 0).
   std::vector<uint64_t> band_keys;
 };
 
