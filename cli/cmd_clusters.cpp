@@ -25,7 +25,12 @@ int run_clusters(const clusters_options& opts) {
     print_error("clusters", "--mode was renamed --clusters (components|star), as in simdup dedup");
     return exit_usage;
   }
-  auto options = opts.index.resolve();
+  auto clustering = parse_linking(opts.clusters);
+  if (!clustering) {
+    print_error("clusters", flag_message(clustering.error().message));
+    return exit_usage;
+  }
+  auto options = opts.index.resolve(*clustering);
   if (!options) {
     print_error("clusters", options.error().message);
     return exit_usage;
@@ -42,8 +47,7 @@ int run_clusters(const clusters_options& opts) {
     print_error("clusters", out.error().message);
     return exit_failure;
   }
-  cluster_builder builder(n,
-                          opts.clusters == "star" ? cluster_mode::star : cluster_mode::components);
+  cluster_builder builder(n, *clustering);
   auto run = all_pairs(list->fingerprints, *options, [&](std::span<const index_pair> pairs) {
     builder.add(pairs);
     return true;

@@ -21,16 +21,6 @@
 namespace simdup::cli {
 namespace {
 
-// Defaults chosen from the evaluation (docs/tuning.md, "Choosing the dedup defaults"): with
-// verification, k = 8 and star clusters reach F1 >= 0.9 in English and Chinese; plain k = 3
-// does not (chained boilerplate families and unverified pairs).
-constexpr int kDefaultK = 8;
-constexpr const char* kDefaultVerify = "jaccard:0.8";
-
-/// Below this many distinct features a document is "short": exact layers only. A handful of
-/// shingles votes a fingerprint that unrelated short texts share by accident.
-constexpr std::size_t kDedupMinFeatures = 10;
-
 struct dedup_command {
   input_options input;
   database_options db;
@@ -38,17 +28,11 @@ struct dedup_command {
   std::string out;
   bool force = false;
   std::string mode;  // empty: stream for stdin, batch for files
-  int k = kDefaultK;
+  detection_cli_options detection;
   std::string layers = "url,exact,near";
   std::string keep = "first";
-  std::string clusters = "anchored";
-  double anchor_floor = 0.8;
-  std::string minhash = "10x6";
-  std::string verify = kDefaultVerify;
-  std::size_t verify_max_hashes = 0;
-  std::size_t verify_shingle_width = 5;
-  std::string tmp_dir;
   bool zstd = false;
+  bool annotate = false;
   std::string on_error = "fail";
   unsigned threads = 0;
   bool quiet = false;
@@ -105,56 +89,22 @@ class signal_watch {
   std::thread thread_;
 };
 
-result<dedup_options> resolve_dedup(const dedup_command& cmd) {
+result<dedup_options> resolve_dedup(const dedup_command& cmd, const fingerprint_options& fp) {
   dedup_options o;
   const bool only_stdin =
       !cmd.db.reads_database() &&
       (cmd.input.inputs.empty() || (cmd.input.inputs.size() == 1 && cmd.input.inputs[0] == "-"));
   const std::string mode = cmd.mode.empty() ? (only_stdin ? "stream" : "batch") : cmd.mode;
   o.mode = mode == "stream" ? dedup_mode::stream : dedup_mode::batch;
-  o.k = cmd.k;
-  o.url_layer = o.title_layer = o.content_layer = o.near_layer = false;
-  std::stringstream list(cmd.layers);
-  std::string layer;
-  while (std::getline(list, layer, ',')) {
-    if (layer == "url") {
-      o.url_layer = true;
-    } else if (layer == "title") {
-      o.title_layer = true;
-    } else if (layer == "exact") {
-      o.content_layer = true;
-    } else if (layer == "near") {
-      o.near_layer = true;
-    } else {
-      return make_error(errc::invalid_argument,
-                        "--layers: unknown layer '" + layer + "' (url, title, exact, near)");
-    }
+  if (auto st = parse_layers(cmd.layers, o); !st) {
+    return make_error(errc::invalid_argument, flag_message(st.error().message));
   }
   auto keep = parse_keep_policy(cmd.keep);
-  if (!keep) return std::move(keep).error();
+  if (!keep) return make_error(errc::invalid_argument, flag_message(keep.error().message));
   o.keep = std::move(keep).value();
-  o.linking = cmd.clusters == "star"       ? cluster_linking::star
-              : cmd.clusters == "anchored" ? cluster_linking::anchored
-                                           : cluster_linking::components;
-  o.anchor_floor = cmd.anchor_floor;
-  auto minhash = parse_minhash_spec(cmd.minhash);
-  if (!minhash) return std::move(minhash).error();
-  o.minhash = *minhash;
-  if (cmd.verify != "off") {
-    auto v = parse_verify_spec(cmd.verify);
-    if (!v) return std::move(v).error();
-    v->max_hashes = cmd.verify_max_hashes;
-    v->shingle_width = cmd.verify_shingle_width;
-    v->tmp_dir = cmd.tmp_dir;
-    o.verify = *v;
-  }
-  // MinHash is a batch generator (stream mode probes SimHash only).
-  if (o.mode == dedup_mode::stream) o.minhash = minhash_options{};
-  if (!o.verify) {
-    // MinHash pairs and anchoring need the shingles that only verification keeps.
-    o.minhash = minhash_options{};
-    if (o.linking == cluster_linking::anchored) o.linking = cluster_linking::star;
-  }
+  auto detection = cmd.detection.resolve(fp, o.mode == dedup_mode::batch);
+  if (!detection) return std::move(detection).error();
+  o.detection = std::move(detection).value();
   return o;
 }
 
@@ -162,7 +112,7 @@ int run_dedup(const dedup_command& cmd) {
   dedup_job_options job;
   auto reader = cmd.input.resolve();
   auto fp = cmd.fp.resolve();
-  auto dedup = resolve_dedup(cmd);
+  auto dedup = fp ? resolve_dedup(cmd, *fp) : result<dedup_options>(fp.error());
   status db = cmd.db.validate(!cmd.input.inputs.empty());
   if (db && cmd.out.empty() && !cmd.db.writes_database()) {
     db = make_error(errc::invalid_argument, "--out is required (or --to)");
@@ -182,11 +132,11 @@ int run_dedup(const dedup_command& cmd) {
   }
   job.inputs = cmd.input.inputs;
   job.reader = *reader;
-  job.fingerprint = *fp;
   job.dedup = *dedup;
   job.out_dir = cmd.out;
   job.replace_output = cmd.force;
   job.zstd_output = cmd.zstd;
+  job.annotate = cmd.annotate;
   job.skip_bad_records = cmd.on_error == "skip";
   job.progress = cmd.quiet ? progress_style::none : progress_style::automatic;
   if (cmd.quiet) job.max_error_messages = 0;  // quiet: the counts stay in summary.json
@@ -217,7 +167,7 @@ int run_dedup(const dedup_command& cmd) {
     return 128 + sig;
   }
   if (!summary) {
-    print_error("dedup", summary.error().message);
+    print_error("dedup", flag_message(summary.error().message));
     return summary.error().code == errc::invalid_argument ? exit_usage : exit_failure;
   }
   if (!cmd.quiet) {
@@ -232,17 +182,19 @@ int run_dedup(const dedup_command& cmd) {
     }
   }
   if (!cmd.quiet && !cmd.out.empty()) {
-    std::printf("  output      %s/{kept.%s%s, duplicates.jsonl, summary.json, report.html}\n",
-                cmd.out.c_str(),
-                summary->output_format == "text" ? "txt" : summary->output_format.c_str(),
-                cmd.zstd ? ".zst" : "");
+    const char* ext = summary->output_format == "text" ? "txt" : summary->output_format.c_str();
+    const char* zst = cmd.zstd ? ".zst" : "";
+    const std::string annotated =
+        cmd.annotate ? std::string(", annotated.") + ext + zst : std::string();
+    std::printf("  output      %s/{kept.%s%s%s, duplicates.jsonl, summary.json, report.html}\n",
+                cmd.out.c_str(), ext, zst, annotated.c_str());
   }
   return summary->skipped + summary->skipped_inputs > 0 ? exit_partial : exit_ok;
 }
 
 void setup(CLI::App& app, int& rc) {
   auto cmd = std::make_shared<dedup_command>();
-  cmd->fp.min_features = kDedupMinFeatures;
+  cmd->fp.min_features = detection_min_features;
   CLI::App* sub = app.add_subcommand(
       "dedup",
       "Find exact and near duplicates in a corpus and write DIR/kept.<format> (kept records, "
@@ -262,12 +214,6 @@ void setup(CLI::App& app, int& rc) {
                   "batch for files)")
       ->check(CLI::IsMember({"stream", "batch"}))
       ->group(g);
-  sub->add_option("-k,--k", cmd->k,
-                  "Near duplicates: documents whose fingerprints differ in at most k of 64 bits "
-                  "(inclusive, 0-32)")
-      ->check(distance_k(32))
-      ->capture_default_str()
-      ->group(g);
   sub->add_option("--layers", cmd->layers,
                   "Comma-separated layers, applied cheapest first: url (same normalised URL), "
                   "title (same normalised title; opt-in), exact (same normalised text), near "
@@ -279,47 +225,14 @@ void setup(CLI::App& app, int& rc) {
                   "(largest number in JSON field NAME)")
       ->capture_default_str()
       ->group(g);
-  sub->add_option("--clusters", cmd->clusters,
-                  "Batch clusters: star links each duplicate directly to its representative "
-                  "(chains A~B~C do not join A and C); components joins every chain "
-                  "(connected components); anchored: components of verified links, members "
-                  "whose Jaccard with the representative is under --anchor-floor split off "
-                  "(star when --verify off)")
-      ->check(CLI::IsMember({"components", "star", "anchored"}))
-      ->capture_default_str()
-      ->group(g);
-  sub->add_option("--minhash", cmd->minhash,
-                  "BANDSxROWS: MinHash-LSH bands over the verification shingles as a second "
-                  "candidate generator beside SimHash (batch, with --verify; ignored with "
-                  "--verify off); off: SimHash only")
-      ->capture_default_str()
-      ->group(g);
-  sub->add_option("--anchor-floor", cmd->anchor_floor,
-                  "--clusters anchored: least Jaccard of a member with its representative")
-      ->check(CLI::Range(0.0, 1.0))
-      ->capture_default_str()
-      ->group(g);
-  sub->add_option("--verify", cmd->verify,
-                  "jaccard:T: confirm each near pair by the Jaccard similarity of character "
-                  "shingle sets, drop pairs below T; off: every pair within k is a duplicate")
-      ->capture_default_str()
-      ->group(g);
-  sub->add_option("--verify-shingle-width", cmd->verify_shingle_width,
-                  "Code points per verification shingle")
-      ->check(CLI::Range(std::size_t{1}, std::size_t{64}))
-      ->capture_default_str()
-      ->group(g);
-  sub->add_option("--verify-max-hashes", cmd->verify_max_hashes,
-                  "Keep only the N smallest shingle hashes per document (bottom-k sketch, 4*N "
-                  "bytes); 0 keeps all (exact Jaccard)")
-      ->capture_default_str()
-      ->group(g);
-  sub->add_option("--tmp-dir", cmd->tmp_dir,
-                  "Directory for the temporary file of --verify's shingle arrays (about 3 "
-                  "bytes per distinct shingle, deleted at the end; default: the output's "
-                  "staging directory next to DIR)")
-      ->group(g);
+  add_detection_options(*sub, cmd->detection, g);
   sub->add_flag("--zstd", cmd->zstd, "Write kept records zstd-compressed (kept.<format>.zst)")
+      ->group(g);
+  sub->add_flag("--annotate", cmd->annotate,
+                "Also write annotated.<format>: every input record in input order with its "
+                "decision (keep, cluster, duplicate_of, distance, layer, jaccard): JSONL gets a "
+                "\"simdup\" object, CSV six simdup_* columns at the end, TSV six columns before "
+                "the id (JSONL, CSV and TSV inputs)")
       ->group(g);
   sub->add_option("--report-clusters", cmd->report_clusters,
                   "Largest clusters shown in report.html")

@@ -1,13 +1,21 @@
-// `simdup explain TEXT_A TEXT_B`: why two texts are (or are not) near duplicates: their
-// distance, the differing bits, and the heaviest shared and unshared features.
+// `simdup explain A B`: why dedup does (or does not) link two documents, under the same
+// detection profile and signer as `simdup dedup` (HTML detection, normalisation,
+// min-features, Jaccard, MinHash): distance, Jaccard, the deciding layer, the differing bits and
+// the heaviest shared and unshared features. A and B are texts, files, JSONL records, or ids in
+// the inputs of a dedup output directory (--dedup-out).
 #include "command.hpp"
 #include "document_job.hpp"
 #include "options.hpp"
 
+#include <simdup/dedup.hpp>
 #include <simdup/json.hpp>
+#include <simdup/reader.hpp>
 #include <simdup/simhash.hpp>
 
+#include <simdjson.h>
+
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -21,6 +29,12 @@ struct explain_command {
   std::vector<std::string> texts;
   std::vector<std::string> files;
   fingerprint_cli_options fp;
+  detection_cli_options detection;
+  std::string mode = "batch";
+  std::string layers = "url,exact,near";
+  field_names fields;
+  bool jsonl = false;
+  std::string dedup_out;
   std::size_t top = 10;
   bool json = false;
   /// The parsed subcommand and its two text sources, to restore the command-line order of
@@ -31,7 +45,7 @@ struct explain_command {
 };
 
 struct side {
-  fingerprint_result result;
+  std::string id;
   std::vector<weighted_feature> features;
 };
 
@@ -42,6 +56,7 @@ struct shared_feature {
 };
 
 struct comparison {
+  pair_explanation e;
   side a, b;
   std::vector<int> bits;  ///< differing bit positions, 0 = least significant
   std::vector<shared_feature> shared;
@@ -55,13 +70,23 @@ std::unordered_map<std::string, double> weights(const std::vector<weighted_featu
   return m;
 }
 
-comparison compare(const fingerprinter& fp, const std::string& text_a, const std::string& text_b) {
+comparison compare(const fingerprinter_set& fps, pair_explanation e, const document& doc_a,
+                   const document& doc_b) {
   comparison c;
-  c.a = {fp.fingerprint(text_a), fp.features(text_a)};
-  c.b = {fp.fingerprint(text_b), fp.features(text_b)};
-  const uint64_t diff = c.a.result.fingerprint ^ c.b.result.fingerprint;
-  for (int i = 0; i < 64; ++i) {
-    if ((diff >> i) & 1) c.bits.push_back(i);
+  c.e = std::move(e);
+  // The features of the pipeline the signer used: HTML normalisation when it detected a page.
+  const auto features = [&](const document& doc, bool html) {
+    document d;
+    d.text_is_html = html;
+    return fps.for_document(d).features(doc.text);
+  };
+  c.a = {doc_a.id, features(doc_a, c.e.a.html)};
+  c.b = {doc_b.id, features(doc_b, c.e.b.html)};
+  if (c.e.distance >= 0) {
+    const uint64_t diff = c.e.a.fingerprint ^ c.e.b.fingerprint;
+    for (int i = 0; i < 64; ++i) {
+      if ((diff >> i) & 1) c.bits.push_back(i);
+    }
   }
   const auto wa = weights(c.a.features);
   const auto wb = weights(c.b.features);
@@ -90,7 +115,11 @@ comparison compare(const fingerprinter& fp, const std::string& text_a, const std
 }
 
 bool both_ok(const comparison& c) {
-  return c.a.result.status == fingerprint_status::ok && c.b.result.status == fingerprint_status::ok;
+  return c.e.distance >= 0;
+}
+
+const doc_signature& signature(const comparison& c, const side* s) {
+  return s == &c.a ? c.e.a : c.e.b;
 }
 
 std::string to_json(const comparison& c, std::size_t top) {
@@ -98,14 +127,17 @@ std::string to_json(const comparison& c, std::size_t top) {
   json::writer w(out);
   w.begin_object();
   for (const auto& [name, s] : {std::pair{"a", &c.a}, std::pair{"b", &c.b}}) {
+    const doc_signature& sig = signature(c, s);
     w.key(name).begin_object();
+    w.key("id").value(s->id);
     w.key("fingerprint");
-    if (s->result.status == fingerprint_status::ok) {
-      w.value(to_hex(s->result.fingerprint));
+    if (sig.has_fingerprint) {
+      w.value(to_hex(sig.fingerprint));
     } else {
       w.null();
     }
-    w.key("status").value(status_name(s->result.status));
+    w.key("status").value(sig.has_fingerprint ? "ok" : "too_short");
+    w.key("html").value(sig.html);
     w.key("features").value(static_cast<uint64_t>(s->features.size()));
     w.end_object();
   }
@@ -115,6 +147,21 @@ std::string to_json(const comparison& c, std::size_t top) {
   } else {
     w.null();
   }
+  w.key("jaccard");
+  if (std::isnan(c.e.jaccard)) {
+    w.null();
+  } else {
+    w.value(c.e.jaccard);
+  }
+  w.key("minhash_candidate").value(c.e.minhash_candidate);
+  w.key("duplicate").value(c.e.duplicate);
+  w.key("layer");
+  if (c.e.duplicate) {
+    w.value(layer_name(c.e.layer));
+  } else {
+    w.null();
+  }
+  w.key("reason").value(c.e.reason);
   w.key("differing_bits").begin_array();
   if (both_ok(c)) {
     for (int b : c.bits) w.value(b);
@@ -154,13 +201,15 @@ std::string number(double v) {
 std::string to_text(const comparison& c, std::size_t top) {
   std::ostringstream o;
   for (const auto& [name, s] : {std::pair{"A", &c.a}, std::pair{"B", &c.b}}) {
+    const doc_signature& sig = signature(c, s);
     o << name << ": ";
-    if (s->result.status == fingerprint_status::ok) {
-      o << to_hex(s->result.fingerprint);
+    if (!s->id.empty()) o << "id " << s->id << ", ";
+    if (sig.has_fingerprint) {
+      o << to_hex(sig.fingerprint);
     } else {
-      o << "no fingerprint (" << status_name(s->result.status) << ")";
+      o << "no fingerprint (too_short)";
     }
-    o << ", " << s->features.size() << " distinct features\n";
+    o << ", " << s->features.size() << " distinct features" << (sig.html ? ", HTML" : "") << '\n';
   }
   if (both_ok(c)) {
     o << "distance: " << c.bits.size() << " of 64 bits\n";
@@ -170,8 +219,13 @@ std::string to_text(const comparison& c, std::size_t top) {
       o << '\n';
     }
   } else {
-    o << "distance: undefined (a text without features has no fingerprint)\n";
+    o << "distance: undefined (a short text has no fingerprint)\n";
   }
+  if (!std::isnan(c.e.jaccard)) o << "jaccard: " << number(c.e.jaccard) << '\n';
+  o << "decision: "
+    << (c.e.duplicate ? std::string("duplicate (") + layer_name(c.e.layer) + " layer)"
+                      : std::string("not linked"))
+    << ": " << c.e.reason << '\n';
   o << "\nshared features: " << c.shared.size() << " (heaviest " << std::min(top, c.shared.size())
     << ": weight in A, weight in B, feature)\n";
   for (std::size_t i = 0; i < std::min(top, c.shared.size()); ++i) {
@@ -188,8 +242,110 @@ std::string to_text(const comparison& c, std::size_t top) {
   return o.str();
 }
 
-int run_explain(explain_command& cmd) {
-  // One parse_order() entry per value, so walking it interleaves TEXTs and --files as given.
+// Takes the run's recorded parameters from DIR/summary.json (inputs, mode, layers, k,
+// clusters, MinHash, verification) over the flags, so that explain decides as that run did.
+// The fingerprint settings are not recorded: they come from the flags (dedup's defaults).
+status read_dedup_run(const std::string& dir, dedup_options& o, std::vector<std::string>& inputs) {
+  const std::string path = dir + "/summary.json";
+  simdjson::padded_string json;
+  if (simdjson::padded_string::load(path).get(json) != simdjson::SUCCESS) {
+    return make_error(errc::not_found, "--dedup-out: cannot read " + path);
+  }
+  simdjson::dom::parser parser;
+  simdjson::dom::element params;
+  if (parser.parse(json)["parameters"].get(params) != simdjson::SUCCESS) {
+    return make_error(errc::invalid_input, "--dedup-out: " + path + " has no parameters");
+  }
+  const auto bad = [&](const char* what) {
+    return make_error(errc::invalid_input,
+                      "--dedup-out: " + path + ": parameters." + what + " missing or malformed");
+  };
+  simdjson::dom::array list;
+  if (params["inputs"].get(list) != simdjson::SUCCESS) return bad("inputs");
+  for (auto v : list) {
+    std::string_view in;
+    if (v.get(in) != simdjson::SUCCESS) return bad("inputs");
+    inputs.emplace_back(in);
+  }
+  std::string_view text;
+  if (params["mode"].get(text) != simdjson::SUCCESS) return bad("mode");
+  o.mode = text == "stream" ? dedup_mode::stream : dedup_mode::batch;
+  int64_t k = 0;
+  if (params["k"].get(k) != simdjson::SUCCESS) return bad("k");
+  detection_profile& p = o.detection;
+  p.k = static_cast<int>(k);
+  if (params["linking"].get(text) != simdjson::SUCCESS) return bad("linking");
+  auto linking = parse_linking(text);
+  if (!linking) return bad("linking");
+  p.clustering = *linking;
+  std::string layers;
+  if (params["layers"].get(list) != simdjson::SUCCESS) return bad("layers");
+  for (auto v : list) {
+    if (v.get(text) != simdjson::SUCCESS) return bad("layers");
+    layers += (layers.empty() ? "" : ",") + std::string(text);
+  }
+  if (auto st = parse_layers(layers, o); !st) return bad("layers");
+  p.minhash = minhash_options{};
+  if (simdjson::dom::object mh; params["minhash"].get(mh) == simdjson::SUCCESS) {
+    uint64_t bands = 0, rows = 0;
+    if (mh["bands"].get(bands) != simdjson::SUCCESS || mh["rows"].get(rows) != simdjson::SUCCESS)
+      return bad("minhash");
+    p.minhash.bands = bands;
+    p.minhash.rows = rows;
+  }
+  if (simdjson::dom::object v; params["verify"].get(v) == simdjson::SUCCESS) {
+    double threshold = 0;
+    uint64_t max_hashes = 0;
+    if (v["jaccard"].get(threshold) != simdjson::SUCCESS ||
+        v["max_hashes"].get(max_hashes) != simdjson::SUCCESS)
+      return bad("verify");
+    if (!p.verify) p.verify = verify_options{};
+    p.verify->threshold = threshold;
+    p.verify->max_hashes = max_hashes;
+  } else {
+    p.verify.reset();
+  }
+  if (auto st = p.validate(); !st) {
+    return make_error(errc::invalid_input, "--dedup-out: " + path + ": " + st.error().message);
+  }
+  return {};
+}
+
+// The records of `ids` (first occurrence each, in the order given) in the run's inputs.
+result<std::vector<document>> find_records(const std::vector<std::string>& inputs,
+                                           const field_names& fields,
+                                           const std::vector<std::string>& ids) {
+  reader_options ro;
+  ro.fields = fields;
+  ro.skip_failed_inputs = true;  // as the run may have with --on-error skip
+  auto in = reader::open(inputs, ro);
+  if (!in) return std::move(in).error();
+  std::vector<document> found(ids.size());
+  std::vector<bool> seen(ids.size(), false);
+  std::size_t missing = ids.size();
+  document doc;
+  error_info err;
+  for (read_status rs; missing > 0 && (rs = in->next(doc, err)) != read_status::end;) {
+    if (rs == read_status::failed) return err;
+    if (rs != read_status::record) continue;
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      if (!seen[i] && doc.id == ids[i]) {
+        found[i] = doc;
+        seen[i] = true;
+        --missing;
+      }
+    }
+  }
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (!seen[i])
+      return make_error(errc::not_found, "no record with id " + ids[i] + " in the inputs");
+  }
+  return found;
+}
+
+// TEXT/--file values in command-line order: one parse_order() entry per value, so walking it
+// interleaves TEXTs and --files as given.
+result<std::vector<std::string>> ordered_values(const explain_command& cmd) {
   std::vector<std::string> texts;
   std::size_t next_text = 0, next_file = 0;
   for (const CLI::Option* opt : cmd.app->parse_order()) {
@@ -198,33 +354,84 @@ int run_explain(explain_command& cmd) {
     } else if (opt == cmd.file_option && next_file < cmd.files.size()) {
       const std::string& path = cmd.files[next_file++];
       std::ifstream in(path, std::ios::binary);
-      if (!in) {
-        print_error("explain", "cannot read " + path);
-        return exit_failure;
-      }
+      if (!in) return make_error(errc::not_found, "cannot read " + path);
       std::ostringstream ss;
       ss << in.rdbuf();
       texts.push_back(ss.str());
     }
   }
-  if (texts.size() != 2) {
-    print_error("explain",
-                "need exactly two texts (TEXT_A TEXT_B, or --file A --file B, or "
-                "one of each); got " +
-                    std::to_string(texts.size()));
-    return exit_usage;
-  }
-  auto options = cmd.fp.resolve();
-  if (!options) {
-    print_error("explain", options.error().message);
-    return exit_usage;
-  }
-  auto fp = fingerprinter::create(*options);
-  if (!fp) {
-    print_error("explain", fp.error().message);
+  return texts;
+}
+
+int run_explain(explain_command& cmd) {
+  auto values = ordered_values(cmd);
+  if (!values) {
+    print_error("explain", values.error().message);
     return exit_failure;
   }
-  const comparison c = compare(*fp, texts[0], texts[1]);
+  std::vector<std::string>& texts = *values;
+  if (texts.size() != 2) {
+    print_error("explain",
+                cmd.dedup_out.empty()
+                    ? "need exactly two texts (TEXT_A TEXT_B, or --file A --file B, "
+                      "or one of each); got " +
+                          std::to_string(texts.size())
+                    : "--dedup-out DIR needs two ids; got " + std::to_string(texts.size()));
+    return exit_usage;
+  }
+  auto fp = cmd.fp.resolve();
+  dedup_options o;
+  o.mode = cmd.mode == "stream" ? dedup_mode::stream : dedup_mode::batch;
+  status st = fp ? parse_layers(cmd.layers, o) : status(fp.error());
+  if (st) {
+    auto profile = cmd.detection.resolve(*fp, o.mode == dedup_mode::batch);
+    if (profile) {
+      o.detection = std::move(profile).value();
+    } else {
+      st = std::move(profile).error();
+    }
+  }
+  if (!st) {
+    print_error("explain", flag_message(st.error().message));
+    return exit_usage;
+  }
+  std::vector<document> docs(2);
+  if (!cmd.dedup_out.empty()) {
+    std::vector<std::string> inputs;
+    if (auto read = read_dedup_run(cmd.dedup_out, o, inputs); !read) {
+      print_error("explain", read.error().message);
+      return exit_failure;
+    }
+    auto found = find_records(inputs, cmd.fields, texts);
+    if (!found) {
+      print_error("explain", found.error().message);
+      return exit_failure;
+    }
+    docs = std::move(found).value();
+  } else if (cmd.jsonl) {
+    reader_options ro;
+    ro.format = input_format::jsonl;
+    ro.fields = cmd.fields;
+    for (std::size_t i = 0; i < 2; ++i) {
+      reader in = reader::from_memory(i == 0 ? "A" : "B", texts[i], ro);
+      error_info err;
+      if (in.next(docs[i], err) != read_status::record) {
+        print_error("explain", std::string(i == 0 ? "A" : "B") + " is not a JSONL record: " +
+                                   (err.message.empty() ? "empty" : err.message));
+        return exit_usage;
+      }
+    }
+  } else {
+    for (std::size_t i = 0; i < 2; ++i) docs[i].text = texts[i];
+  }
+  auto explained = explain_pair(o, docs[0], docs[1]);
+  auto fps = fingerprinter_set::create(o.detection.fingerprint);
+  if (!explained || !fps) {
+    print_error("explain",
+                flag_message(explained ? fps.error().message : explained.error().message));
+    return exit_failure;
+  }
+  const comparison c = compare(**fps, std::move(explained).value(), docs[0], docs[1]);
   const std::string out = cmd.json ? to_json(c, cmd.top) : to_text(c, cmd.top);
   std::fwrite(out.data(), 1, out.size(), stdout);
   return exit_ok;
@@ -234,11 +441,15 @@ void setup(CLI::App& app, int& rc) {
   auto cmd = std::make_shared<explain_command>();
   CLI::App* sub = app.add_subcommand(
       "explain",
-      "Compare two texts: fingerprints, Hamming distance, differing bits, and the heaviest "
-      "shared and unshared features");
+      "Why dedup does or does not link two documents, under the same detection profile: "
+      "fingerprints, Hamming distance, Jaccard, the deciding layer, differing bits, and the "
+      "heaviest shared and unshared features");
   cmd->app = sub;
-  cmd->text_option = sub->add_option("TEXT", cmd->texts, "The two texts (TEXT_A TEXT_B)")
-                         ->type_name("TEXT_A TEXT_B");
+  cmd->text_option =
+      sub->add_option("TEXT", cmd->texts,
+                      "The two texts (TEXT_A TEXT_B); with --jsonl two JSONL records; with "
+                      "--dedup-out two ids")
+          ->type_name("A B");
   // One FILE per --file: a vector option would otherwise swallow a following TEXT as a file.
   cmd->file_option = sub->add_option("--file", cmd->files,
                                      "Read a text from FILE (give twice, or with one TEXT; "
@@ -247,6 +458,29 @@ void setup(CLI::App& app, int& rc) {
                          ->allow_extra_args(false);
   sub->add_option("--top", cmd->top, "Features listed per group")->capture_default_str();
   sub->add_flag("--json", cmd->json, "Machine-readable JSON output");
+  const char* g = "Records";
+  sub->add_flag("--jsonl", cmd->jsonl,
+                "A and B (or the --file contents) are JSONL records: text, URL and title from "
+                "the --*-field keys, as dedup reads them")
+      ->group(g);
+  sub->add_option("--dedup-out", cmd->dedup_out,
+                  "A and B are ids of records in the inputs of this dedup output directory; "
+                  "its summary.json gives the inputs, mode, layers, k, clusters, MinHash and "
+                  "verification (fingerprint flags must match the run's)")
+      ->check(CLI::ExistingDirectory)
+      ->group(g);
+  add_field_options(*sub, cmd->fields, g);
+  const char* d = "Detection (as simdup dedup)";
+  sub->add_option("--mode", cmd->mode,
+                  "batch (MinHash candidates, anchored clusters) or stream (SimHash within k only)")
+      ->check(CLI::IsMember({"stream", "batch"}))
+      ->capture_default_str()
+      ->group(d);
+  sub->add_option("--layers", cmd->layers, "Comma-separated layers: url, title, exact, near")
+      ->capture_default_str()
+      ->group(d);
+  add_detection_options(*sub, cmd->detection, d, false);
+  cmd->fp.min_features = detection_min_features;
   add_fingerprint_options(*sub, cmd->fp);
   sub->callback([cmd, &rc] { rc = run_explain(*cmd); });
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <simdup/all_pairs.hpp>
+#include <simdup/detection.hpp>
 
 #include <CLI/CLI.hpp>
 
@@ -65,9 +66,14 @@ struct index_cli_options {
   std::string on_error = "fail";  ///< --on-error fail|skip: malformed lines, unreadable inputs
   bool quiet = false;             ///< -q/--quiet: no skipped-line messages on stderr
 
-  result<all_pairs_options> resolve() const {
-    all_pairs_options o;
-    o.k = k;
+  /// The search for the fingerprints-only detection profile of -k and `clustering`.
+  result<all_pairs_options> resolve(
+      cluster_linking clustering = cluster_linking::components) const {
+    const auto profile = detection_profile::for_fingerprints(k, clustering);
+    if (auto st = profile.validate(); !st) {
+      return make_error(st.error().code, flag_message(st.error().message));
+    }
+    all_pairs_options o = profile.pair_search();
     o.threads = threads;
     if (!blocks.empty()) {
       auto l = index_layout::parse(k, blocks);
@@ -90,7 +96,7 @@ inline void add_index_options(CLI::App& cmd, index_cli_options& o) {
                  "stdin (default)");
   cmd.add_option("-k,--k", o.k, "Largest Hamming distance reported (inclusive)")
       ->capture_default_str()
-      ->check(distance_k(max_index_k));
+      ->check(distance_k(max_detection_k));
   auto* blocks = cmd.add_option(
       "--blocks", o.blocks,
       "Block layout instead of the planner's: M (M even blocks), W1,W2,... (bit widths, "

@@ -1,8 +1,33 @@
 #include "options.hpp"
 
 #include <charconv>
+#include <string_view>
+#include <utility>
 
 namespace simdup::cli {
+
+void add_field_options(CLI::App& cmd, field_names& fields, const char* g) {
+  cmd.add_option("--id-field", fields.id, "JSONL key / CSV column of the document id")
+      ->capture_default_str()
+      ->group(g);
+  cmd.add_option("--text-field", fields.text, "JSONL key / CSV column of the text")
+      ->capture_default_str()
+      ->group(g);
+  cmd.add_option("--url-field", fields.url, "JSONL key / CSV column of the URL")
+      ->capture_default_str()
+      ->group(g);
+  cmd.add_option("--title-field", fields.title, "JSONL key / CSV column of the title")
+      ->capture_default_str()
+      ->group(g);
+  cmd.add_option("--time-field", fields.time,
+                 "JSONL key / CSV column of the time (unix seconds or ISO-8601)")
+      ->capture_default_str()
+      ->group(g);
+  cmd.add_option("--features-field", fields.features,
+                 "JSONL key of supplied features: [\"tok\", ...] or [[\"tok\", weight], ...]")
+      ->capture_default_str()
+      ->group(g);
+}
 
 void add_input_options(CLI::App& cmd, input_options& opts) {
   cmd.add_option("INPUT", opts.inputs,
@@ -16,26 +41,7 @@ void add_input_options(CLI::App& cmd, input_options& opts) {
           {"auto", "jsonl", "ndjson", "json", "tsv", "csv", "text", "txt", "warc", "wet"}))
       ->capture_default_str()
       ->group(g);
-  cmd.add_option("--id-field", opts.fields.id, "JSONL key / CSV column of the document id")
-      ->capture_default_str()
-      ->group(g);
-  cmd.add_option("--text-field", opts.fields.text, "JSONL key / CSV column of the text")
-      ->capture_default_str()
-      ->group(g);
-  cmd.add_option("--url-field", opts.fields.url, "JSONL key / CSV column of the URL")
-      ->capture_default_str()
-      ->group(g);
-  cmd.add_option("--title-field", opts.fields.title, "JSONL key / CSV column of the title")
-      ->capture_default_str()
-      ->group(g);
-  cmd.add_option("--time-field", opts.fields.time,
-                 "JSONL key / CSV column of the time (unix seconds or ISO-8601)")
-      ->capture_default_str()
-      ->group(g);
-  cmd.add_option("--features-field", opts.fields.features,
-                 "JSONL key of supplied features: [\"tok\", ...] or [[\"tok\", weight], ...]")
-      ->capture_default_str()
-      ->group(g);
+  add_field_options(cmd, opts.fields, g);
   cmd.add_option("--max-record-mb", opts.max_record_mb,
                  "Records larger than this (MiB) are bad records")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20))
@@ -165,6 +171,88 @@ result<fingerprint_options> fingerprint_cli_options::resolve() const {
   return o;
 }
 
+result<detection_profile> detection_cli_options::resolve(const fingerprint_options& fingerprint,
+                                                         bool batch) const {
+  const auto flags = [](const error_info& e) {
+    return make_error(e.code, flag_message(e.message));
+  };
+  detection_profile p;
+  p.fingerprint = fingerprint;
+  p.k = k;
+  auto linking = parse_linking(clusters);
+  if (!linking) return flags(linking.error());
+  p.clustering = *linking;
+  p.anchor_floor = anchor_floor;
+  auto mh = parse_minhash_spec(minhash);
+  if (!mh) return flags(mh.error());
+  p.minhash = *mh;
+  p.verify.reset();
+  if (verify != "off") {
+    auto v = parse_verify_spec(verify);
+    if (!v) return flags(v.error());
+    v->max_hashes = verify_max_hashes;
+    v->shingle_width = verify_shingle_width;
+    v->tmp_dir = tmp_dir;
+    p.verify = *v;
+  }
+  p = p.effective(batch);
+  if (auto st = p.validate(); !st) return flags(st.error());
+  return p;
+}
+
+void add_detection_options(CLI::App& sub, detection_cli_options& opts, const char* g,
+                           bool tmp_dir) {
+  sub.add_option("-k,--k", opts.k,
+                 "Near duplicates: documents whose fingerprints differ in at most k of 64 bits "
+                 "(inclusive, 0-" +
+                     std::to_string(max_detection_k) + ")")
+      ->check(distance_k(max_detection_k))
+      ->capture_default_str()
+      ->group(g);
+  sub.add_option("--clusters", opts.clusters,
+                 "Batch clusters: star links each duplicate directly to its representative "
+                 "(chains A~B~C do not join A and C); components joins every chain "
+                 "(connected components); anchored: components of verified links, members "
+                 "whose Jaccard with the representative is under --anchor-floor split off "
+                 "(star when --verify off)")
+      ->check(CLI::IsMember({"components", "star", "anchored"}))
+      ->capture_default_str()
+      ->group(g);
+  sub.add_option("--minhash", opts.minhash,
+                 "BANDSxROWS: MinHash-LSH bands over the verification shingles as a second "
+                 "candidate generator beside SimHash (batch, with --verify; ignored with "
+                 "--verify off); off: SimHash only")
+      ->capture_default_str()
+      ->group(g);
+  sub.add_option("--anchor-floor", opts.anchor_floor,
+                 "--clusters anchored: least Jaccard of a member with its representative")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str()
+      ->group(g);
+  sub.add_option("--verify", opts.verify,
+                 "jaccard:T: confirm each near pair by the Jaccard similarity of character "
+                 "shingle sets, drop pairs below T; off: every pair within k is a duplicate")
+      ->capture_default_str()
+      ->group(g);
+  sub.add_option("--verify-shingle-width", opts.verify_shingle_width,
+                 "Code points per verification shingle")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{64}))
+      ->capture_default_str()
+      ->group(g);
+  sub.add_option("--verify-max-hashes", opts.verify_max_hashes,
+                 "Keep only the N smallest shingle hashes per document (bottom-k sketch, 4*N "
+                 "bytes); 0 keeps all (exact Jaccard)")
+      ->capture_default_str()
+      ->group(g);
+  if (tmp_dir) {
+    sub.add_option("--tmp-dir", opts.tmp_dir,
+                   "Directory for the temporary file of --verify's shingle arrays (about 3 "
+                   "bytes per distinct shingle, deleted at the end; default: the output's "
+                   "staging directory next to DIR)")
+        ->group(g);
+  }
+}
+
 void add_run_options(CLI::App& cmd, run_options& opts) {
   const char* g = "Output and errors";
   cmd.add_option("-o,--output", opts.output,
@@ -212,6 +300,34 @@ const fingerprinter& fingerprinter_set::for_document(const document& doc) const 
     if (auto fp = fingerprinter::create(o)) html_.emplace(std::move(*fp));
   });
   return html_ ? *html_ : plain_;
+}
+
+std::string flag_message(std::string_view message) {
+  // Longest parameter names first, so that "verify shingle_width" is not taken for "verify".
+  static constexpr std::pair<std::string_view, std::string_view> kFlags[] = {
+      {"verify shingle_width", "--verify-shingle-width"},
+      {"verify threshold", "--verify jaccard:T"},
+      {"anchored clustering", "--clusters anchored"},
+      {"min_features", "--min-features"},
+      {"anchor_floor", "--anchor-floor"},
+      {"clustering", "--clusters"},
+      {"minhash", "--minhash"},
+      {"verify", "--verify"},
+      {"layers", "--layers"},
+      {"annotate", "--annotate"},
+      {"keep", "--keep"},
+      {"k", "--k"},
+  };
+  std::string out(message);
+  for (const auto& [parameter, flag] : kFlags) {
+    if (message.starts_with(parameter) && message.size() > parameter.size() &&
+        (message[parameter.size()] == ' ' || message[parameter.size()] == ':')) {
+      out = std::string(flag) + std::string(message.substr(parameter.size()));
+      break;
+    }
+  }
+  if (out.ends_with(" need verify")) out.replace(out.size() - 6, 6, "--verify jaccard:T");
+  return out;
 }
 
 CLI::Validator distance_k(int max_k) {

@@ -2,6 +2,7 @@
 // flag is defined once here, with its help text; commands add the groups they need.
 #pragma once
 
+#include <simdup/detection.hpp>
 #include <simdup/fingerprint.hpp>
 #include <simdup/reader.hpp>
 
@@ -29,6 +30,9 @@ struct input_options {
   /// The reader configuration; errors name the bad option.
   result<reader_options> resolve() const;
 };
+
+/// Adds --id-field ... --features-field (JSONL keys, CSV columns) to `cmd` in group `group`.
+void add_field_options(CLI::App& cmd, field_names& fields, const char* group);
 
 /// Adds the positional INPUT... and the input flags to `cmd`.
 void add_input_options(CLI::App& cmd, input_options& opts);
@@ -63,6 +67,27 @@ struct fingerprint_cli_options {
 /// Adds the fingerprint flags to `cmd`.
 void add_fingerprint_options(CLI::App& cmd, fingerprint_cli_options& opts);
 
+/// The detection profile's flags (k, --verify..., --minhash, --clusters, --anchor-floor), shared
+/// by `dedup` and `explain` so that both decide alike.
+struct detection_cli_options {
+  int k = detection_profile{}.k;         ///< -k/--k
+  std::string clusters = "anchored";     ///< --clusters
+  double anchor_floor = 0.8;             ///< --anchor-floor
+  std::string minhash = "10x6";          ///< --minhash
+  std::string verify = "jaccard:0.8";    ///< --verify (or off)
+  std::size_t verify_max_hashes = 0;     ///< --verify-max-hashes
+  std::size_t verify_shingle_width = 5;  ///< --verify-shingle-width
+  std::string tmp_dir;                   ///< --tmp-dir (dedup only)
+
+  /// The profile for a batch or stream run (detection_profile::effective), validated; errors
+  /// name the flags.
+  result<detection_profile> resolve(const fingerprint_options& fingerprint, bool batch) const;
+};
+
+/// Adds the detection flags to `cmd` in group `group`; `tmp_dir` adds --tmp-dir.
+void add_detection_options(CLI::App& cmd, detection_cli_options& opts, const char* group,
+                           bool tmp_dir = true);
+
 /// How a document job runs and reports.
 struct run_options {
   std::string on_error = "fail";  ///< --on-error fail|skip
@@ -75,6 +100,10 @@ struct run_options {
 
 /// Adds --on-error, -o, --format, --threads, --stats, --quiet to `cmd`.
 void add_run_options(CLI::App& cmd, run_options& opts);
+
+/// A library message speaks of parameters ("k must be in 0..32", "verify: expected ...");
+/// this names the flags instead ("--k must be in 0..32", "--verify: expected ...").
+std::string flag_message(std::string_view message);
 
 /// Checks a -k/--k value before CLI11 converts it, so that "abc", "-1" and "40" get one message
 /// saying what is wrong: "--k: 40 is too large: k counts the bits (of 64) in which two

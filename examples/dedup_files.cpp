@@ -14,8 +14,9 @@ int main(int argc, char** argv) {
   job.out_dir = argv[1];
   job.inputs.assign(argv + 2, argv + argc);
   job.dedup.mode = simdup::dedup_mode::batch;
-  job.dedup.k = 3;
-  job.dedup.verify = simdup::verify_options{};  // confirm near pairs by shingle Jaccard >= 0.8
+  // The evaluated detection profile: k = 8, verification by shingle Jaccard >= 0.8, MinHash
+  // 10x6, anchored clusters (see simdup/detection.hpp); only k is changed here.
+  job.dedup.detection.k = 3;
   job.progress = simdup::progress_style::none;
 
   const simdup::result<simdup::dedup_summary> summary = simdup::run_dedup_job(job, stderr);

@@ -144,14 +144,17 @@ int main(int argc, char** argv) {
   const corpus c = make_corpus(n);
   std::printf("corpus built, RSS %.0f MB\n", status_bytes("VmRSS:") / 1e6);
   dedup_options base;
-  base.k = k;
-  if (verify) base.verify = verify_options{};
+  // The engines alone, as before the profile's defaults: no MinHash, verification on request.
+  base.detection.k = k;
+  base.detection.minhash = minhash_options{};
+  base.detection.clustering = cluster_linking::components;
+  if (!verify) base.detection.verify.reset();
   std::vector<uint32_t> shingles;
 
   if (mode == "batch" || mode == "all") {
     for (cluster_linking linking : {cluster_linking::components, cluster_linking::star}) {
       dedup_options o = base;
-      o.linking = linking;
+      o.detection.clustering = linking;
       std::size_t duplicates = 0, memory = 0;
       uint64_t candidates = 0;
       const measure m = timed([&] {

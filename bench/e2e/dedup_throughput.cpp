@@ -72,11 +72,10 @@ int main(int argc, char** argv) {
     o.out_dir = out.string();
     o.replace_output = true;  // each variant replaces the previous one's result
     o.progress = progress_style::none;
-    o.fingerprint.min_features = 10;
     o.dedup.mode = v.mode;
-    o.dedup.k = 8;
-    o.dedup.linking = cluster_linking::star;
-    if (v.verify) o.dedup.verify = verify_options{};
+    o.dedup.detection.clustering = cluster_linking::star;
+    o.dedup.detection.minhash = minhash_options{};
+    if (!v.verify) o.dedup.detection.verify.reset();
     const double rss = status_bytes("VmRSS:");
     reset_peak_rss();
     const double cpu0 = cpu_seconds();

@@ -8,25 +8,39 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 namespace simdup {
 
-enum class cluster_mode {
-  /// Connected components of the pair graph; representative = the smallest ordinal.
+/// Cluster shape. cluster_builder makes components or stars; anchored clusters are components
+/// that anchor_clusters then splits (the dedup job does both).
+enum class cluster_linking {
+  /// Connected components of all duplicate links (union-find): chains A~B~C form one cluster;
+  /// representative = the smallest ordinal.
   components,
-  /// Greedy in ordinal order: an unassigned document becomes a representative and takes every
-  /// unassigned document paired with it. Every member is within k of its representative.
+  /// Every duplicate is linked directly to its representative, no chaining. cluster_builder:
+  /// greedy in ordinal order, an unassigned document becomes a representative and takes every
+  /// unassigned document paired with it (every member is within k of its representative).
+  /// The dedup job visits documents best first by its keep policy instead.
   star,
+  /// Components of the verified links, anchored: every member's similarity with its
+  /// representative is at least a floor (anchor_clusters); members under it split off into
+  /// clusters of their own. cluster_builder builds the components.
+  anchored,
 };
+/// "components", "star", "anchored".
+const char* linking_name(cluster_linking linking) noexcept;
+/// Parses a linking_name; the error names the parameter `clustering`.
+result<cluster_linking> parse_linking(std::string_view name);
 
 /// Collects pairs (from an all_pairs sink) and assigns clusters. Not thread safe; all_pairs
 /// serialises its sink calls.
 class cluster_builder {
  public:
   /// `n` documents with ordinals 0..n-1.
-  cluster_builder(std::size_t n, cluster_mode mode);
+  cluster_builder(std::size_t n, cluster_linking mode);
 
   /// Adds pairs; ordinals must be < n (others are ignored).
   void add(std::span<const index_pair> pairs);
@@ -35,7 +49,7 @@ class cluster_builder {
 
  private:
   std::size_t n_;
-  cluster_mode mode_;
+  cluster_linking mode_;
   std::vector<uint32_t> parent_;   ///< union-find forest (components)
   std::vector<index_pair> pairs_;  ///< kept pairs (star)
 };

@@ -4,6 +4,7 @@
 // representative per cluster). The CLI `simdup dedup` wires readers and writers around this.
 #pragma once
 
+#include <simdup/detection.hpp>
 #include <simdup/document.hpp>
 #include <simdup/error.hpp>
 #include <simdup/fingerprint.hpp>
@@ -32,23 +33,11 @@ enum class dedup_layer : uint8_t { none, url, title, exact, near };
 /// "url", "title", "exact", "near" ("kept" for none), as written in duplicates.jsonl.
 const char* layer_name(dedup_layer layer) noexcept;
 
-enum class cluster_linking {
-  /// Connected components of all duplicate links (union-find): chains A~B~C form one cluster.
-  components,
-  /// Every duplicate is linked directly to its representative: documents are visited best
-  /// first by the keep policy; an unassigned one becomes a representative and takes its
-  /// unassigned direct neighbours. No chaining.
-  star,
-  /// Components of the verified links, anchored: every member's Jaccard with its
-  /// representative is at least dedup_options::anchor_floor; members under it split off into
-  /// clusters of their own (anchor_clusters). Needs verification.
-  anchored,
-};
-
 struct dedup_options {
   dedup_mode mode = dedup_mode::batch;
-  /// Near duplicates: fingerprints within this Hamming distance (inclusive). 0..64. Default 3.
-  int k = 3;
+  /// What makes two documents near duplicates: fingerprint settings, k, verification,
+  /// MinHash, cluster shape (batch), anchor floor. Validated by the engines and the signer.
+  detection_profile detection;
   /// Exact layer by normalised URL (normalize_url). Default on.
   bool url_layer = true;
   /// Exact layer by normalised title. Default off: distinct pages often share a title.
@@ -59,17 +48,11 @@ struct dedup_options {
   bool near_layer = true;
   /// Representative of each cluster (batch mode; stream mode always keeps the first).
   keep_policy keep;
-  /// Cluster shape (batch mode).
-  cluster_linking linking = cluster_linking::components;
-  /// Confirm near pairs by shingle Jaccard; unset means every pair within k is a duplicate.
-  std::optional<verify_options> verify;
-  /// cluster_linking::anchored: the least Jaccard (inclusive) of a member with its
-  /// representative, in [0, 1]. Default 0.8, the verification's usual threshold.
-  double anchor_floor = 0.8;
-  /// Batch mode with verification: MinHash-LSH over the verification shingles as a second
-  /// candidate generator beside SimHash (bands 0: off).
-  minhash_options minhash;
 };
+
+/// Sets the layer switches of `options` from a comma-separated list of url, title, exact, near.
+/// errc::invalid_argument naming the parameter `layers` for an unknown name.
+status parse_layers(std::string_view list, dedup_options& options);
 
 /// What the dedup engines need of one document; computed by document_signer, in parallel.
 struct doc_signature {
@@ -90,9 +73,11 @@ struct doc_signature {
   double field = -std::numeric_limits<double>::infinity();
   /// Invalid UTF-8 sequences repaired while reading and normalising.
   uint32_t invalid_utf8 = 0;
+  /// The text was normalised as HTML (a WARC response, or text that opens with a page tag).
+  bool html = false;
   /// Sorted shingle hashes (only when verifying).
   std::vector<uint32_t> shingles;
-  /// MinHash band keys of the shingles (only with dedup_options::minhash.bands > 0).
+  /// MinHash band keys of the shingles (only with detection_profile::minhash.bands > 0).
   std::vector<uint64_t> band_keys;
 };
 
@@ -100,9 +85,9 @@ struct doc_signature {
 /// threads at once.
 class document_signer {
  public:
-  /// Errors name the offending option (missing dictionaries, bad shingle width, ...).
-  static result<document_signer> create(const fingerprint_options& fingerprint,
-                                        const dedup_options& options);
+  /// Signs with options.detection.fingerprint. Errors name the offending parameter (missing
+  /// dictionaries, bad shingle width, ...).
+  static result<document_signer> create(const dedup_options& options);
   /// Fills `out` (every field overwritten) for `doc`. For keep=field:NAME on a CSV record,
   /// `csv_header` is its input's header row (reader::header()), which names the columns.
   void sign(const document& doc, doc_signature& out, std::string_view csv_header = {}) const;
@@ -130,6 +115,31 @@ struct dedup_decision {
 
   bool kept(uint32_t ordinal) const noexcept { return representative == ordinal; }
 };
+
+/// Why dedup decides as it does about one pair: both documents through the same signer, then
+/// the layers in dedup's order (url, title, exact, near).
+struct pair_explanation {
+  doc_signature a, b;
+  /// Hamming distance of the fingerprints; -1 when either document is short (no fingerprint).
+  int distance = -1;
+  /// Jaccard of the verification shingles (exact, or the sketch estimate with max_hashes); NaN
+  /// without verification or when either document has no fingerprint.
+  double jaccard = std::numeric_limits<double>::quiet_NaN();
+  /// MinHash bands agree (batch with MinHash): a candidate even beyond k.
+  bool minhash_candidate = false;
+  /// The layer that links the pair; none when it is not linked.
+  dedup_layer layer = dedup_layer::none;
+  /// Dedup links the two directly: same URL, title or text, or a near candidate (within k, or
+  /// by MinHash) that passes verification and, for anchored clusters, the anchor floor.
+  bool duplicate = false;
+  /// One sentence: which rule decided.
+  std::string reason;
+};
+
+/// Explains the pair (a, b) under `options` (its detection profile, layers and mode), exactly as
+/// the dedup engines decide a direct link. Errors as document_signer::create.
+result<pair_explanation> explain_pair(const dedup_options& options, const document& a,
+                                      const document& b);
 
 /// Stream mode: decides each document on arrival, against the documents kept before it.
 class stream_deduplicator {

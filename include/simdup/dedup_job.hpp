@@ -27,7 +27,7 @@ struct dedup_job_options {
   /// Files, globs or "-" (stdin). Empty means stdin.
   std::vector<std::string> inputs;
   reader_options reader;
-  fingerprint_options fingerprint;
+  /// Mode, layers, keep policy and the detection profile (fingerprint settings included).
   dedup_options dedup;
   /// Optional: opens the records anew for each pass (a database source; batch mode reads
   /// twice and the source must give the same rows in the same order). When set, `inputs` is
@@ -46,6 +46,10 @@ struct dedup_job_options {
   bool replace_output = false;
   /// Write kept records as kept.<ext>.zst.
   bool zstd_output = false;
+  /// Also write annotated.<ext>[.zst]: every record in input order with its decision (keep,
+  /// cluster, duplicate_of, distance, layer, jaccard; docs/formats.md). JSONL, CSV and TSV
+  /// inputs only (errc::invalid_argument naming the input otherwise).
+  bool annotate = false;
   /// --on-error skip: bad records and inputs that cannot be read to their end (missing file,
   /// directory, truncated .gz/.zst: reader_options::skip_failed_inputs) are counted by reason
   /// and reported, and the run goes on; otherwise the first one fails the job (DIR untouched).

@@ -7,6 +7,7 @@
 #include <simdup/dedup.hpp>
 #include <simdup/dedup_job.hpp>
 #include <simdup/dedup_report.hpp>
+#include <simdup/detection.hpp>
 #include <simdup/document.hpp>
 #include <simdup/error.hpp>
 #include <simdup/exact_layer.hpp>

@@ -377,10 +377,17 @@ def dedup(source: Any, **options: Any):
     (``id``, ``keep``, ``cluster`` = position of the representative, ``duplicate_of`` = its id
     or None, ``distance`` (nullable int), ``layer`` ("kept", "url", "title", "exact", "near"),
     ``jaccard`` (NaN unless verified)) and the summary dict (summary.json's content).
+
+    ``annotate=True`` (records or a DataFrame; for files ``simdup dedup --annotate``) returns
+    the input instead of the frame, every record with a ``"simdup"`` dict added (``keep``,
+    ``cluster``, ``duplicate_of``, ``distance``, ``layer``, ``jaccard``; None where there is
+    none, as in ``annotated.jsonl``): a list of new dicts, or a copy of the DataFrame with a
+    ``simdup`` column.
     """
     import pandas as pd
 
     opts = dict(options)
+    annotate = bool(opts.pop("annotate", False))
     if "verify" in opts and opts["verify"] in (None, False):
         opts["verify"] = "off"
     if isinstance(source, (str, os.PathLike)):
@@ -398,6 +405,9 @@ def dedup(source: Any, **options: Any):
             inputs, data = [], _records_jsonl(items)
     if data is not None and not data:
         raise ValueError("dedup: no records")
+    if annotate and data is None:
+        raise ValueError("dedup: annotate=True annotates records or a DataFrame; for files "
+                         "use simdup dedup --annotate")
     out = _core.dedup(inputs, data, opts)
     ids = out["ids"]
     rep = out["representative"]
@@ -418,7 +428,27 @@ def dedup(source: Any, **options: Any):
         if n else pd.Categorical([], categories=list(_LAYERS)),
         "jaccard": out["jaccard"].astype(np.float64),
     })
-    return frame, json.loads(out["summary"])
+    summary = json.loads(out["summary"])
+    if not annotate:
+        return frame, summary
+    if len(frame) != (len(source) if isinstance(source, pd.DataFrame) else len(items)):
+        raise ValueError("dedup: annotate=True needs every record to be valid (some were skipped)")
+    notes = [_annotation(row) for row in frame.itertuples(index=False)]
+    if isinstance(source, pd.DataFrame):
+        return source.assign(simdup=notes), summary
+    return [dict(record, simdup=note) for record, note in zip(items, notes)], summary
+
+
+def _annotation(row: Any) -> dict:
+    """The "simdup" object of annotated.jsonl for one row of dedup's frame."""
+    import pandas as pd
+
+    kept = bool(row.keep)
+    return {"keep": kept, "cluster": int(row.cluster),
+            "duplicate_of": None if kept else row.duplicate_of,
+            "distance": None if kept or pd.isna(row.distance) else int(row.distance),
+            "layer": str(row.layer),
+            "jaccard": None if kept or pd.isna(row.jaccard) else round(float(row.jaccard), 4)}
 
 
 @functools.lru_cache(maxsize=8)
@@ -462,38 +492,36 @@ def keywords(text: Union[str, bytes], k: int = 20, jieba_dict: Optional[str] = N
 
 
 def explain(a: Union[str, bytes], b: Union[str, bytes], top: int = 10, **options: Any) -> dict:
-    """Why two texts are (or are not) near duplicates, like ``simdup explain --json``:
-    ``{"a": {"fingerprint", "status", "features"}, "b": ..., "distance", "differing_bits",
+    """Why :func:`dedup` does (or does not) link two texts, like ``simdup explain --json``:
+    the same detection profile and options as :func:`dedup` (``k``, ``verify``, ``minhash``,
+    ``clusters``, ``anchor_floor``, ``mode``, ``layers``, the fingerprint options with
+    ``min_features`` 10), the same signer (HTML detection, normalisation).
+    ``{"a": {"id", "fingerprint", "status", "html", "features"}, "b": ..., "distance",
+    "jaccard", "minhash_candidate", "duplicate", "layer", "reason", "differing_bits",
     "shared": [(feature, weight_a, weight_b)], "only_a": [(feature, weight)], "only_b": ...}``.
-    ``distance`` is None when a text has no fingerprint; features are heaviest first (ties by
-    text) and cut to ``top``."""
-    fp = _fingerprinter_for(options)
-    sides = {}
-    weights = {}
-    for name, text in (("a", a), ("b", b)):
-        value, status = fp.fingerprint_one(text)
-        feats = fp.features(text)
+    ``distance`` and ``jaccard`` are None when a text has no fingerprint, ``layer`` when the
+    pair is not linked; features are heaviest first (ties by text) and cut to ``top``."""
+    opts = dict(options)
+    if "verify" in opts and opts["verify"] in (None, False):
+        opts["verify"] = "off"
+    text = [t.decode("utf-8", "replace") if isinstance(t, bytes) else t for t in (a, b)]
+    out = _core.explain(text[0], text[1], opts)
+    weights = []
+    for name in ("a", "b"):
         w: dict = {}
-        for f, x in feats:
+        for f, x in out[name]["features"]:
             w[f] = w.get(f, 0.0) + x
-        weights[name] = w
-        sides[name] = {"fingerprint": to_hex(value) if status == OK else None,
-                       "status": STATUS_NAMES[status], "features": len(feats),
-                       "value": value if status == OK else None}
-    both = sides["a"]["value"] is not None and sides["b"]["value"] is not None
-    diff = (sides["a"]["value"] ^ sides["b"]["value"]) if both else 0
-    wa, wb = weights["a"], weights["b"]
+        weights.append(w)
+        out[name]["features"] = len(out[name]["features"])
+    wa, wb = weights
+    fa, fb = out.pop("fingerprints")
+    diff = fa ^ fb if out["distance"] is not None else 0
     shared = sorted(((f, wa[f], wb[f]) for f in wa if f in wb), key=lambda t: (-(t[1] + t[2]), t[0]))
     only_a = sorted(((f, x) for f, x in wa.items() if f not in wb), key=lambda t: (-t[1], t[0]))
     only_b = sorted(((f, x) for f, x in wb.items() if f not in wa), key=lambda t: (-t[1], t[0]))
-    for side in sides.values():
-        del side["value"]
-    return {
-        "a": sides["a"], "b": sides["b"],
-        "distance": bin(diff).count("1") if both else None,
-        "differing_bits": [i for i in range(64) if diff >> i & 1] if both else [],
-        "shared": shared[:top], "only_a": only_a[:top], "only_b": only_b[:top],
-    }
+    out["differing_bits"] = [i for i in range(64) if diff >> i & 1]
+    out["shared"], out["only_a"], out["only_b"] = shared[:top], only_a[:top], only_b[:top]
+    return out
 
 
 def to_hex(fingerprint: int) -> str:

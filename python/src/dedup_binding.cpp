@@ -7,6 +7,7 @@
 #include <simdup/dedup.hpp>
 #include <simdup/dedup_report.hpp>
 #include <simdup/reader.hpp>
+#include <simdup/simhash.hpp>
 
 #include <sys/resource.h>
 
@@ -18,27 +19,22 @@
 namespace simdup::python {
 namespace {
 
-// The CLI's dedup defaults (cli/cmd_dedup.cpp, docs/tuning.md "Choosing the dedup defaults").
-constexpr int kDefaultK = 8;
-constexpr const char* kDefaultVerify = "jaccard:0.8";
-constexpr std::size_t kDedupMinFeatures = 10;
 constexpr std::size_t kChunkDocs = 2048;
 
 struct dedup_settings {
   reader_options reader;
-  fingerprint_options fingerprint;
   dedup_options dedup;
   std::string keep_spec = "first";
   bool skip_bad_records = false;
   unsigned threads = 0;
 };
 
-dedup_settings read_settings(py::dict options, bool from_memory) {
+dedup_settings read_settings(py::dict options, bool from_memory, const char* what = "dedup") {
   option_reader r(std::move(options));
   dedup_settings s;
-  fingerprint_options defaults;
-  defaults.min_features = kDedupMinFeatures;
-  s.fingerprint = read_fingerprint_options(r, defaults);
+  dedup_options& d = s.dedup;
+  detection_profile& p = d.detection;
+  p.fingerprint = read_fingerprint_options(r, p.fingerprint);
 
   if (auto v = r.choice("input_format", {"auto", "jsonl", "ndjson", "json", "tsv", "csv", "text",
                                          "txt", "warc", "wet"})) {
@@ -55,66 +51,43 @@ dedup_settings read_settings(py::dict options, bool from_memory) {
   if (auto v = r.integer("max_record_mb", 1, 1 << 20))
     s.reader.max_record_bytes = std::size_t(*v) << 20;
 
-  dedup_options& d = s.dedup;
   d.mode = dedup_mode::batch;  // Python has no stdin: the CLI's default for files
   if (auto v = r.choice("mode", {"stream", "batch"})) {
     d.mode = *v == "stream" ? dedup_mode::stream : dedup_mode::batch;
   }
-  d.k = static_cast<int>(r.integer("k", 0, 32).value_or(kDefaultK));
+  if (auto v = r.integer("k", 0, max_detection_k)) p.k = static_cast<int>(*v);
   if (auto layers = r.texts("layers")) {
     // "url,exact,near" or ["url", "exact", "near"].
-    std::vector<std::string> names;
-    for (const std::string& entry : *layers) {
-      std::stringstream list(entry);
-      std::string layer;
-      while (std::getline(list, layer, ',')) names.push_back(layer);
-    }
-    d.url_layer = d.title_layer = d.content_layer = d.near_layer = false;
-    for (const std::string& layer : names) {
-      if (layer == "url") {
-        d.url_layer = true;
-      } else if (layer == "title") {
-        d.title_layer = true;
-      } else if (layer == "exact") {
-        d.content_layer = true;
-      } else if (layer == "near") {
-        d.near_layer = true;
-      } else {
-        throw py::value_error("layers: unknown layer '" + layer + "' (url, title, exact, near)");
-      }
-    }
+    std::string list;
+    for (const std::string& entry : *layers) list += (list.empty() ? "" : ",") + entry;
+    check(parse_layers(list, d));
   }
   if (auto v = r.text("keep")) s.keep_spec = *v;
   d.keep = take(parse_keep_policy(s.keep_spec));
-  const std::string clusters =
-      r.choice("clusters", {"anchored", "components", "star"}).value_or("anchored");
-  d.linking = clusters == "star"       ? cluster_linking::star
-              : clusters == "anchored" ? cluster_linking::anchored
-                                       : cluster_linking::components;
-  if (auto floor = r.number("anchor_floor")) d.anchor_floor = *floor;
-  d.minhash = take(parse_minhash_spec(r.text("minhash").value_or("10x6")));
+  if (auto v = r.choice("clusters", {"anchored", "components", "star"})) {
+    p.clustering = take(parse_linking(*v));
+  }
+  if (auto floor = r.number("anchor_floor")) p.anchor_floor = *floor;
+  if (auto v = r.text("minhash")) p.minhash = take(parse_minhash_spec(*v));
   // "off": every pair within k is a duplicate (the package maps verify=None/False to it).
-  const std::string verify = r.text("verify").value_or(kDefaultVerify);
+  const std::string verify = r.text("verify").value_or("jaccard:0.8");
   const std::size_t max_hashes = r.integer("verify_max_hashes", 0, 1LL << 40).value_or(0);
   const std::size_t width = r.integer("verify_shingle_width", 1, 64).value_or(5);
   const std::string tmp_dir = r.text("tmp_dir").value_or("");
+  p.verify.reset();
   if (verify != "off") {
     verify_options v = take(parse_verify_spec(verify));
     v.max_hashes = max_hashes;
     v.shingle_width = width;
     v.tmp_dir = tmp_dir;
-    d.verify = v;
+    p.verify = v;
   }
-  // As the CLI: MinHash is a batch generator; it and anchoring need verification's shingles.
-  if (d.mode == dedup_mode::stream) d.minhash = minhash_options{};
-  if (!d.verify) {
-    d.minhash = minhash_options{};
-    if (d.linking == cluster_linking::anchored) d.linking = cluster_linking::star;
-  }
+  p = p.effective(d.mode == dedup_mode::batch);
+  check(p.validate());
   s.skip_bad_records = r.choice("on_error", {"fail", "skip"}).value_or("fail") == "skip";
   s.reader.skip_failed_inputs = s.skip_bad_records;
   s.threads = static_cast<unsigned>(r.integer("threads", 0, 1 << 16).value_or(0));
-  r.finish("dedup");
+  r.finish(what);
   return s;
 }
 
@@ -140,7 +113,7 @@ result<dedup_run> run(reader& in, const dedup_settings& s, const std::vector<std
   sum.inputs = inputs;
   describe_parameters(sum, d, s.keep_spec, s.threads);
 
-  auto signer = document_signer::create(s.fingerprint, d);
+  auto signer = document_signer::create(d);
   if (!signer) return std::move(signer).error();
   std::optional<stream_deduplicator> stream;
   std::optional<batch_deduplicator> batch;
@@ -306,10 +279,51 @@ py::dict dedup(std::vector<std::string> inputs, std::optional<py::bytes> data, p
   return out;
 }
 
+py::dict side_dict(const doc_signature& sig, const fingerprint_options& fp, const document& doc) {
+  py::dict d;
+  d["id"] = doc.id;
+  d["fingerprint"] =
+      sig.has_fingerprint ? py::object(py::str(to_hex(sig.fingerprint))) : py::object(py::none());
+  d["status"] = sig.has_fingerprint ? "ok" : "too_short";
+  d["html"] = sig.html;
+  // The features of the pipeline the signer used: with HTML normalisation for a page.
+  fingerprint_options o = fp;
+  if (sig.html && o.compat == compat_mode::none) o.normalize.html = true;
+  fingerprinter f = take(fingerprinter::create(o));
+  py::list features;
+  for (const weighted_feature& w : f.features(doc.text)) {
+    features.append(py::make_tuple(w.text, w.weight));
+  }
+  d["features"] = features;
+  return d;
+}
+
+/// simdup.explain: two texts through dedup's signer and rules under the same options.
+py::dict explain(std::string a, std::string b, py::dict options) {
+  const dedup_settings s = read_settings(std::move(options), true, "explain");
+  document docs[2];
+  docs[0].text = std::move(a);
+  docs[1].text = std::move(b);
+  pair_explanation e = take(explain_pair(s.dedup, docs[0], docs[1]));
+  py::dict out;
+  out["a"] = side_dict(e.a, s.dedup.detection.fingerprint, docs[0]);
+  out["b"] = side_dict(e.b, s.dedup.detection.fingerprint, docs[1]);
+  out["distance"] = e.distance >= 0 ? py::object(py::int_(e.distance)) : py::object(py::none());
+  out["jaccard"] =
+      std::isnan(e.jaccard) ? py::object(py::none()) : py::object(py::float_(e.jaccard));
+  out["minhash_candidate"] = e.minhash_candidate;
+  out["duplicate"] = e.duplicate;
+  out["layer"] = e.duplicate ? py::object(py::str(layer_name(e.layer))) : py::object(py::none());
+  out["reason"] = e.reason;
+  out["fingerprints"] = py::make_tuple(e.a.fingerprint, e.b.fingerprint);
+  return out;
+}
+
 }  // namespace
 
 void bind_dedup(py::module_& m) {
   m.def("dedup", &dedup, py::arg("inputs"), py::arg("data"), py::arg("options"));
+  m.def("explain", &explain, py::arg("a"), py::arg("b"), py::arg("options"));
   py::list names;
   for (auto layer : {dedup_layer::none, dedup_layer::url, dedup_layer::title, dedup_layer::exact,
                      dedup_layer::near}) {

@@ -1,6 +1,7 @@
 // Fingerprints, distances, all pairs, clusters, plans and jieba segmentation for Python.
 #include "bindings.hpp"
 
+#include <simdup/detection.hpp>
 #include <simdup/index.hpp>
 #include <simdup/jieba.hpp>
 #include <simdup/simhash.hpp>
@@ -124,14 +125,10 @@ py::array_t<uint8_t> distance(const u64_array& a, const u64_array& b) {
   return out;
 }
 
-all_pairs_options pairs_options(int k, uint64_t memory, unsigned threads) {
-  if (k < 0 || k > max_index_k) {
-    throw py::value_error("k must be in 0.." + std::to_string(max_index_k) + ", got " +
-                          std::to_string(k));
-  }
-  all_pairs_options o;
-  o.k = k;
-  o.layout.k = k;
+all_pairs_options pairs_options(const detection_profile& profile, uint64_t memory,
+                                unsigned threads) {
+  check(profile.validate());
+  all_pairs_options o = profile.pair_search();
   o.memory = memory;
   o.threads = threads;
   return o;
@@ -139,7 +136,8 @@ all_pairs_options pairs_options(int k, uint64_t memory, unsigned threads) {
 
 /// Every pair within k: (a, b, distance) arrays, sorted by (a, b).
 py::tuple pairs(const u64_array& fps, int k, uint64_t memory, unsigned threads) {
-  const all_pairs_options o = pairs_options(k, memory, threads);
+  const all_pairs_options o = pairs_options(
+      detection_profile::for_fingerprints(k, cluster_linking::components), memory, threads);
   std::vector<index_pair> found;
   result<all_pairs_stats> run = make_error(errc::internal, "not run");
   {
@@ -174,13 +172,15 @@ py::array_t<uint32_t> clusters(const u64_array& fps, int k, const std::string& m
   if (mode != "components" && mode != "star") {
     throw py::value_error("mode: unknown value '" + mode + "' (components, star)");
   }
-  const all_pairs_options o = pairs_options(k, memory, threads);
+  const detection_profile profile =
+      detection_profile::for_fingerprints(k, take(parse_linking(mode)));
+  const all_pairs_options o = pairs_options(profile, memory, threads);
   const auto n = static_cast<std::size_t>(fps.size());
   std::vector<uint32_t> rep;
   result<all_pairs_stats> run = make_error(errc::internal, "not run");
   {
     py::gil_scoped_release nogil;
-    cluster_builder builder(n, mode == "star" ? cluster_mode::star : cluster_mode::components);
+    cluster_builder builder(n, profile.clustering);
     run = all_pairs(std::span(fps.data(), n), o, [&](std::span<const index_pair> batch) {
       builder.add(batch);
       return true;

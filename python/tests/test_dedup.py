@@ -103,3 +103,29 @@ def test_bad_records_and_errors(tmp_path):
         simdup.dedup([1, 2, 3])
     with pytest.raises(TypeError, match="wrap a single record"):
         simdup.dedup({"id": 1, "text": "one record"})
+
+
+def test_annotate_records_and_frames_equal_the_cli(tmp_path, sample_records):
+    out = tmp_path / "out"
+    run_cli(["dedup", str(SAMPLE), "--out", out, "-q", "--annotate"])
+    cli = [json.loads(l) for l in (out / "annotated.jsonl").read_text("utf-8").splitlines()]
+    annotated, summary = simdup.dedup(sample_records, annotate=True)
+    # The input records, unchanged, each with the CLI's "simdup" object.
+    assert [dict(r, simdup=None) for r in annotated] == [dict(r, simdup=None) for r in sample_records]
+    assert [r["simdup"] for r in annotated] == [r["simdup"] for r in cli]
+    assert "simdup" not in sample_records[0]
+    frame = pd.DataFrame(sample_records)
+    from_frame, _ = simdup.dedup(frame, annotate=True)
+    assert from_frame.drop(columns="simdup").equals(frame)
+    assert from_frame["simdup"].tolist() == [r["simdup"] for r in cli]
+    assert sum(r["simdup"]["keep"] for r in annotated) == summary["documents"]["kept"]
+    with pytest.raises(ValueError, match="simdup dedup --annotate"):
+        simdup.dedup(str(SAMPLE), annotate=True)
+
+
+def test_profile_errors_name_parameters():
+    records = [{"id": 1, "text": "The quick brown fox jumps over the lazy dog near the river."}]
+    with pytest.raises(ValueError, match="anchor_floor must be in"):
+        simdup.dedup(records, anchor_floor=1.5)
+    with pytest.raises(ValueError, match="minhash: expected"):
+        simdup.dedup(records, minhash="10by6")

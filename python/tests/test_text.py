@@ -65,5 +65,7 @@ def test_explain_equals_the_cli():
         assert [list(x) for x in ours["shared"]] == cli["shared"]
         assert [list(x) for x in ours["only_a"]] == cli["only_a"]
         assert [list(x) for x in ours["only_b"]] == cli["only_b"]
+        for key in ("jaccard", "minhash_candidate", "duplicate", "layer", "reason"):
+            assert ours[key] == cli[key], key
     short = simdup.explain("", "some text here")
     assert short["distance"] is None and short["a"]["status"] == "too_short"

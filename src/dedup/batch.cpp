@@ -51,7 +51,7 @@ struct batch_deduplicator::impl {
   // is the earlier document with the same normalised text (whose shingles stand for i), or i.
   std::optional<shingle_store> shingles;
   std::vector<uint32_t> twin;
-  // MinHash band keys, options.minhash.bands per document (0: none).
+  // MinHash band keys, options.detection.minhash.bands per document (0: none).
   std::vector<uint64_t> band_keys;
   uint32_t count = 0;
   uint64_t candidates = 0;
@@ -74,7 +74,8 @@ struct batch_deduplicator::impl {
       jobs[i] = {twin[pairs[i].first], twin[pairs[i].second], static_cast<uint32_t>(i)};
     }
     out.assign(pairs.size(), 0.0);
-    return detail::pair_jaccards(*shingles, jobs, options.verify->max_hashes, threshold, out);
+    return detail::pair_jaccards(*shingles, jobs, options.detection.verify->max_hashes, threshold,
+                                 out);
   }
 
   // anchor_clusters over the near layer's slots: the accepted (verified) pairs are the links,
@@ -109,11 +110,11 @@ struct batch_deduplicator::impl {
         }
       }
       if (measure.empty()) return {};
-      if (auto st = jaccards(measure, options.anchor_floor, measured); !st) return st;
+      if (auto st = jaccards(measure, options.detection.anchor_floor, measured); !st) return st;
       for (std::size_t m = 0; m < measure.size(); ++m) out[measure_at[m]] = measured[m];
       return {};
     };
-    return anchor_clusters(near_rep, slot_links, options.anchor_floor, similarity);
+    return anchor_clusters(near_rep, slot_links, options.detection.anchor_floor, similarity);
   }
 
   keep_rank rank_of(uint32_t i) const {
@@ -126,22 +127,7 @@ struct batch_deduplicator::impl {
 };
 
 result<batch_deduplicator> batch_deduplicator::create(const dedup_options& options) {
-  if (options.k < 0 || options.k > max_index_k) {
-    return make_error(errc::invalid_argument, "--k must be in 0.." + std::to_string(max_index_k) +
-                                                  ", got " + std::to_string(options.k));
-  }
-  if (options.minhash.bands > 0 && !options.verify) {
-    return make_error(errc::invalid_argument,
-                      "MinHash candidates need verification (--verify jaccard:T)");
-  }
-  if (options.linking == cluster_linking::anchored && !options.verify) {
-    return make_error(errc::invalid_argument,
-                      "anchored clusters need verification (--verify jaccard:T)");
-  }
-  if (!(options.anchor_floor >= 0.0 && options.anchor_floor <= 1.0)) {
-    return make_error(errc::invalid_argument, "the anchor floor must be in [0, 1], got " +
-                                                  std::to_string(options.anchor_floor));
-  }
+  if (auto st = options.detection.validate(); !st) return std::move(st).error();
   auto p = std::make_unique<impl>();
   p->options = options;
   auto store = detail::open_verify_store(options);
@@ -176,7 +162,7 @@ status batch_deduplicator::add(doc_signature&& sig) {
   s.link(i, s.titles.find_or_insert(sig.title_key, i), dedup_layer::title);
   const auto same_text = s.contents.find_or_insert(sig.content_key, i);
   s.link(i, same_text, dedup_layer::exact);
-  if (const std::size_t bands = s.options.minhash.bands; bands > 0) {
+  if (const std::size_t bands = s.options.detection.minhash.bands; bands > 0) {
     if (sig.band_keys.size() == bands && !same_text) {
       s.band_keys.insert(s.band_keys.end(), sig.band_keys.begin(), sig.band_keys.end());
     } else {
@@ -215,7 +201,7 @@ result<std::vector<dedup_decision>> batch_deduplicator::finish(
   phase("exact groups");
   std::vector<uint32_t> leader;
   {
-    cluster_builder groups(n, cluster_mode::components);
+    cluster_builder groups(n, cluster_linking::components);
     for (index_pair& p : s.links) {
       p = index_pair{std::min(rank[p.a], rank[p.b]), std::max(rank[p.a], rank[p.b]), 0};
     }
@@ -240,12 +226,10 @@ result<std::vector<dedup_decision>> batch_deduplicator::finish(
   std::iota(near_rep.begin(), near_rep.end(), 0u);
   if (s.options.near_layer && near_ordinals.size() > 1) {
     phase("all pairs");
-    cluster_builder clusters(near_ordinals.size(), s.options.linking == cluster_linking::star
-                                                       ? cluster_mode::star
-                                                       : cluster_mode::components);
+    cluster_builder clusters(near_ordinals.size(), s.options.detection.clustering);
     all_pairs_options ap;
-    ap.k = s.options.k;
-    ap.layout.k = s.options.k;
+    ap.k = s.options.detection.k;
+    ap.layout.k = s.options.detection.k;
     // Verification buffers candidates and checks them a batch at a time (see kVerifyBatch).
     std::vector<index_pair> buffered, verified;
     std::vector<std::pair<uint32_t, uint32_t>> ordinals;
@@ -256,10 +240,11 @@ result<std::vector<dedup_decision>> batch_deduplicator::finish(
       for (const index_pair& p : buffered) {
         ordinals.emplace_back(near_ordinals[p.a], near_ordinals[p.b]);
       }
-      if (auto st = s.jaccards(ordinals, s.options.verify->threshold, similarity); !st) return st;
+      if (auto st = s.jaccards(ordinals, s.options.detection.verify->threshold, similarity); !st)
+        return st;
       verified.clear();
       for (std::size_t i = 0; i < buffered.size(); ++i) {
-        if (similarity[i] >= s.options.verify->threshold) {
+        if (similarity[i] >= s.options.detection.verify->threshold) {
           verified.push_back(buffered[i]);
           const auto [a, b] = std::minmax(ordinals[i].first, ordinals[i].second);
           accepted.push_back({a, b, static_cast<float>(similarity[i])});
@@ -286,11 +271,11 @@ result<std::vector<dedup_decision>> batch_deduplicator::finish(
     });
     if (!run) return std::move(run).error();
     if (verify_error && s.shingles) verify_error = verify_buffered();
-    if (verify_error && s.shingles && s.options.minhash.bands > 0) {
+    if (verify_error && s.shingles && s.options.detection.minhash.bands > 0) {
       // The second generator: pairs that share a MinHash band but that SimHash did not find
       // (fingerprints more than k apart), verified the same way.
       phase("minhash pairs");
-      const std::size_t bands = s.options.minhash.bands;
+      const std::size_t bands = s.options.detection.minhash.bands;
       std::vector<uint64_t> slot_keys(near_ordinals.size() * bands);
       for (std::size_t slot = 0; slot < near_ordinals.size(); ++slot) {
         std::copy_n(s.band_keys.begin() + static_cast<std::ptrdiff_t>(near_ordinals[slot] * bands),
@@ -299,9 +284,10 @@ result<std::vector<dedup_decision>> batch_deduplicator::finish(
       std::vector<uint64_t>().swap(s.band_keys);
       std::vector<index_pair> extra;
       minhash_pairs(
-          slot_keys, near_ordinals.size(), s.options.minhash,
+          slot_keys, near_ordinals.size(), s.options.detection.minhash,
           [&](uint32_t a, uint32_t b) {
-            return hamming_distance(near_fingerprints[a], near_fingerprints[b]) <= s.options.k;
+            return hamming_distance(near_fingerprints[a], near_fingerprints[b]) <=
+                   s.options.detection.k;
           },
           extra);
       s.candidates += extra.size();
@@ -317,7 +303,7 @@ result<std::vector<dedup_decision>> batch_deduplicator::finish(
     phase("clusters");
     near_rep = clusters.finish();
     std::sort(accepted.begin(), accepted.end(), pair_before);
-    if (s.options.linking == cluster_linking::anchored) {
+    if (s.options.detection.clustering == cluster_linking::anchored) {
       phase("anchoring clusters");
       if (auto st = s.anchor(near_ordinals, near_slot, rank, accepted, near_rep); !st) {
         return std::move(st).error();

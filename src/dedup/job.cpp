@@ -30,7 +30,7 @@ namespace {
 namespace fs = std::filesystem;
 using clock_type = std::chrono::steady_clock;
 using detail::id_store;
-using detail::kept_writer;
+using detail::record_writer;
 using detail::sample_collector;
 
 constexpr std::size_t kChunkDocs = 256;
@@ -174,7 +174,8 @@ class job {
   reader_options reader_options_;  // o_.reader plus the skip and stop settings
   std::string spool_;
   std::optional<detail::output_dir> out_;
-  std::optional<kept_writer> kept_;
+  std::optional<record_writer> kept_;
+  std::optional<record_writer> annotated_;  // --annotate
   std::optional<detail::file_sink> dups_;
   std::optional<detail::progress_meter> progress_;
   std::optional<stream_deduplicator> stream_;
@@ -212,6 +213,11 @@ status job::decide_stream(document& doc, const dedup_decision& d, uint32_t ordin
   if (o_.decisions) {
     const std::string_view rep_id = d.kept(ordinal) ? std::string_view(doc.id) : ids_.id(rep);
     if (auto st = o_.decisions->write(ordinal, doc.id, d, rep_id); !st) return st;
+  }
+  if (annotated_) {
+    const detail::annotation note{d, d.kept(ordinal) ? std::string_view() : ids_.id(rep),
+                                  !d.kept(ordinal) && ids_.is_number(rep), d.kept(ordinal)};
+    if (auto st = annotated_->write(doc, csv, &note); !st) return st;
   }
   if (d.kept(ordinal)) {
     ids_.add(doc.id, doc.id_is_number);
@@ -457,6 +463,11 @@ status job::pass_two(const std::vector<dedup_decision>& decisions, sample_collec
       const std::string_view rep_id = ids_.id(d.representative);
       if (auto st = o_.decisions->write(ordinal, doc.id, d, rep_id); !st) return st;
     }
+    if (annotated_) {
+      const detail::annotation note{d, ids_.id(d.representative), ids_.is_number(d.representative),
+                                    d.kept(ordinal)};
+      if (auto st = annotated_->write(doc, in.header(), &note); !st) return st;
+    }
     if (d.kept(ordinal)) {
       if (auto st = kept_->write(doc, in.header()); !st) return st;
     } else {
@@ -546,14 +557,14 @@ result<dedup_summary> job::run() {
     std::replace(inputs_.begin(), inputs_.end(), std::string("-"), spool_);
   }
 
-  auto signer = document_signer::create(o_.fingerprint, o_.dedup);
+  auto signer = document_signer::create(o_.dedup);
   if (!signer) return std::move(signer).error();
   // Verification spills shingle arrays to a temporary file, by default in the staging
   // directory (next to the output, so it goes away with a failed run); without one, in the
   // system's temporary directory.
   dedup_options engine_options = o_.dedup;
-  if (engine_options.verify && engine_options.verify->tmp_dir.empty() && files_) {
-    engine_options.verify->tmp_dir = dir.string();
+  if (auto& verify = engine_options.detection.verify; verify && verify->tmp_dir.empty() && files_) {
+    verify->tmp_dir = dir.string();
   }
   if (o_.dedup.mode == dedup_mode::stream) {
     auto engine = stream_deduplicator::create(engine_options);
@@ -566,6 +577,7 @@ result<dedup_summary> job::run() {
   }
   if (files_) {
     kept_.emplace(dir, o_.zstd_output);
+    if (o_.annotate) annotated_.emplace(dir, o_.zstd_output, "annotated");
     auto dups = detail::file_sink::open(dir / "duplicates.jsonl", false);
     if (!dups) return std::move(dups).error();
     dups_.emplace(std::move(dups).value());
@@ -637,6 +649,9 @@ result<dedup_summary> job::run() {
   if (!files_) return summary_;
 
   if (auto st = kept_->close(); !st) return std::move(st).error();
+  if (annotated_) {
+    if (auto st = annotated_->close(); !st) return std::move(st).error();
+  }
   if (auto st = dups_->close(); !st) return std::move(st).error();
   summary_.output_format = kept_->first_format();
   if (summary_.output_format.empty() && !inputs_.empty()) {

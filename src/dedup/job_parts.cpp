@@ -25,12 +25,127 @@ const char* extension(input_format format) {
   }
 }
 
+constexpr std::string_view kAnnotationColumns[] = {"keep",     "cluster", "duplicate_of",
+                                                   "distance", "layer",   "jaccard"};
+
+// duplicates.jsonl rounds the Jaccard to 4 digits; the annotations say the same.
+double rounded(float jaccard) {
+  return std::round(static_cast<double>(jaccard) * 1e4) / 1e4;
+}
+
+void append_csv_field(std::string& out, std::string_view field) {
+  if (field.find_first_of(",\"\r\n") == std::string_view::npos) {
+    out.append(field);
+    return;
+  }
+  out.push_back('"');
+  for (char c : field) {
+    if (c == '"') out.push_back('"');
+    out.push_back(c);
+  }
+  out.push_back('"');
+}
+
+void append_tsv_field(std::string& out, std::string_view field) {
+  for (char c : field) {
+    switch (c) {
+      case '\t':
+        out.append("\\t");
+        break;
+      case '\n':
+        out.append("\\n");
+        break;
+      case '\r':
+        out.append("\\r");
+        break;
+      case '\\':
+        out.append("\\\\");
+        break;
+      default:
+        out.push_back(c);
+    }
+  }
+}
+
+// The record with its decision, in its own format.
+status annotate(std::string& out, const document& doc, const annotation& note) {
+  const dedup_decision& d = note.decision;
+  out.clear();
+  if (doc.format == input_format::jsonl) {
+    const std::size_t close = doc.raw.rfind('}');
+    if (close == std::string::npos) {
+      return make_error(errc::invalid_input, doc.source + ": record is not a JSON object");
+    }
+    out.append(doc.raw, 0, close);
+    const std::size_t last = out.find_last_not_of(" \t\r\n");
+    if (last != std::string::npos && out[last] != '{') out.push_back(',');
+    json::writer w(out);
+    w.key("simdup").begin_object().key("keep").value(note.kept);
+    w.key("cluster").value(static_cast<uint64_t>(d.representative));
+    w.key("duplicate_of");
+    if (note.kept) {
+      w.null();
+    } else {
+      w.id(note.rep_id, note.rep_is_number);
+    }
+    w.key("distance");
+    if (!note.kept && d.distance >= 0) {
+      w.value(static_cast<int64_t>(d.distance));
+    } else {
+      w.null();
+    }
+    w.key("layer").value(layer_name(note.kept ? dedup_layer::none : d.layer));
+    w.key("jaccard");
+    if (!note.kept && !std::isnan(d.jaccard)) {
+      w.value(rounded(d.jaccard));
+    } else {
+      w.null();
+    }
+    w.end_object();
+    out.append(doc.raw, close, std::string::npos);
+    return {};
+  }
+  if (doc.format != input_format::csv && doc.format != input_format::tsv) {
+    return make_error(errc::invalid_argument, "annotate writes JSONL, CSV and TSV records; " +
+                                                  doc.source + " is " +
+                                                  input_format_name(doc.format));
+  }
+  const bool csv = doc.format == input_format::csv;
+  std::string fields[6];
+  fields[0] = note.kept ? "true" : "false";
+  fields[1] = std::to_string(d.representative);
+  if (!note.kept) {
+    fields[2] = note.rep_id;
+    if (d.distance >= 0) fields[3] = std::to_string(d.distance);
+    if (!std::isnan(d.jaccard)) json::append_number(fields[5], rounded(d.jaccard));
+  }
+  fields[4] = layer_name(note.kept ? dedup_layer::none : d.layer);
+  if (csv) out.append(doc.raw);
+  for (const std::string& f : fields) {
+    if (csv) {
+      out.push_back(',');
+      append_csv_field(out, f);
+    } else {
+      append_tsv_field(out, f);
+      out.push_back('\t');
+    }
+  }
+  if (!csv) out.append(doc.raw);
+  return {};
+}
+
 }  // namespace
 
-status kept_writer::write(const document& doc, std::string_view csv_header) {
+status record_writer::write(const document& doc, std::string_view csv_header,
+                            const annotation* note) {
+  std::string_view record = doc.raw;
+  if (note) {
+    if (auto st = annotate(line_, doc, *note); !st) return st;
+    record = line_;
+  }
   auto it = sinks_.find(doc.format);
   if (it == sinks_.end()) {
-    std::string name = std::string("kept.") + extension(doc.format) + (zstd_ ? ".zst" : "");
+    std::string name = stem_ + "." + extension(doc.format) + (zstd_ ? ".zst" : "");
     auto sink = file_sink::open(dir_ / name, zstd_);
     if (!sink) return std::move(sink).error();
     it = sinks_.emplace(doc.format, std::move(sink).value()).first;
@@ -38,21 +153,26 @@ status kept_writer::write(const document& doc, std::string_view csv_header) {
     names_.push_back(std::move(name));
     if (doc.format == input_format::csv && !csv_header.empty()) {
       if (auto st = it->second.write(csv_header); !st) return st;
+      if (note) {
+        std::string extra;
+        for (std::string_view c : kAnnotationColumns) extra.append(",simdup_").append(c);
+        if (auto st = it->second.write(extra); !st) return st;
+      }
       if (auto st = it->second.write("\n"); !st) return st;
     }
   }
-  if (auto st = it->second.write(doc.raw); !st) return st;
+  if (auto st = it->second.write(record); !st) return st;
   return it->second.write(doc.format == input_format::warc ? "\r\n\r\n" : "\n");
 }
 
-status kept_writer::close() {
+status record_writer::close() {
   for (auto& [format, sink] : sinks_) {
     if (auto st = sink.close(); !st) return st;
   }
   return {};
 }
 
-std::vector<std::string> kept_writer::names() const {
+std::vector<std::string> record_writer::names() const {
   return names_;
 }
 

@@ -16,7 +16,7 @@ result<keep_policy> parse_keep_policy(std::string_view spec) {
   } else {
     return make_error(
         errc::invalid_argument,
-        "--keep: expected first, longest, newest or field:NAME, got '" + std::string(spec) + "'");
+        "keep: expected first, longest, newest or field:NAME, got '" + std::string(spec) + "'");
   }
   return policy;
 }

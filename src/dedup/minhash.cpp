@@ -30,7 +30,7 @@ result<minhash_options> parse_minhash_spec(std::string_view spec) {
       !number(spec.substr(x + 1), o.rows) || o.bands < 1 || o.bands > 64 || o.rows < 1 ||
       o.rows > 16) {
     return make_error(errc::invalid_argument,
-                      "--minhash: expected off or BANDSxROWS (bands 1-64, rows 1-16, e.g. 16x4), "
+                      "minhash: expected off or BANDSxROWS (bands 1-64, rows 1-16, e.g. 16x4), "
                       "got '" +
                           std::string(spec) + "'");
   }

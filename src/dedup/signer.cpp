@@ -128,15 +128,9 @@ bool looks_like_html(std::string_view text) {
 
 }  // namespace
 
-result<document_signer> document_signer::create(const fingerprint_options& fingerprint,
-                                                const dedup_options& options) {
-  if (options.k < 0 || options.k > 64) {
-    return make_error(errc::invalid_argument,
-                      "--k must be in 0..64, got " + std::to_string(options.k));
-  }
-  if (options.verify && options.verify->shingle_width == 0) {
-    return make_error(errc::invalid_argument, "verify shingle width must be at least 1");
-  }
+result<document_signer> document_signer::create(const dedup_options& options) {
+  if (auto st = options.detection.validate(); !st) return std::move(st).error();
+  const fingerprint_options& fingerprint = options.detection.fingerprint;
   normalize_options plain_options = fingerprint.normalize;
   normalize_options html_options = fingerprint.normalize;
   html_options.html = true;
@@ -183,11 +177,13 @@ void document_signer::sign(const document& doc, doc_signature& out,
                   ? read_keep_field(doc, s.options.keep.field, csv_header)
                   : -INFINITY;
   out.invalid_utf8 = static_cast<uint32_t>(doc.invalid_utf8 + stats.invalid_utf8);
-  if (s.options.verify && s.options.near_layer && out.has_fingerprint) {
+  out.html = html;
+  if (s.options.detection.verify && s.options.near_layer && out.has_fingerprint) {
     thread_local std::string content;
-    shingle_hashes(without_cjk_spaces(normalized, content), s.options.verify->shingle_width,
-                   s.options.verify->max_hashes, out.shingles);
-    minhash_band_keys(out.shingles, s.options.minhash, out.band_keys);
+    shingle_hashes(without_cjk_spaces(normalized, content),
+                   s.options.detection.verify->shingle_width,
+                   s.options.detection.verify->max_hashes, out.shingles);
+    minhash_band_keys(out.shingles, s.options.detection.minhash, out.band_keys);
   } else {
     out.shingles.clear();
     out.band_keys.clear();

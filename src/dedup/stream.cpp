@@ -65,13 +65,10 @@ struct stream_deduplicator::impl {
 };
 
 result<stream_deduplicator> stream_deduplicator::create(const dedup_options& options) {
-  if (options.k < 0 || options.k > max_index_k) {
-    return make_error(errc::invalid_argument, "--k must be in 0.." + std::to_string(max_index_k) +
-                                                  ", got " + std::to_string(options.k));
-  }
+  if (auto st = options.detection.validate(); !st) return std::move(st).error();
   online_index_options index_options;
-  index_options.k = options.k;
-  index_options.layout.k = options.k;
+  index_options.k = options.detection.k;
+  index_options.layout.k = options.detection.k;
   // The stream's size is unknown (stdin): plan for the default 10M live documents within
   // 256 bytes each. The fastest plan at the default k = 8 holds 495 tables (about 2 KB per
   // document); this budget gives 45 (m = 10), and 10 at k = 3.
@@ -119,7 +116,7 @@ result<dedup_decision> stream_deduplicator::impl::decide(
       bool local = false;
       for (const index_entry& e : pending) {
         const int distance = hamming_distance(sig.fingerprint, e.fingerprint);
-        if (distance > options.k) continue;
+        if (distance > options.detection.k) continue;
         candidates.push_back(index_match{e.id, e.fingerprint, 0, distance});
         local = true;
       }
@@ -135,18 +132,18 @@ result<dedup_decision> stream_deduplicator::impl::decide(
       const auto candidate = static_cast<uint32_t>(m.id);
       ++candidate_pairs;
       if (shingles) {
-        const std::size_t cap = options.verify->max_hashes;
+        const std::size_t cap = options.detection.verify->max_hashes;
         // Sizes too far apart rule the pair out without reading the kept array.
         if (cap == 0 && jaccard_size_bound(sig.shingles.size(), shingles->count(candidate),
-                                           options.verify->threshold)) {
+                                           options.detection.verify->threshold)) {
           ++rejected_pairs;
           continue;
         }
         if (auto st = shingles->get(candidate, kept_shingles); !st) return std::move(st).error();
-        const double j =
-            cap != 0 ? sketch_jaccard(sig.shingles, kept_shingles, cap)
-                     : jaccard_at_least(sig.shingles, kept_shingles, options.verify->threshold);
-        if (j < options.verify->threshold) {
+        const double j = cap != 0 ? sketch_jaccard(sig.shingles, kept_shingles, cap)
+                                  : jaccard_at_least(sig.shingles, kept_shingles,
+                                                     options.detection.verify->threshold);
+        if (j < options.detection.verify->threshold) {
           ++rejected_pairs;
           continue;
         }

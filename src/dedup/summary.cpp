@@ -42,22 +42,21 @@ std::string thousands(uint64_t v) {
 void describe_parameters(dedup_summary& summary, const dedup_options& d,
                          const std::string& keep_spec, unsigned threads) {
   summary.mode = d.mode == dedup_mode::stream ? "stream" : "batch";
-  summary.k = d.k;
+  const detection_profile& p = d.detection;
+  summary.k = p.k;
   summary.keep = d.mode == dedup_mode::stream ? "first" : keep_spec;
-  summary.linking = d.linking == cluster_linking::star       ? "star"
-                    : d.linking == cluster_linking::anchored ? "anchored"
-                                                             : "components";
-  if (d.mode == dedup_mode::batch && d.verify) {
-    summary.minhash_bands = d.minhash.bands;
-    summary.minhash_rows = d.minhash.rows;
+  summary.linking = linking_name(p.clustering);
+  if (d.mode == dedup_mode::batch && p.verify) {
+    summary.minhash_bands = p.minhash.bands;
+    summary.minhash_rows = p.minhash.rows;
   }
   if (d.url_layer) summary.layers.push_back("url");
   if (d.title_layer) summary.layers.push_back("title");
   if (d.content_layer) summary.layers.push_back("exact");
   if (d.near_layer) summary.layers.push_back("near");
-  if (d.verify) {
-    summary.verify_threshold = d.verify->threshold;
-    summary.verify_max_hashes = d.verify->max_hashes;
+  if (p.verify) {
+    summary.verify_threshold = p.verify->threshold;
+    summary.verify_max_hashes = p.verify->max_hashes;
   }
   summary.threads = threads ? threads : std::max(1u, std::thread::hardware_concurrency());
 }

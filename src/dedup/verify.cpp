@@ -149,9 +149,8 @@ sort_scratch& scratch() {
 result<verify_options> parse_verify_spec(std::string_view spec) {
   constexpr std::string_view prefix = "jaccard:";
   const auto bad = [&] {
-    return make_error(
-        errc::invalid_argument,
-        "--verify: expected jaccard:T with T in (0, 1], got '" + std::string(spec) + "'");
+    return make_error(errc::invalid_argument, "verify: expected jaccard:T with T in (0, 1], got '" +
+                                                  std::string(spec) + "'");
   };
   if (!spec.starts_with(prefix)) return bad();
   const std::string number(spec.substr(prefix.size()));

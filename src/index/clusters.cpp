@@ -1,6 +1,8 @@
 // Clusters over pairs: union-find (components) or greedy star assignment.
 #include <simdup/clusters.hpp>
 
+#include <string>
+
 #include <algorithm>
 #include <numeric>
 
@@ -17,8 +19,29 @@ uint32_t find_root(std::vector<uint32_t>& parent, uint32_t x) {
 
 }  // namespace
 
-cluster_builder::cluster_builder(std::size_t n, cluster_mode mode) : n_(n), mode_(mode) {
-  if (mode_ == cluster_mode::components) {
+const char* linking_name(cluster_linking linking) noexcept {
+  switch (linking) {
+    case cluster_linking::components:
+      return "components";
+    case cluster_linking::star:
+      return "star";
+    case cluster_linking::anchored:
+      return "anchored";
+  }
+  return "components";
+}
+
+result<cluster_linking> parse_linking(std::string_view name) {
+  for (auto l : {cluster_linking::components, cluster_linking::star, cluster_linking::anchored}) {
+    if (name == linking_name(l)) return l;
+  }
+  return make_error(
+      errc::invalid_argument,
+      "clustering must be components, star or anchored, got '" + std::string(name) + "'");
+}
+
+cluster_builder::cluster_builder(std::size_t n, cluster_linking mode) : n_(n), mode_(mode) {
+  if (mode_ != cluster_linking::star) {
     parent_.resize(n);
     std::iota(parent_.begin(), parent_.end(), 0u);
   }
@@ -27,7 +50,7 @@ cluster_builder::cluster_builder(std::size_t n, cluster_mode mode) : n_(n), mode
 void cluster_builder::add(std::span<const index_pair> pairs) {
   for (const index_pair& p : pairs) {
     if (p.a >= n_ || p.b >= n_ || p.a == p.b) continue;
-    if (mode_ == cluster_mode::star) {
+    if (mode_ == cluster_linking::star) {
       pairs_.push_back(p);
       continue;
     }
@@ -42,7 +65,7 @@ void cluster_builder::add(std::span<const index_pair> pairs) {
 
 std::vector<uint32_t> cluster_builder::finish() {
   std::vector<uint32_t> rep(n_);
-  if (mode_ == cluster_mode::components) {
+  if (mode_ != cluster_linking::star) {
     for (std::size_t i = 0; i < n_; ++i) rep[i] = find_root(parent_, static_cast<uint32_t>(i));
     return rep;
   }

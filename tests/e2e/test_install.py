@@ -150,8 +150,8 @@ def test_examples_against_the_installed_shared_library(prefix, tmp_path):
 
     # The dedup job through the library decides as `simdup dedup` with the same settings.
     sh([build / "dedup_files", tmp_path / "lib-out", SAMPLE])
-    run(["dedup", SAMPLE, "--out", tmp_path / "cli-out", "--mode", "batch", "--k", "3",
-         "--verify", "jaccard:0.8", "--minhash", "off", "--clusters", "components", "-q"],
+    # The example keeps the detection profile's defaults but k, as the CLI does with --k 3.
+    run(["dedup", SAMPLE, "--out", tmp_path / "cli-out", "--mode", "batch", "--k", "3", "-q"],
         check=0)
     lib_summary = json.loads((tmp_path / "lib-out" / "summary.json").read_text())
     cli_summary = json.loads((tmp_path / "cli-out" / "summary.json").read_text())

@@ -46,8 +46,19 @@ std::vector<dedup_decision> run_batch(const dedup_options& o, std::vector<doc_si
   return std::move(out).value();
 }
 
-dedup_options stream_options() {
+// The engines' tests use the plain profile they were written for: k = 3, no verification, no
+// MinHash, components; each test turns on what it needs.
+dedup_options plain_options() {
   dedup_options o;
+  o.detection.k = 3;
+  o.detection.verify.reset();
+  o.detection.minhash = minhash_options{};
+  o.detection.clustering = cluster_linking::components;
+  return o;
+}
+
+dedup_options stream_options() {
+  dedup_options o = plain_options();
   o.mode = dedup_mode::stream;
   return o;
 }
@@ -101,7 +112,7 @@ TEST(StreamDedup, ShortDocumentsOnlyMatchExactly) {
 
 TEST(StreamDedup, VerificationRejectsDissimilarCandidates) {
   dedup_options o = stream_options();
-  o.verify = verify_options{};
+  o.detection.verify = verify_options{};
   doc_signature a = sig(0, "a"), b = sig(1, "b"), c = sig(2, "c");
   a.shingles = {1, 2, 3, 4, 5};
   b.shingles = {1, 2, 3, 4, 6};     // 4/6 < 0.8
@@ -114,9 +125,9 @@ TEST(StreamDedup, VerificationRejectsDissimilarCandidates) {
 
 TEST(StreamDedup, RejectsKOutsideTheIndexRange) {
   dedup_options o = stream_options();
-  o.k = -1;
+  o.detection.k = -1;
   EXPECT_FALSE(stream_deduplicator::create(o));
-  o.k = 65;
+  o.detection.k = 65;
   const auto r = stream_deduplicator::create(o);
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, errc::invalid_argument);
@@ -125,13 +136,13 @@ TEST(StreamDedup, RejectsKOutsideTheIndexRange) {
 TEST(BatchDedup, ComponentsChainAndStarDoesNot) {
   // 0 ~ 1 (2 bits), 1 ~ 2 (2 bits), 0 vs 2: 4 bits > k.
   const std::vector<doc_signature> docs{sig(0, "a"), sig(0b11, "b"), sig(0b1111, "c")};
-  dedup_options o;
+  dedup_options o = plain_options();
   auto comp = run_batch(o, docs);
   EXPECT_TRUE(comp[0].kept(0));
   EXPECT_EQ(comp[1].representative, 0u);
   EXPECT_EQ(comp[2].representative, 0u);
   EXPECT_EQ(comp[2].distance, 4);  // chained: further than k from its representative
-  o.linking = cluster_linking::star;
+  o.detection.clustering = cluster_linking::star;
   auto star = run_batch(o, docs);
   EXPECT_EQ(star[1].representative, 0u);
   EXPECT_TRUE(star[2].kept(2));
@@ -141,7 +152,7 @@ TEST(BatchDedup, KeepLongestAndNewestChooseTheRepresentative) {
   std::vector<doc_signature> docs{sig(0, "short"), sig(1, "the longest text"), sig(3, "mid")};
   docs[0].time = 300;
   docs[1].time = 100;
-  dedup_options o;
+  dedup_options o = plain_options();
   o.keep = keep_policy{keep_rule::longest, ""};
   auto d = run_batch(o, docs);
   EXPECT_TRUE(d[1].kept(1));
@@ -160,7 +171,7 @@ TEST(BatchDedup, ExactGroupsFollowTheirBestMember) {
   std::vector<doc_signature> docs{sig(0xF0, "same"), sig(0xF0, "same"), sig(0xF1, "near"),
                                   sig(0xF0, "same")};
   docs[3].length = 100;
-  dedup_options o;
+  dedup_options o = plain_options();
   o.keep = keep_policy{keep_rule::longest, ""};
   const auto d = run_batch(o, docs);
   EXPECT_TRUE(d[3].kept(3));
@@ -173,8 +184,8 @@ TEST(BatchDedup, ExactGroupsFollowTheirBestMember) {
 }
 
 TEST(BatchDedup, VerificationRejectsPairsAndCountsThem) {
-  dedup_options o;
-  o.verify = verify_options{};
+  dedup_options o = plain_options();
+  o.detection.verify = verify_options{};
   std::vector<doc_signature> docs{sig(0, "a"), sig(1, "b"), sig(2, "c")};
   docs[0].shingles = {1, 2, 3, 4, 5};
   docs[1].shingles = {1, 2, 3, 4, 5, 6};
@@ -202,8 +213,8 @@ TEST(BatchDedup, RandomCorpusDecisionsAreConsistent) {
     docs.push_back(sig(fp, "doc" + std::to_string(i % 2500)));
   }
   for (cluster_linking linking : {cluster_linking::components, cluster_linking::star}) {
-    dedup_options o;
-    o.linking = linking;
+    dedup_options o = plain_options();
+    o.detection.clustering = linking;
     o.keep = keep_policy{keep_rule::longest, ""};
     const auto d = run_batch(o, docs);
     std::size_t kept = 0;
@@ -260,8 +271,8 @@ std::vector<doc_signature> random_corpus(std::size_t n, uint64_t seed) {
 TEST(StreamDedup, BatchAddDecidesExactlyAsOneByOne) {
   for (bool verify : {false, true}) {
     dedup_options o = stream_options();
-    o.k = 4;
-    if (verify) o.verify = verify_options{};
+    o.detection.k = 4;
+    if (verify) o.detection.verify = verify_options{};
     const auto docs = random_corpus(2000, 9);
     const auto one_by_one = run_stream(o, docs);
     auto engine = stream_deduplicator::create(o);
@@ -290,8 +301,8 @@ TEST(BatchDedup, CandidatePairsDoNotDependOnTheLinking) {
   const auto docs = random_corpus(3000, 4);
   uint64_t candidates[2] = {0, 0};
   for (cluster_linking linking : {cluster_linking::components, cluster_linking::star}) {
-    dedup_options o;
-    o.linking = linking;
+    dedup_options o = plain_options();
+    o.detection.clustering = linking;
     auto engine = batch_deduplicator::create(o);
     ASSERT_TRUE(engine);
     for (auto d : docs) ASSERT_TRUE(engine->add(std::move(d)));
@@ -320,14 +331,14 @@ TEST(BatchDedup, AnchoredClustersSplitMembersFarFromTheRepresentative) {
     d.shingles = shingle_range(i * 10, 100);
     docs.push_back(std::move(d));
   }
-  dedup_options o;
-  o.verify = verify_options{};
-  o.linking = cluster_linking::components;
+  dedup_options o = plain_options();
+  o.detection.verify = verify_options{};
+  o.detection.clustering = cluster_linking::components;
   auto d = run_batch(o, docs);
   for (uint32_t i = 0; i < 5; ++i) EXPECT_EQ(d[i].representative, 0u) << i;
   EXPECT_NEAR(d[4].jaccard, 60.0 / 140.0, 1e-6);
-  o.linking = cluster_linking::anchored;
-  o.anchor_floor = 0.6;
+  o.detection.clustering = cluster_linking::anchored;
+  o.detection.anchor_floor = 0.6;
   d = run_batch(o, docs);
   EXPECT_TRUE(d[0].kept(0));
   EXPECT_EQ(d[1].representative, 0u);
@@ -342,13 +353,13 @@ TEST(BatchDedup, AnchoredClustersSplitMembersFarFromTheRepresentative) {
   }
   // At the default floor, 0.8: 2 (0.67 from 0) leaves with 3 and 4; 4 is 0.67 from 2 and
   // leaves again: {0, 1}, {2, 3}, {4}.
-  o.anchor_floor = dedup_options{}.anchor_floor;
+  o.detection.anchor_floor = detection_profile{}.anchor_floor;
   d = run_batch(o, docs);
   const std::vector<uint32_t> reps = {d[0].representative, d[1].representative, d[2].representative,
                                       d[3].representative, d[4].representative};
   EXPECT_EQ(reps, (std::vector<uint32_t>{0, 0, 2, 2, 4}));
   // Without verification there are no shingles to anchor with: a clear error.
-  o.verify.reset();
+  o.detection.verify.reset();
   auto engine = batch_deduplicator::create(o);
   ASSERT_FALSE(engine);
   EXPECT_EQ(engine.error().code, errc::invalid_argument);
@@ -361,17 +372,17 @@ TEST(BatchDedup, MinHashFindsVerifiedPairsBeyondK) {
   docs[0].shingles = shingle_range(0, 100);
   docs[1].shingles = shingle_range(5, 100);
   docs[2].shingles = shingle_range(1000, 100);
-  dedup_options o;
-  o.verify = verify_options{};
-  o.linking = cluster_linking::anchored;
+  dedup_options o = plain_options();
+  o.detection.verify = verify_options{};
+  o.detection.clustering = cluster_linking::anchored;
   auto d = run_batch(o, docs);
   EXPECT_TRUE(d[1].kept(1));
-  o.minhash = minhash_options{16, 4, 64};
+  o.detection.minhash = minhash_options{16, 4, 64};
   // Spread the small test hashes over 32 bits, as shingle_hashes does, so that bins fill.
   for (auto& doc : docs) {
     for (uint32_t& h : doc.shingles) h *= 2654435761u;
     std::sort(doc.shingles.begin(), doc.shingles.end());
-    minhash_band_keys(doc.shingles, o.minhash, doc.band_keys);
+    minhash_band_keys(doc.shingles, o.detection.minhash, doc.band_keys);
   }
   auto engine = batch_deduplicator::create(o);
   ASSERT_TRUE(engine);
@@ -386,8 +397,8 @@ TEST(BatchDedup, MinHashFindsVerifiedPairsBeyondK) {
   EXPECT_TRUE(d[2].kept(2));
   EXPECT_GE(engine->minhash_candidate_pairs(), 1u);
   // MinHash candidates need verification.
-  o.verify.reset();
-  o.linking = cluster_linking::star;
+  o.detection.verify.reset();
+  o.detection.clustering = cluster_linking::star;
   EXPECT_FALSE(batch_deduplicator::create(o));
 }
 
@@ -397,8 +408,8 @@ TEST(BatchDedup, UrlDuplicatesFollowTheirGroupBeyondK) {
   // near links are bounded by k (with star clusters); exact-key links are not.
   const uint64_t a = 0, b = 1, c = (1ull << 20) - 1;
   for (cluster_linking linking : {cluster_linking::components, cluster_linking::star}) {
-    dedup_options o;
-    o.linking = linking;
+    dedup_options o = plain_options();
+    o.detection.clustering = linking;
     const auto d =
         run_batch(o, {sig(a, "A", "http://a"), sig(b, "B", "http://b"), sig(c, "C", "http://b")});
     EXPECT_TRUE(d[0].kept(0));
@@ -412,9 +423,9 @@ TEST(BatchDedup, UrlDuplicatesFollowTheirGroupBeyondK) {
 
 TEST(BatchDedup, VerifiesManyPairsThroughTheSpillFile) {
   // More documents than the spill buffer holds; every verdict matches the in-memory Jaccard.
-  dedup_options o;
-  o.k = 4;
-  o.verify = verify_options{};
+  dedup_options o = plain_options();
+  o.detection.k = 4;
+  o.detection.verify = verify_options{};
   const auto docs = random_corpus(3000, 12);
   auto engine = batch_deduplicator::create(o);
   ASSERT_TRUE(engine);

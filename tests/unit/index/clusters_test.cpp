@@ -11,7 +11,7 @@ namespace simdup {
 namespace {
 
 TEST(Clusters, ComponentsChainAndSmallestRepresentative) {
-  cluster_builder b(6, cluster_mode::components);
+  cluster_builder b(6, cluster_linking::components);
   const std::vector<index_pair> pairs = {{3, 4, 1}, {1, 3, 2}, {0, 5, 0}, {4, 9, 1}};
   b.add(pairs);  // the pair with ordinal 9 is out of range and ignored
   EXPECT_EQ(b.finish(), (std::vector<uint32_t>{0, 1, 2, 1, 1, 0}));
@@ -85,7 +85,7 @@ TEST(Clusters, AnchoringPassesTheSimilarityError) {
 TEST(Clusters, StarLinksOnlyToTheRepresentative) {
   // Chain 0~1~2~3: star takes 1 into 0's cluster; 2 is not paired with 0, so it starts its own
   // cluster and takes 3.
-  cluster_builder b(5, cluster_mode::star);
+  cluster_builder b(5, cluster_linking::star);
   const std::vector<index_pair> pairs = {{0, 1, 1}, {1, 2, 1}, {2, 3, 1}};
   b.add(pairs);
   EXPECT_EQ(b.finish(), (std::vector<uint32_t>{0, 0, 2, 2, 4}));
@@ -120,7 +120,7 @@ random_case make_case(uint32_t seed, std::size_t n, int k) {
 TEST(Clusters, ComponentsMatchGraphSearchOnRandomInputs) {
   for (uint32_t seed = 1; seed <= 20; ++seed) {
     const auto c = make_case(seed, 300, 3);
-    cluster_builder b(c.fps.size(), cluster_mode::components);
+    cluster_builder b(c.fps.size(), cluster_linking::components);
     b.add(c.pairs);
     const auto rep = b.finish();
     // Reference: label each component by depth-first search from its smallest ordinal.
@@ -152,7 +152,7 @@ TEST(Clusters, StarKeepsEveryMemberWithinKOfItsRepresentative) {
   for (uint32_t seed = 1; seed <= 20; ++seed) {
     const int k = 3;
     const auto c = make_case(seed, 300, k);
-    cluster_builder b(c.fps.size(), cluster_mode::star);
+    cluster_builder b(c.fps.size(), cluster_linking::star);
     b.add(c.pairs);
     const auto rep = b.finish();
     ASSERT_EQ(rep.size(), c.fps.size());
@@ -174,7 +174,7 @@ TEST(Clusters, StarKeepsEveryMemberWithinKOfItsRepresentative) {
 }
 
 TEST(Clusters, Empty) {
-  cluster_builder b(0, cluster_mode::star);
+  cluster_builder b(0, cluster_linking::star);
   EXPECT_TRUE(b.finish().empty());
 }
 

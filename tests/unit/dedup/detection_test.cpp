@@ -1,0 +1,191 @@
+// The detection profile (defaults, the one validation, effective()) and explain_pair.
+#include <simdup/dedup.hpp>
+#include <simdup/detection.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+namespace simdup {
+namespace {
+
+std::string message(const status& st) {
+  return st ? std::string() : st.error().message;
+}
+
+TEST(DetectionProfile, DefaultsAreTheEvaluatedOnesAndValid) {
+  const detection_profile p;
+  EXPECT_EQ(p.k, 8);
+  ASSERT_TRUE(p.verify);
+  EXPECT_DOUBLE_EQ(p.verify->threshold, 0.8);
+  EXPECT_EQ(p.verify->shingle_width, 5u);
+  EXPECT_EQ(p.minhash.bands, 10u);
+  EXPECT_EQ(p.minhash.rows, 6u);
+  EXPECT_EQ(p.clustering, cluster_linking::anchored);
+  EXPECT_DOUBLE_EQ(p.anchor_floor, 0.8);
+  EXPECT_EQ(p.fingerprint.min_features, detection_min_features);
+  EXPECT_TRUE(p.validate());
+  // dedup_options carries the same profile.
+  EXPECT_EQ(dedup_options{}.detection.k, 8);
+}
+
+TEST(DetectionProfile, KIsCheckedOnceAgainstWhatEveryConsumerSupports) {
+  detection_profile p;
+  for (int k : {0, 3, max_detection_k}) {
+    p.k = k;
+    EXPECT_TRUE(p.validate()) << k;
+  }
+  EXPECT_EQ(max_detection_k, max_index_k);
+  p.k = max_detection_k + 1;
+  const status st = p.validate();
+  ASSERT_FALSE(st);
+  EXPECT_EQ(st.error().code, errc::invalid_argument);
+  EXPECT_EQ(message(st), "k must be in 0..32, got 33");
+  p.k = -1;
+  EXPECT_EQ(message(p.validate()), "k must be in 0..32, got -1");
+  // The engines and the signer refuse it with the same message (no checks of their own).
+  dedup_options o;
+  o.detection.k = 40;
+  EXPECT_EQ(batch_deduplicator::create(o).error().message, "k must be in 0..32, got 40");
+  EXPECT_EQ(stream_deduplicator::create(o).error().message, "k must be in 0..32, got 40");
+  EXPECT_EQ(document_signer::create(o).error().message, "k must be in 0..32, got 40");
+}
+
+TEST(DetectionProfile, MessagesNameTheParameter) {
+  detection_profile p;
+  p.anchor_floor = 1.5;
+  EXPECT_EQ(message(p.validate()).rfind("anchor_floor must be in [0, 1]", 0), 0u);
+  p = detection_profile{};
+  p.verify->threshold = 0;
+  EXPECT_EQ(message(p.validate()).rfind("verify threshold must be in (0, 1]", 0), 0u);
+  p = detection_profile{};
+  p.verify->shingle_width = 0;
+  EXPECT_EQ(message(p.validate()), "verify shingle_width must be at least 1");
+  p = detection_profile{};
+  p.minhash.rows = 17;
+  EXPECT_EQ(message(p.validate()).rfind("minhash must have at most 64 bands", 0), 0u);
+  p = detection_profile{};
+  p.fingerprint.min_features = 0;
+  EXPECT_EQ(message(p.validate()), "min_features must be at least 1");
+  // Combinations that cannot run: MinHash and anchoring need the verification's shingles.
+  p = detection_profile{};
+  p.verify.reset();
+  EXPECT_EQ(message(p.validate()), "minhash candidates need verify");
+  p.minhash = minhash_options{};
+  EXPECT_EQ(message(p.validate()), "anchored clustering needs verify");
+  p.clustering = cluster_linking::star;
+  EXPECT_TRUE(p.validate());
+}
+
+TEST(DetectionProfile, EffectiveDropsWhatAModeCannotUse) {
+  detection_profile p;
+  EXPECT_EQ(p.effective(true).minhash.bands, 10u);
+  EXPECT_EQ(p.effective(false).minhash.bands, 0u);  // stream mode probes SimHash only
+  p.verify.reset();
+  const detection_profile batch = p.effective(true);
+  EXPECT_EQ(batch.minhash.bands, 0u);
+  EXPECT_EQ(batch.clustering, cluster_linking::star);
+  EXPECT_TRUE(batch.validate());
+}
+
+TEST(DetectionProfile, FingerprintsOnlyProfileAndItsSearch) {
+  const auto p = detection_profile::for_fingerprints(5, cluster_linking::star);
+  EXPECT_TRUE(p.validate());
+  EXPECT_FALSE(p.verify);
+  const all_pairs_options o = p.pair_search();
+  EXPECT_EQ(o.k, 5);
+  EXPECT_EQ(o.layout.k, 5);
+  EXPECT_FALSE(detection_profile::for_fingerprints(33, cluster_linking::components).validate());
+}
+
+TEST(DetectionProfile, LinkingNamesAndLayers) {
+  for (auto l : {cluster_linking::components, cluster_linking::star, cluster_linking::anchored}) {
+    EXPECT_EQ(parse_linking(linking_name(l)).value(), l);
+  }
+  EXPECT_EQ(parse_linking("stars").error().message,
+            "clustering must be components, star or anchored, got 'stars'");
+  dedup_options o;
+  ASSERT_TRUE(parse_layers("title,near", o));
+  EXPECT_TRUE(o.title_layer && o.near_layer);
+  EXPECT_FALSE(o.url_layer || o.content_layer);
+  EXPECT_EQ(message(parse_layers("url,fuzzy", o)),
+            "layers: unknown layer 'fuzzy' (url, title, exact, near)");
+}
+
+document doc(std::string text, std::string url = {}) {
+  document d;
+  d.text = std::move(text);
+  d.url = std::move(url);
+  return d;
+}
+
+constexpr const char* kText =
+    "The harbour was closed on Tuesday after the storm damaged the northern breakwater, and "
+    "the fishing fleet stayed in port while engineers inspected the damage along the pier.";
+
+TEST(ExplainPair, HtmlPageAndItsTextAreTheSameContent) {
+  const auto e =
+      explain_pair(dedup_options{},
+                   doc(std::string("<html><body><p>") + kText + "</p></body></html>"), doc(kText));
+  ASSERT_TRUE(e);
+  EXPECT_TRUE(e->a.html);
+  EXPECT_FALSE(e->b.html);
+  EXPECT_EQ(e->distance, 0);
+  EXPECT_DOUBLE_EQ(e->jaccard, 1.0);
+  EXPECT_TRUE(e->duplicate);
+  EXPECT_EQ(e->layer, dedup_layer::exact);
+}
+
+TEST(ExplainPair, LayersInDedupsOrder) {
+  dedup_options o;
+  auto e = explain_pair(o, doc(kText, "http://www.a.com/x/"), doc("other text", "https://a.com/x"));
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->layer, dedup_layer::url);
+  EXPECT_TRUE(e->duplicate);
+  // "other text" has fewer than 10 distinct shingles: short, no fingerprint, no near link.
+  EXPECT_EQ(e->distance, -1);
+  EXPECT_TRUE(std::isnan(e->jaccard));
+  o.url_layer = false;
+  e = explain_pair(o, doc(kText, "http://a.com/x"), doc("other text", "http://a.com/x"));
+  ASSERT_TRUE(e);
+  EXPECT_FALSE(e->duplicate);
+  EXPECT_EQ(e->layer, dedup_layer::none);
+}
+
+TEST(ExplainPair, NearPairsAreVerifiedAgainstTheThreshold) {
+  std::string edited = kText;
+  edited.replace(edited.find("Tuesday"), 7, "Monday");
+  dedup_options o;
+  o.detection.k = max_detection_k;  // a candidate whatever the distance
+  auto e = explain_pair(o, doc(kText), doc(edited));
+  ASSERT_TRUE(e);
+  ASSERT_GT(e->jaccard, 0.8);
+  ASSERT_LT(e->jaccard, 1.0);
+  EXPECT_TRUE(e->duplicate);
+  EXPECT_EQ(e->layer, dedup_layer::near);
+  o.detection.verify->threshold = 0.999;
+  e = explain_pair(o, doc(kText), doc(edited));
+  ASSERT_TRUE(e);
+  EXPECT_FALSE(e->duplicate);
+  EXPECT_NE(e->reason.find("verify threshold"), std::string::npos) << e->reason;
+  // Anchored clusters also need the anchor floor with the representative.
+  o.detection.verify->threshold = 0.5;
+  o.detection.anchor_floor = 0.999;
+  e = explain_pair(o, doc(kText), doc(edited));
+  ASSERT_TRUE(e);
+  EXPECT_FALSE(e->duplicate);
+  EXPECT_NE(e->reason.find("anchor floor"), std::string::npos) << e->reason;
+  // k 0 and no MinHash: not a candidate at all.
+  o = dedup_options{};
+  o.detection.k = 0;
+  o.detection.minhash = minhash_options{};
+  e = explain_pair(o, doc(kText), doc(edited));
+  ASSERT_TRUE(e);
+  ASSERT_GT(e->distance, 0);
+  EXPECT_FALSE(e->duplicate);
+  EXPECT_NE(e->reason.find("not a candidate"), std::string::npos) << e->reason;
+}
+
+}  // namespace
+}  // namespace simdup
