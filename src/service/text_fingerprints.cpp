@@ -45,13 +45,9 @@ result<bool> text_fingerprints::sign(const collection_config& config, std::strin
     dedup_options dedup;
     dedup.url_layer = false;
     dedup.content_layer = false;
-    if (verify) {
-      dedup.verify = verify_options{.threshold = config.verify,
-                                    .shingle_width = verify_shingle_width,
-                                    .max_hashes = sketch_hashes,
-                                    .tmp_dir = {}};
-    }
-    auto created = document_signer::create(*options, dedup);
+    dedup.detection = detection_for(config);
+    dedup.detection.fingerprint = *options;
+    auto created = document_signer::create(dedup);
     if (!created) {
       return make_error(
           created.error().code,

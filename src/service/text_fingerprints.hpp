@@ -17,9 +17,6 @@
 
 namespace simdup::detail {
 
-/// Code points per verification shingle: `simdup dedup`'s --verify-shingle-width default.
-inline constexpr std::size_t verify_shingle_width = 5;
-
 /// One signer per distinct setting, created on first use and shared by all threads.
 class text_fingerprints {
  public:

@@ -3,6 +3,7 @@
 // index (rocks_backend) and a shared redis-server (redis_backend).
 #pragma once
 
+#include <simdup/detection.hpp>
 #include <simdup/error.hpp>
 
 #include <cstdint>
@@ -50,6 +51,10 @@ result<int64_t> parse_duration(std::string_view text);
 bool valid_collection_name(std::string_view name);
 /// Checks a config's ranges; the message names the field.
 status validate(const collection_config& config);
+/// The collection's detection profile: its k and verification (over the service's
+/// sketch_hashes-sized sketches, without MinHash: the service probes SimHash only). Its fingerprint
+/// options are the library's defaults; text_fingerprints sets the collection's.
+detection_profile detection_for(const collection_config& config);
 /// JSON form, as stored and as answered by GET /v1/{collection}/stats.
 std::string to_json(const collection_config& config);
 /// Parses to_json's form (and the body of PUT /v1/{collection}); missing fields keep `base`.

@@ -60,15 +60,29 @@ result<int64_t> parse_duration(std::string_view text) {
   return n * unit;
 }
 
+detection_profile detection_for(const collection_config& config) {
+  detection_profile p;
+  p.k = config.k;
+  p.minhash = minhash_options{};
+  p.clustering = cluster_linking::star;
+  if (config.verify > 0) {
+    // dedup's shingle width (verify_options' default), so a text's Jaccard is dedup's.
+    verify_options v;
+    v.threshold = config.verify;
+    v.max_hashes = sketch_hashes;
+    p.verify = v;
+  } else {
+    p.verify.reset();
+  }
+  return p;
+}
+
 status validate(const collection_config& config) {
   if (!valid_collection_name(config.name)) {
     return make_error(errc::invalid_argument,
                       "collection name must be 1 to 64 characters of [A-Za-z0-9_.-]");
   }
-  if (config.k < 0 || config.k > max_index_k) {
-    return make_error(errc::invalid_argument,
-                      "k must be between 0 and " + std::to_string(max_index_k));
-  }
+  if (auto k = detection_for(config).validate(); !k) return k;
   if (!(config.verify >= 0 && config.verify <= 1)) {
     return make_error(errc::invalid_argument,
                       "verify must be \"off\" or \"jaccard:T\" with T in (0, 1]");

@@ -80,7 +80,7 @@ def test_settings_range_and_verify_values(server):
     status, body = c.request("PUT", "/v1/wide", {"k": 32, "verify": "jaccard:0.5"})
     assert status == 200 and body["k"] == 32 and body["verify"] == "jaccard:0.5"
     status, body = c.request("PUT", "/v1/bad", {"k": 33})
-    assert status == 400 and "k must be between 0 and 32" in body["error"]["message"]
+    assert status == 400 and "k must be in 0..32" in body["error"]["message"]
     for bad in ("jaccard:0", "jaccard:1.5", "on", "jaccard:x"):
         status, body = c.request("PUT", "/v1/bad", {"verify": bad})
         assert status == 400 and "verify" in body["error"]["message"], bad

@@ -52,7 +52,7 @@ TEST(CollectionConfig, BadVerifyAndKAreRefusedByName) {
   EXPECT_TRUE(config_from_json(R"({"k":)" + std::to_string(max_index_k) + "}", base));
   c = config_from_json(R"({"k":)" + std::to_string(max_index_k + 1) + "}", base);
   ASSERT_FALSE(c);
-  EXPECT_NE(c.error().message.find("k must be between 0 and 32"), std::string::npos);
+  EXPECT_NE(c.error().message.find("k must be in 0..32, got 33"), std::string::npos);
 }
 
 TEST(CollectionConfig, SettingsStoredWithoutVerifyKeepNone) {
