@@ -24,16 +24,9 @@ constexpr const char* kDefaultVerify = "jaccard:0.8";
 constexpr std::size_t kDedupMinFeatures = 10;
 constexpr std::size_t kChunkDocs = 2048;
 
-struct dedup_settings {
-  reader_options reader;
-  fingerprint_options fingerprint;
-  dedup_options dedup;
-  std::string keep_spec = "first";
-  bool skip_bad_records = false;
-  unsigned threads = 0;
-};
+}  // namespace
 
-dedup_settings read_settings(py::dict options, bool from_memory) {
+dedup_settings read_dedup_settings(py::dict options, bool from_memory) {
   option_reader r(std::move(options));
   dedup_settings s;
   fingerprint_options defaults;
@@ -117,6 +110,8 @@ dedup_settings read_settings(py::dict options, bool from_memory) {
   r.finish("dedup");
   return s;
 }
+
+namespace {
 
 struct dedup_run {
   std::vector<std::string> ids;
@@ -220,6 +215,7 @@ result<dedup_run> run(reader& in, const dedup_settings& s, const std::vector<std
     out.decisions = std::move(decisions).value();
     sum.candidate_pairs = batch->candidate_pairs();
     sum.rejected_pairs = batch->rejected_pairs();
+    sum.minhash_pairs = batch->minhash_candidate_pairs();
     sum.engine_memory_bytes = batch->memory_bytes();
     sum.verify_spill_bytes = batch->spilled_bytes();
   } else {
@@ -243,6 +239,8 @@ result<dedup_run> run(reader& in, const dedup_settings& s, const std::vector<std
   return out;
 }
 
+}  // namespace
+
 py::object id_object(const std::string& id, bool is_number) {
   if (is_number) {
     // JSON numbers come back as numbers: int when integral, else float.
@@ -259,8 +257,10 @@ py::object id_object(const std::string& id, bool is_number) {
   return py::reinterpret_steal<py::object>(s);
 }
 
+namespace {
+
 py::dict dedup(std::vector<std::string> inputs, std::optional<py::bytes> data, py::dict options) {
-  const dedup_settings s = read_settings(std::move(options), data.has_value());
+  const dedup_settings s = read_dedup_settings(std::move(options), data.has_value());
   std::optional<reader> in;
   std::string buffer;
   if (data) buffer = std::string(*data);
