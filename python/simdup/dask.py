@@ -553,6 +553,8 @@ def dedup(source: Any, *, client: Any = None, scheduler: Optional[str] = None,
     if opts.get("mode", "batch") != "batch":
         raise ValueError("simdup.dask runs batch mode only (mode='batch')")
     opts.setdefault("threads", 1)
+    if out is not None:
+        _check_out(out, force)
     if client is None:
         client, _ = _client_for(scheduler)
     started = _time.perf_counter()
@@ -681,6 +683,9 @@ def _summary(opts, specs, stats, n, cstats, candidates, minhash_candidates, reje
         for code, count in enumerate(c["layers"][1:], start=1):
             by_layer[_LAYERS[code]] += int(count)
     duplicates = sum(size * count - count for size, count in sizes.items())
+    histogram = {str(d): int(c) for d, c in enumerate(distances[:65]) if c}
+    if distances[65]:
+        histogram["unknown"] = int(distances[65])
     kept = n - duplicates
     if kept > with_dups:
         sizes[1] = kept - with_dups
@@ -694,8 +699,9 @@ def _summary(opts, specs, stats, n, cstats, candidates, minhash_candidates, reje
         "messages": [m for s in stats for m in s["messages"]][:20],
         "pairs": {"candidates": candidates, "rejected_by_verify": rejected,
                   "minhash_candidates": minhash_candidates},
-        "clusters": {str(size): sizes[size] for size in sorted(sizes)},
-        "distance_histogram": {str(d): int(c) for d, c in enumerate(distances[:65]) if c},
+        "clusters": {"with_duplicates": with_dups, "largest": max(sizes, default=0),
+                     "by_size": {str(size): sizes[size] for size in sorted(sizes)}},
+        "distance_histogram": histogram,
         "bytes": sum(s["bytes"] for s in stats),
         "output_format": next((s["format"] for s in stats if s["format"]), ""),
         "distributed": {"partitions": len(specs), "shuffle_partitions": run.parts,
@@ -730,17 +736,23 @@ def _write_part(spec, options, records, frame, directory: str, index: int, fmt: 
                     "distance": None if pd.isna(row.distance) else int(row.distance),
                     "layer": str(row.layer)}
             if not np.isnan(row.jaccard):
-                line["jaccard"] = round(float(row.jaccard), 4)
-            f.write(json.dumps(line, ensure_ascii=False) + "\n")
+                j = round(float(row.jaccard), 4)  # the CLI's 4 decimals, "1" for 1.0
+                line["jaccard"] = int(j) if j == int(j) else j
+            f.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
     return int(keep.sum())
+
+
+def _check_out(out: str, force: bool) -> str:
+    path = os.path.abspath(out)
+    if os.path.isfile(path) or (os.path.isdir(path) and os.listdir(path) and not force):
+        raise FileExistsError(f"{out} is not empty (force=True, --force, replaces it)")
+    return path
 
 
 def _write_output(run, specs, sigs, frames, opts, summary, out: str, force: bool):
     import shutil
     import tempfile
-    out = os.path.abspath(out.rstrip("/") or out)
-    if os.path.isfile(out) or (os.path.isdir(out) and os.listdir(out) and not force):
-        raise FileExistsError(f"{out} is not empty (force=True replaces it)")
+    out = _check_out(out, force)
     staging = tempfile.mkdtemp(prefix=os.path.basename(out) + ".tmp-", dir=os.path.dirname(out))
     try:
         fmt = summary["output_format"] or "jsonl"
@@ -839,6 +851,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         client, cluster = _client_for(scheduler or "local:2")
         _, summary = dedup(inputs, client=client, partitions=partitions, out=out, force=force,
                            **options)
+    except FileExistsError as e:  # a usage error, as in the CLI
+        print(f"simdup.dask dedup: {e}", file=sys.stderr)
+        return 2
     except (ValueError, TypeError, OSError) as e:
         print(f"simdup.dask dedup: {e}", file=sys.stderr)
         return 1

@@ -195,18 +195,20 @@ py::tuple group_pairs(const u64_array& fingerprints, const u64_array& starts, in
     for (std::size_t g = 0; g + 1 < bounds.size() && failed; ++g) {
       const uint64_t first = bounds[g], end = bounds[g + 1];
       if (end > fps.size() || first > end) {
-        failed = make_error(errc::invalid_argument, "group bounds must increase within the "
-                                                    "fingerprints");
+        failed = make_error(errc::invalid_argument,
+                            "group bounds must increase within the "
+                            "fingerprints");
         break;
       }
       if (end - first < 2) continue;
-      auto run = all_pairs(fps.subspan(first, end - first), ap, [&](std::span<const index_pair> ps) {
-        for (const index_pair& p : ps) {
-          a.push_back(first + p.a);
-          b.push_back(first + p.b);
-        }
-        return true;
-      });
+      auto run =
+          all_pairs(fps.subspan(first, end - first), ap, [&](std::span<const index_pair> ps) {
+            for (const index_pair& p : ps) {
+              a.push_back(first + p.a);
+              b.push_back(first + p.b);
+            }
+            return true;
+          });
       if (!run) failed = std::move(run).error();
     }
   }
@@ -408,15 +410,14 @@ py::list expand(std::vector<std::string> inputs, bool keep_missing) {
 void bind_dask(py::module_& m) {
   m.def("dask_sign", &sign, py::arg("inputs"), py::arg("data"), py::arg("source_name"),
         py::arg("options"));
-  m.def("dask_group_pairs", &group_pairs, py::arg("fingerprints"), py::arg("starts"),
-        py::arg("k"));
+  m.def("dask_group_pairs", &group_pairs, py::arg("fingerprints"), py::arg("starts"), py::arg("k"));
   m.def("dask_bucket_pairs", &bucket_pairs, py::arg("keys"), py::arg("fingerprints"), py::arg("k"),
         py::arg("max_bucket"));
-  m.def("dask_jaccards", &jaccards, py::arg("offsets_a"), py::arg("hashes_a"),
-        py::arg("offsets_b"), py::arg("hashes_b"), py::arg("threshold"), py::arg("max_hashes"));
+  m.def("dask_jaccards", &jaccards, py::arg("offsets_a"), py::arg("hashes_a"), py::arg("offsets_b"),
+        py::arg("hashes_b"), py::arg("threshold"), py::arg("max_hashes"));
   m.def("dask_cluster", &cluster, py::arg("columns"), py::arg("options"));
-  m.def("dask_write_kept", &write_kept, py::arg("inputs"), py::arg("data"),
-        py::arg("source_name"), py::arg("options"), py::arg("keep"), py::arg("path"));
+  m.def("dask_write_kept", &write_kept, py::arg("inputs"), py::arg("data"), py::arg("source_name"),
+        py::arg("options"), py::arg("keep"), py::arg("path"));
   m.attr("MINHASH_MAX_BUCKET") = minhash_options{}.max_bucket;
   m.def("expand_inputs", &expand, py::arg("inputs"), py::arg("keep_missing"));
 }
