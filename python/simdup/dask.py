@@ -74,6 +74,8 @@ def _take(t: Dict[str, np.ndarray], rows: np.ndarray) -> Dict[str, np.ndarray]:
 
 
 def _concat(tables: Sequence[Dict[str, np.ndarray]]) -> Dict[str, np.ndarray]:
+    # Empty pieces may have another shape (no MinHash columns from an empty partition).
+    tables = [t for t in tables if _rows(t) > 0] or list(tables[:1])
     first = tables[0]
     out = {k: np.concatenate([t[k] for t in tables]) for k in first if k not in ("sh_off", "sh")}
     if "sh_off" in first:
@@ -289,8 +291,6 @@ def _near_split(sig, offset: int, keep: str, masks: np.ndarray, parts: int, foll
     simhash = _split(tables, _hash_dest(tables["key"], parts, tables["table"].astype(np.uint64)),
                      parts)
     bands = len(sig["band_keys"]) // n if n else 0
-    if bands == 0:
-        return simhash, None
     keys = sig["band_keys"].reshape(n, bands)
     minhash_ok = near.copy()
     minhash_ok[(twins["gid"] - np.uint64(offset)).astype(np.int64)] = False
@@ -609,8 +609,7 @@ def dedup(source: Any, *, client: Any = None, scheduler: Optional[str] = None,
         sim = run.shuffle("simhash", run.get(near_in, 0), lambda x: x, parts,
                           functools.partial(_simhash_reduce, masks, k, offsets))
         routed = [sim]
-        bands = client.gather(run.submit("has-mh", lambda x: x[1] is not None, near_in[0]))
-        if bands:
+        if any(client.gather([run.submit("has-mh", _has_band_keys, s) for s in sigs])):
             mh = run.shuffle("minhash", run.get(near_in, 1), lambda x: x, parts,
                              functools.partial(_minhash_reduce, k,
                                                int(_core.MINHASH_MAX_BUCKET), offsets))
@@ -654,6 +653,10 @@ def dedup(source: Any, *, client: Any = None, scheduler: Optional[str] = None,
     if out is not None:
         _write_output(run, specs, sigs, frames, opts, summary, out, force)
     return frame, summary
+
+
+def _has_band_keys(sig) -> bool:
+    return len(sig["band_keys"]) > 0
 
 
 def _nbytes(pieces) -> int:
