@@ -173,8 +173,14 @@ def test_bad_records_counted_as_single_machine(client, tmp_path):
     ref, ref_summary = simdup.dedup(paths, on_error="skip")
     assert_same(frame, ref)
     assert summary["skipped_reasons"] == ref_summary["skipped_reasons"]
-    assert summary["documents"]["skipped"] == ref_summary["documents"]["skipped"] == 3
-    assert summary["inputs"]["skipped"] == 1
+    # Counted as the CLI counts them: the missing file is a skipped input, not a record.
+    cli_out = tmp_path / "cli-out"
+    run_cli(["dedup", *paths, "--out", cli_out, "-q", "--on-error", "skip"], check=3)
+    want = json.loads((cli_out / "summary.json").read_text())
+    assert summary["documents"] == want["documents"]
+    assert summary["documents"]["skipped"] == 3
+    assert summary["inputs"] == want["inputs"] == {"count": 4, "skipped": 1}
+    assert summary["skipped_reasons"] == want["skipped_reasons"]
     with pytest.raises(ValueError, match="on_error='skip'"):
         sdask.dedup(paths[:1], client=client)
 
