@@ -78,10 +78,12 @@ def run_cli(paths, threads, out):
     return wall, cpu, summary
 
 
-def worker_peak_rss(client):
-    def peak():
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    return client.run(peak)
+def worker_usage(client):
+    """Peak RSS (bytes) and CPU seconds of each worker process."""
+    def usage():
+        r = resource.getrusage(resource.RUSAGE_SELF)
+        return r.ru_maxrss * 1024, r.ru_utime + r.ru_stime
+    return client.run(usage)
 
 
 def task_seconds(client):
@@ -104,7 +106,7 @@ def run_dask(paths, workers):
         frame, summary = sdask.dedup(paths, client=client)
         got = frame.compute()
         wall = time.perf_counter() - t0
-        rss = worker_peak_rss(client)
+        rss = worker_usage(client)
         durations = task_seconds(client)
     finally:
         client.close()
@@ -148,10 +150,13 @@ def main():
             per_doc = nbytes / max(1, args.docs)
             extra = f" ({per_doc / tables:.1f} per table)" if name == "simhash" else ""
             print(f"  shuffle {name}: {nbytes / 1e6:.1f} MB, {per_doc:.1f} bytes/doc{extra}")
-        print("  peak RSS per worker: " + ", ".join(f"{v / 2**20:.0f} MiB" for v in rss.values()))
+        print("  peak RSS per worker: " + ", ".join(f"{v[0] / 2**20:.0f} MiB" for v in rss.values())
+              + f"; worker CPU {sum(v[1] for v in rss.values()):.1f} s, "
+              f"{args.docs / sum(v[1] for v in rss.values()):,.0f} docs per CPU second")
         print("  stages: " + ", ".join(f"{k} {v:.1f} s" for k, v in summary["timings"].items()))
         total = sum(durations.values())
-        in_core = sum(v for k, v in durations.items() if k.split("-")[1] in C_HEAVY)
+        in_core = sum(v for k, v in durations.items()
+                      if k.startswith("simdup-") and k.split("-")[1] in C_HEAVY)
         print(f"  task time {total:.1f} s; in C++-heavy tasks {in_core / total:.0%} "
               f"(outside: {1 - in_core / total:.0%})")
         if ref is not None:

@@ -60,7 +60,7 @@ def assert_same(distributed_frame, reference):
     return got
 
 
-def family_corpus(seed=7, bases=700):
+def family_corpus(seed=7, bases=450):
     """Families of near copies (word edits), exact copies (case and punctuation changed), pages
     re-crawled under one URL, and unrelated documents; one family larger than MinHash's bucket
     cap (64), so the cap must count the whole corpus."""
