@@ -213,3 +213,15 @@ def test_worker_killed_in_near_phase(client, tmp_path):
     assert_same(frame, ref)
     assert len(got) == len(ref)
     client.wait_for_workers(2, timeout=120)
+
+
+def test_dask_bag_and_dataframe_of_records(client):
+    import dask.bag as db
+    import dask.dataframe as dd
+    import pandas as pd
+    records = [json.loads(line) for line in SAMPLE.read_text().splitlines()[:600]]
+    ref, _ = simdup.dedup(records)
+    frame, _ = sdask.dedup(db.from_sequence(records, npartitions=3), client=client)
+    assert_same(frame, ref)
+    frame, _ = sdask.dedup(dd.from_pandas(pd.DataFrame(records), npartitions=2), client=client)
+    assert_same(frame, ref)
