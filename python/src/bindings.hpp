@@ -2,8 +2,10 @@
 // Python objects, and a small parallel loop. The module sees only include/simdup.
 #pragma once
 
+#include <simdup/dedup.hpp>
 #include <simdup/error.hpp>
 #include <simdup/fingerprint.hpp>
+#include <simdup/reader.hpp>
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -96,8 +98,24 @@ void parallel_for(std::size_t n, unsigned workers, std::size_t block,
 using u64_array = py::array_t<uint64_t, py::array::c_style | py::array::forcecast>;
 using i64_array = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
 
+/// The options of simdup.dedup (the CLI's names and defaults: k 8, anchored clusters, MinHash
+/// 10x6, verify jaccard:0.8, min_features 10). `from_memory`: records given as JSONL bytes.
+struct dedup_settings {
+  reader_options reader;
+  dedup_options dedup;  ///< with its detection profile
+  std::string keep_spec = "first";
+  bool skip_bad_records = false;
+  unsigned threads = 0;
+};
+/// `what` names the caller in the unknown-option error ("dedup", "explain").
+dedup_settings read_dedup_settings(py::dict options, bool from_memory, const char* what = "dedup");
+
+/// A record id as Python sees it: JSON numbers as int (or float), the rest as str.
+py::object id_object(const std::string& id, bool is_number);
+
 void bind_fingerprint(py::module_& m);
 void bind_index(py::module_& m);
 void bind_dedup(py::module_& m);
+void bind_dask(py::module_& m);
 
 }  // namespace simdup::python

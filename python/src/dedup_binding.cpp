@@ -21,15 +21,9 @@ namespace {
 
 constexpr std::size_t kChunkDocs = 2048;
 
-struct dedup_settings {
-  reader_options reader;
-  dedup_options dedup;
-  std::string keep_spec = "first";
-  bool skip_bad_records = false;
-  unsigned threads = 0;
-};
+}  // namespace
 
-dedup_settings read_settings(py::dict options, bool from_memory, const char* what = "dedup") {
+dedup_settings read_dedup_settings(py::dict options, bool from_memory, const char* what) {
   option_reader r(std::move(options));
   dedup_settings s;
   dedup_options& d = s.dedup;
@@ -90,6 +84,8 @@ dedup_settings read_settings(py::dict options, bool from_memory, const char* wha
   r.finish(what);
   return s;
 }
+
+namespace {
 
 struct dedup_run {
   std::vector<std::string> ids;
@@ -193,6 +189,7 @@ result<dedup_run> run(reader& in, const dedup_settings& s, const std::vector<std
     out.decisions = std::move(decisions).value();
     sum.candidate_pairs = batch->candidate_pairs();
     sum.rejected_pairs = batch->rejected_pairs();
+    sum.minhash_pairs = batch->minhash_candidate_pairs();
     sum.engine_memory_bytes = batch->memory_bytes();
     sum.verify_spill_bytes = batch->spilled_bytes();
   } else {
@@ -216,6 +213,8 @@ result<dedup_run> run(reader& in, const dedup_settings& s, const std::vector<std
   return out;
 }
 
+}  // namespace
+
 py::object id_object(const std::string& id, bool is_number) {
   if (is_number) {
     // JSON numbers come back as numbers: int when integral, else float.
@@ -232,8 +231,10 @@ py::object id_object(const std::string& id, bool is_number) {
   return py::reinterpret_steal<py::object>(s);
 }
 
+namespace {
+
 py::dict dedup(std::vector<std::string> inputs, std::optional<py::bytes> data, py::dict options) {
-  const dedup_settings s = read_settings(std::move(options), data.has_value());
+  const dedup_settings s = read_dedup_settings(std::move(options), data.has_value());
   std::optional<reader> in;
   std::string buffer;
   if (data) buffer = std::string(*data);
@@ -300,7 +301,7 @@ py::dict side_dict(const doc_signature& sig, const fingerprint_options& fp, cons
 
 /// simdup.explain: two texts through dedup's signer and rules under the same options.
 py::dict explain(std::string a, std::string b, py::dict options) {
-  const dedup_settings s = read_settings(std::move(options), true, "explain");
+  const dedup_settings s = read_dedup_settings(std::move(options), true, "explain");
   document docs[2];
   docs[0].text = std::move(a);
   docs[1].text = std::move(b);

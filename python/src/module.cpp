@@ -282,4 +282,5 @@ PYBIND11_MODULE(_core, m) {
   simdup::python::bind_fingerprint(m);
   simdup::python::bind_index(m);
   simdup::python::bind_dedup(m);
+  simdup::python::bind_dask(m);
 }

@@ -1,0 +1,172 @@
+"""simdup.dask against the single-machine CLI on a synthetic corpus: time, shuffle bytes per
+document per table, peak RSS per worker, the fraction of task time outside C++, and whether the
+decisions are the same.
+
+    /usr/bin/python3 bench/python/bench_dask.py [--docs 1000000] [--shards 16] [--workers 1,2]
+                                                [--dir /tmp/simdup-bench-dask] [--no-compare]
+
+The corpus (written once per size into --dir): documents of 40-120 words from a 20,000-word
+vocabulary; a third belong to families of near copies (a few words changed), some are exact
+copies (case changed) or re-crawls under one URL. Run after a release build (SIMDUP_BUILD_DIR
+picks another build tree). Each run is measured on a fresh LocalCluster (threads_per_worker=1),
+the CLI with --threads equal to the workers.
+"""
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_common import CLI  # noqa: E402  (puts the build's package on sys.path)
+
+import simdup  # noqa: E402
+import simdup.dask as sdask  # noqa: E402
+
+
+def make_corpus(directory: Path, docs: int, shards: int, seed: int = 5) -> list:
+    directory.mkdir(parents=True, exist_ok=True)
+    paths = [directory / f"part-{i:04d}.jsonl" for i in range(shards)]
+    if all(p.exists() for p in paths) and (directory / "DONE").exists():
+        return [str(p) for p in paths]
+    rng = np.random.default_rng(seed)
+    vocab = np.array([f"w{i}{chr(97 + i % 26)}" for i in range(20000)])
+    per_shard = (docs + shards - 1) // shards
+    made = 0
+    for s, path in enumerate(paths):
+        n = min(per_shard, docs - made)
+        lines = []
+        base = None
+        for i in range(n):
+            gid = made + i
+            r = rng.random()
+            if base is not None and r < 0.25:  # near copy of the previous original
+                words = base.copy()
+                at = rng.integers(0, len(words), size=int(rng.integers(1, 4)))
+                words[at] = vocab[rng.integers(0, len(vocab), size=len(at))]
+                text = " ".join(words)
+            elif base is not None and r < 0.30:  # exact copy, case changed
+                text = " ".join(base).upper()
+            else:
+                base = vocab[rng.integers(0, len(vocab), size=int(rng.integers(40, 120)))]
+                text = " ".join(base)
+            rec = {"id": gid, "text": text}
+            if r > 0.98:
+                rec["url"] = f"http://example.org/{gid // 3}"
+            lines.append(json.dumps(rec))
+        path.write_text("\n".join(lines) + "\n")
+        made += n
+    (directory / "DONE").write_text("")
+    return [str(p) for p in paths]
+
+
+def run_cli(paths, threads, out):
+    t0 = time.perf_counter()
+    kids0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run([CLI, "dedup", *paths, "--out", str(out), "-q", "--force",
+                    "--threads", str(threads)], check=True)
+    kids1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wall = time.perf_counter() - t0
+    cpu = (kids1.ru_utime + kids1.ru_stime) - (kids0.ru_utime + kids0.ru_stime)
+    summary = json.loads((Path(out) / "summary.json").read_text())
+    return wall, cpu, summary
+
+
+def worker_usage(client):
+    """Peak RSS (bytes) and CPU seconds of each worker process."""
+    def usage():
+        r = resource.getrusage(resource.RUSAGE_SELF)
+        return r.ru_maxrss * 1024, r.ru_utime + r.ru_stime
+    return client.run(usage)
+
+
+def task_seconds(client):
+    """Seconds spent in simdup tasks per task prefix, from the scheduler's task streams."""
+    def collect(dask_scheduler=None):
+        out = {}
+        for ts in dask_scheduler.task_prefixes.values():
+            out[ts.name] = out.get(ts.name, 0.0) + sum(ts.all_durations.values())
+        return out
+    return client.run_on_scheduler(collect)
+
+
+def run_dask(paths, workers):
+    from distributed import Client, LocalCluster
+    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                           dashboard_address=None, host="127.0.0.1")
+    client = Client(cluster)
+    try:
+        t0 = time.perf_counter()
+        frame, summary = sdask.dedup(paths, client=client)
+        got = frame.compute()
+        wall = time.perf_counter() - t0
+        rss = worker_usage(client)
+        durations = task_seconds(client)
+    finally:
+        client.close()
+        cluster.close()
+    return wall, got, summary, rss, durations
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--docs", type=int, default=1_000_000)
+    ap.add_argument("--shards", type=int, default=16)
+    ap.add_argument("--workers", default="1,2")
+    ap.add_argument("--dir", default="/tmp/simdup-bench-dask")
+    ap.add_argument("--no-compare", action="store_true", help="skip the CLI run")
+    args = ap.parse_args()
+    corpus = Path(args.dir) / f"docs-{args.docs}"
+    t0 = time.perf_counter()
+    paths = make_corpus(corpus, args.docs, args.shards)
+    print(f"corpus: {args.docs} documents in {len(paths)} shards "
+          f"({sum(os.path.getsize(p) for p in paths) / 1e6:.0f} MB), "
+          f"{time.perf_counter() - t0:.1f} s to make or find")
+    ref = None
+    for workers in [int(w) for w in args.workers.split(",")]:
+        if not args.no_compare:
+            wall, cpu, summary = run_cli(paths, workers, Path(args.dir) / "cli-out")
+            print(f"CLI --threads {workers}: {wall:.1f} s wall, {cpu:.1f} s CPU, "
+                  f"{args.docs / wall / workers:,.0f} docs/s per core, "
+                  f"{summary['documents']['duplicates']} duplicates")
+            if ref is None:
+                ref, _ = simdup.dedup(paths, threads=workers) if args.docs <= 2_000_000 else (
+                    None, None)
+        wall, got, summary, rss, durations = run_dask(paths, workers)
+        d = summary["distributed"]
+        shuffled = d.get("shuffle_bytes", {})
+        tables = d.get("near_tables", 1)
+        print(f"dask {workers} worker(s): {wall:.1f} s wall, "
+              f"{args.docs / wall / workers:,.0f} docs/s per worker, "
+              f"{summary['documents']['duplicates']} duplicates, "
+              f"CC rounds {d['components_rounds']}")
+        for name, nbytes in shuffled.items():
+            per_doc = nbytes / max(1, args.docs)
+            extra = f" ({per_doc / tables:.1f} per table)" if name == "simhash" else ""
+            print(f"  shuffle {name}: {nbytes / 1e6:.1f} MB, {per_doc:.1f} bytes/doc{extra}")
+        print("  peak RSS per worker: " + ", ".join(f"{v[0] / 2**20:.0f} MiB" for v in rss.values())
+              + f"; worker CPU {sum(v[1] for v in rss.values()):.1f} s, "
+              f"{args.docs / sum(v[1] for v in rss.values()):,.0f} docs per CPU second")
+        print("  stages: " + ", ".join(f"{k} {v:.1f} s" for k, v in summary["timings"].items()))
+        total = sum(durations.values())
+        in_core = sum(v for k, v in durations.items()
+                      if k.startswith("simdup-") and k.split("-")[1] in C_HEAVY)
+        print(f"  task time {total:.1f} s; in C++-heavy tasks {in_core / total:.0%} "
+              f"(outside: {1 - in_core / total:.0%})")
+        if ref is not None:
+            same = (got["keep"].to_numpy() == ref["keep"].to_numpy()).all() and (
+                got["cluster"].to_numpy() == ref["cluster"].to_numpy()).all()
+            print(f"  same decisions as single-machine simdup.dedup: {same}")
+
+
+# Task prefixes whose time is mostly in simdup._core (signing, all-pairs, Jaccard, clustering).
+C_HEAVY = {"sign", "simhash", "minhash", "verify", "cluster"}
+
+if __name__ == "__main__":
+    main()

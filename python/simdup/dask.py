@@ -1,0 +1,876 @@
+"""simdup.dask: the dedup job of ``simdup dedup`` (batch mode) on a Dask distributed cluster.
+
+Every step that touches text or pairs runs in C++ (``simdup._core``) inside Dask tasks; Dask
+moves numpy arrays between the steps by hash shuffles (map tasks split their output by a key,
+reduce tasks concatenate one slice of every map). The steps (docs/distributed.md):
+
+1. sign: one task per input file (or per partition of a bag/DataFrame): fingerprints, exact-layer
+   keys, keep-policy data, verification shingles and MinHash band keys. A document's global
+   ordinal is (partition index, row): partitions follow the order of the inputs, so this is the
+   CLI's input order, and keep ``first`` means the same thing.
+2. exact layers: shuffle (layer, key, ordinal) by key; each document is linked to the first
+   holder of its key; connected components (large-star/small-star) give the exact groups, whose
+   best member by the keep policy is its leader.
+3. near candidates over the leaders: the 64 bits are cut into k + r blocks; two fingerprints
+   within k agree on r of them, so each r-combination of blocks is a table, and documents are
+   shuffled by (table, those blocks' bits). Within each group ``all_pairs`` finds the pairs
+   within k; a pair is kept only by the first table whose blocks it agrees on, so it is emitted
+   once. MinHash: shuffle by (band, key); each bucket in keep-policy order gives the pairs
+   ``minhash_pairs`` gives (the same cap on large buckets).
+4. verification where both sketches meet: pairs go to the partition of their first document,
+   take its shingles, go to the partition of the second and are compared there.
+5. clusters: connected components of the exact links and verified pairs (large-star/small-star,
+   iterated until every component is a star), then each component's documents (components are
+   small) meet in one task that runs the batch engine over them with the corpus-wide MinHash
+   candidates: its clusters, representatives, distances and Jaccards are the CLI's.
+
+Dask is imported here only; ``import simdup`` works without it.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import json
+import operator
+import os
+import time as _time
+import uuid
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from . import _core
+
+__all__ = ["dedup", "main"]
+
+_LAYERS = tuple(_core.LAYER_NAMES)
+_MIX = np.uint64(0x9E3779B97F4A7C15)
+# Options of this module; the rest go to the C++ core as for simdup.dedup.
+_OWN = ("client", "scheduler", "partitions", "near_prefix_blocks")
+
+
+# ---------------------------------------------------------------------------------------------
+# Tables: dicts of equally long numpy columns, with an optional ragged column of shingle hashes
+# ("sh_off": n + 1 offsets into "sh").
+
+def _ragged_take(offsets: np.ndarray, flat: np.ndarray, rows: np.ndarray):
+    starts = offsets[rows].astype(np.int64)
+    lengths = offsets[rows + 1].astype(np.int64) - starts
+    new_off = np.zeros(len(rows) + 1, dtype=np.uint64)
+    np.cumsum(lengths, out=new_off[1:])
+    total = int(new_off[-1])
+    if total == 0:
+        return new_off, flat[:0]
+    index = np.repeat(starts - new_off[:-1].astype(np.int64), lengths) + np.arange(total)
+    return new_off, flat[index]
+
+
+def _take(t: Dict[str, np.ndarray], rows: np.ndarray) -> Dict[str, np.ndarray]:
+    out = {k: v[rows] for k, v in t.items() if k not in ("sh_off", "sh")}
+    if "sh_off" in t:
+        out["sh_off"], out["sh"] = _ragged_take(t["sh_off"], t["sh"], rows)
+    return out
+
+
+def _concat(tables: Sequence[Dict[str, np.ndarray]]) -> Dict[str, np.ndarray]:
+    # Empty pieces may have another shape (no MinHash columns from an empty partition).
+    tables = [t for t in tables if _rows(t) > 0] or list(tables[:1])
+    first = tables[0]
+    out = {k: np.concatenate([t[k] for t in tables]) for k in first if k not in ("sh_off", "sh")}
+    if "sh_off" in first:
+        lengths = np.concatenate([np.diff(t["sh_off"].astype(np.int64)) for t in tables])
+        out["sh_off"] = np.zeros(len(lengths) + 1, dtype=np.uint64)
+        np.cumsum(lengths, out=out["sh_off"][1:])
+        out["sh"] = np.concatenate([t["sh"] for t in tables])
+    return out
+
+
+def _rows(t: Dict[str, np.ndarray]) -> int:
+    for k, v in t.items():
+        if k != "sh" and k != "sh_off":
+            return len(v)
+    return len(t["sh_off"]) - 1
+
+
+def _split(t: Dict[str, np.ndarray], dest: np.ndarray, parts: int) -> List[Dict[str, np.ndarray]]:
+    order = np.argsort(dest, kind="stable")
+    bounds = np.searchsorted(dest[order], np.arange(parts + 1))
+    return [_take(t, order[bounds[j]:bounds[j + 1]]) for j in range(parts)]
+
+
+def _hash_dest(keys: np.ndarray, parts: int, salt: Any = 0) -> np.ndarray:
+    """Reduce partition of each uint64 key (Fibonacci hashing, so structured keys spread)."""
+    salt = np.asarray(salt, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        mixed = (keys.astype(np.uint64) ^ (salt * np.uint64(0xC2B2AE3D27D4EB4F))) * _MIX
+    return ((mixed >> np.uint64(32)) % np.uint64(parts)).astype(np.int64)
+
+
+def _owner(gids: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """Signature partition holding each global ordinal."""
+    return np.searchsorted(offsets, gids, side="right").astype(np.int64) - 1
+
+
+def _edges(u=None, v=None) -> Dict[str, np.ndarray]:
+    return {"u": np.asarray([] if u is None else u, dtype=np.uint64),
+            "v": np.asarray([] if v is None else v, dtype=np.uint64)}
+
+
+def _unique_pairs(u: np.ndarray, v: np.ndarray):
+    order = np.lexsort((v, u))
+    u, v = u[order], v[order]
+    keep = np.ones(len(u), dtype=bool)
+    keep[1:] = (u[1:] != u[:-1]) | (v[1:] != v[:-1])
+    return u[keep], v[keep]
+
+
+# ---------------------------------------------------------------------------------------------
+# Task functions (top level, so that workers unpickle them by name).
+
+def _sign(spec: Tuple, options: Dict[str, Any], records: Any = None) -> Dict[str, Any]:
+    if spec[0] == "files":
+        part = _core.dask_sign(list(spec[1]), None, "", options)
+    else:
+        if hasattr(records, "to_dict"):  # a pandas partition
+            records = records.to_dict("records")
+        from . import _records_jsonl
+        data = _records_jsonl(records)
+        opts = dict(options)
+        opts.setdefault("input_format", "jsonl")
+        part = _core.dask_sign([], data, spec[-1], opts)
+    ids = part.pop("ids")
+    part["ids"] = np.empty(len(ids), dtype=object)
+    part["ids"][:] = ids
+    return part
+
+
+def _count(sig: Dict[str, Any]) -> int:
+    return len(sig["fingerprint"])
+
+
+def _stats(sig: Dict[str, Any]) -> Dict[str, Any]:
+    keys = ("skipped", "skipped_inputs", "skipped_reasons", "messages", "invalid_utf8", "short",
+            "bytes", "format")
+    return {k: sig[k] for k in keys}
+
+
+def _exact_split(sig, offset: int, parts: int):
+    gid = np.arange(len(sig["fingerprint"]), dtype=np.uint64) + np.uint64(offset)
+    tables = []
+    for kind, name in enumerate(("url_key", "title_key", "content_key")):
+        keys = sig[name]
+        has = keys != 0
+        tables.append({"kind": np.full(int(has.sum()), kind, dtype=np.uint8), "key": keys[has],
+                       "gid": gid[has]})
+    t = _concat(tables)
+    return _split(t, _hash_dest(t["key"] ^ t["kind"].astype(np.uint64), parts), parts)
+
+
+def _exact_reduce(offsets: np.ndarray, *pieces):
+    """Links each document to the first holder of each of its keys; twins are the documents
+    whose normalised text an earlier document had (their MinHash keys are not used)."""
+    t = _concat(pieces)
+    order = np.lexsort((t["gid"], t["key"], t["kind"]))
+    kind, key, gid = t["kind"][order], t["key"][order], t["gid"][order]
+    new = np.ones(len(gid), dtype=bool)
+    new[1:] = (kind[1:] != kind[:-1]) | (key[1:] != key[:-1])
+    first = np.maximum.accumulate(np.where(new, np.arange(len(gid)), 0))
+    later = ~new
+    twins = gid[later & (kind == 2)]
+    return {"edges": _edges(gid[first][later], gid[later]),
+            "twins": _split({"gid": twins}, _owner(twins, offsets), len(offsets) - 1)}
+
+
+def _both_ways_split(edges, parts: int):
+    u = np.concatenate([edges["u"], edges["v"]])
+    v = np.concatenate([edges["v"], edges["u"]])
+    return _split({"u": u, "v": v}, _hash_dest(u, parts), parts)
+
+
+def _grouped(pieces):
+    t = _concat(pieces)
+    u, v = _unique_pairs(t["u"], t["v"])
+    start = np.ones(len(u), dtype=bool)
+    start[1:] = u[1:] != u[:-1]
+    starts = np.flatnonzero(start)
+    group = np.cumsum(start) - 1
+    return u, v, starts, group
+
+
+def _large_star(*pieces):
+    """Large-star (Kiveris et al. 2014) over each node's neighbours; also says whether the
+    input was already a set of stars around each component's smallest node, and then each
+    node's label (that node)."""
+    u, v, starts, group = _grouped(pieces)
+    node = u[starts]
+    counts = np.diff(np.append(starts, len(u)))
+    smallest = v[starts]  # neighbours are sorted
+    ok = bool(np.all((smallest > node) | ((counts == 1) & (smallest < node))))
+    m = np.minimum(node, smallest)
+    up = v > u
+    labels = {"node": node, "label": np.where(smallest > node, node, smallest)}
+    return {"edges": _edges(v[up], m[group][up]), "ok": ok, "labels": labels}
+
+
+def _small_star(*pieces):
+    u, v, starts, group = _grouped(pieces)
+    node = u[starts]
+    smallest = v[starts]
+    m = np.minimum(node, smallest)
+    down = (v < u) & (v != m[group])
+    moved = m != node
+    return _edges(np.concatenate([v[down], node[moved]]),
+                  np.concatenate([m[group][down], m[moved]]))
+
+
+def _label_route(labels, offsets: np.ndarray):
+    return _split(labels, _owner(labels["node"], offsets), len(offsets) - 1)
+
+
+def _attach_rank(sig, offset: int, keep: str, parts: int, *pieces):
+    t = _concat(pieces)
+    rows = (t["node"] - np.uint64(offset)).astype(np.int64)
+    t["primary"] = _primary(sig, keep)[rows]
+    return _split(t, _hash_dest(t["label"], parts), parts)
+
+
+def _primary(sig, keep: str) -> np.ndarray:
+    """The keep policy as an ascending sort key (ties: the earlier ordinal)."""
+    if keep == "longest":
+        return -sig["length"].astype(np.float64)
+    if keep == "newest":
+        return -sig["time"].astype(np.float64)
+    if keep.startswith("field:"):
+        return -sig["field"]
+    return np.zeros(len(sig["fingerprint"]), dtype=np.float64)
+
+
+def _followers(offsets: np.ndarray, *pieces):
+    """Members of exact groups that are not their group's best (they stay out of the near
+    layer), routed to their signature partitions."""
+    t = _concat(pieces)
+    order = np.lexsort((t["node"], t["primary"], t["label"]))
+    label, node = t["label"][order], t["node"][order]
+    first = np.ones(len(node), dtype=bool)
+    first[1:] = label[1:] != label[:-1]
+    out = node[~first]
+    return _split({"gid": out}, _owner(out, offsets), len(offsets) - 1)
+
+
+def _first_followers(*pieces):
+    """keep first: the best member is the smallest ordinal, which is the component's label."""
+    t = _concat(pieces)
+    return {"gid": t["node"][t["node"] != t["label"]]}
+
+
+def _block_masks(k: int, r: int) -> np.ndarray:
+    """Table masks: the 64 bits cut into k + r blocks (wider first), one table per choice of r
+    blocks, in itertools.combinations order."""
+    m = k + r
+    widths = [64 // m + (1 if i < 64 % m else 0) for i in range(m)]
+    blocks, shift = [], 64
+    for w in widths:
+        shift -= w
+        blocks.append(((1 << w) - 1) << shift)
+    masks = [functools.reduce(operator.or_, (blocks[i] for i in c), 0)
+             for c in itertools.combinations(range(m), r)]
+    return np.array(masks, dtype=np.uint64)
+
+
+def _near_split(sig, offset: int, keep: str, masks: np.ndarray, parts: int, followers, twins):
+    n = len(sig["fingerprint"])
+    gid = np.arange(n, dtype=np.uint64) + np.uint64(offset)
+    near = sig["has_fingerprint"].astype(bool)
+    near[(followers["gid"] - np.uint64(offset)).astype(np.int64)] = False
+    rows = np.flatnonzero(near)
+    fp = sig["fingerprint"][rows]
+    tables = {"table": np.repeat(np.arange(len(masks), dtype=np.uint16), len(rows)),
+              "key": (fp[None, :] & masks[:, None]).reshape(-1),
+              "gid": np.tile(gid[rows], len(masks)), "fp": np.tile(fp, len(masks))}
+    simhash = _split(tables, _hash_dest(tables["key"], parts, tables["table"].astype(np.uint64)),
+                     parts)
+    bands = len(sig["band_keys"]) // n if n else 0
+    keys = sig["band_keys"].reshape(n, bands)
+    minhash_ok = near.copy()
+    minhash_ok[(twins["gid"] - np.uint64(offset)).astype(np.int64)] = False
+    rows = np.flatnonzero(minhash_ok)
+    primary = _primary(sig, keep)[rows]
+    band_keys = keys[rows].T.reshape(-1)  # band-major
+    t = {"band": np.repeat(np.arange(bands, dtype=np.uint16), len(rows)), "key": band_keys,
+         "primary": np.tile(primary, bands), "gid": np.tile(gid[rows], bands),
+         "fp": np.tile(sig["fingerprint"][rows], bands)}
+    t = _take(t, np.flatnonzero(band_keys != 0))
+    return simhash, _split(t, _hash_dest(t["key"], parts, t["band"].astype(np.uint64)), parts)
+
+
+def _simhash_reduce(masks: np.ndarray, k: int, offsets: np.ndarray, *pieces):
+    t = _concat(pieces)
+    order = np.lexsort((t["gid"], t["key"], t["table"]))
+    table, key, gid, fp = t["table"][order], t["key"][order], t["gid"][order], t["fp"][order]
+    new = np.ones(len(gid), dtype=bool)
+    new[1:] = (table[1:] != table[:-1]) | (key[1:] != key[:-1])
+    starts = np.append(np.flatnonzero(new), len(gid)).astype(np.uint64)
+    a, b = _core.dask_group_pairs(fp, starts, k)
+    a, b = a.astype(np.int64), b.astype(np.int64)
+    # Each pair once: only from the first table whose blocks it agrees on.
+    diff = fp[a] ^ fp[b]
+    first_table = np.argmax((diff[:, None] & masks[None, :]) == 0, axis=1) if len(a) else a
+    mine = first_table == table[a]
+    return _pairs_route(gid[a][mine], gid[b][mine], False, offsets)
+
+
+def _minhash_reduce(k: int, max_bucket: int, offsets: np.ndarray, *pieces):
+    t = _concat(pieces)
+    out_a, out_b = [], []
+    for band in np.unique(t["band"]):
+        rows = np.flatnonzero(t["band"] == band)
+        rows = rows[np.lexsort((t["gid"][rows], t["primary"][rows]))]  # keep-policy order
+        a, b = _core.dask_bucket_pairs(t["key"][rows], t["fp"][rows], k, max_bucket)
+        out_a.append(t["gid"][rows][a.astype(np.int64)])
+        out_b.append(t["gid"][rows][b.astype(np.int64)])
+    a = np.concatenate(out_a) if out_a else np.zeros(0, np.uint64)
+    b = np.concatenate(out_b) if out_b else np.zeros(0, np.uint64)
+    return _pairs_route(np.minimum(a, b), np.maximum(a, b), True, offsets)
+
+
+def _pairs_route(a, b, minhash: bool, offsets: np.ndarray):
+    t = {"a": a.astype(np.uint64), "b": b.astype(np.uint64),
+         "minhash": np.full(len(a), minhash, dtype=bool)}
+    return _split(t, _owner(t["a"], offsets), len(offsets) - 1)
+
+
+def _verify_first(sig, offset: int, offsets: np.ndarray, *pieces):
+    """Candidate pairs of this partition's documents (each once), with the first document's
+    shingles, routed to the second's partition."""
+    t = _concat(pieces)
+    order = np.lexsort((t["b"], t["a"]))
+    t = _take(t, order)
+    keep = np.ones(len(t["a"]), dtype=bool)
+    keep[1:] = (t["a"][1:] != t["a"][:-1]) | (t["b"][1:] != t["b"][:-1])
+    t = _take(t, np.flatnonzero(keep))
+    counts = {"simhash": int((~t["minhash"]).sum()), "minhash": int(t["minhash"].sum())}
+    rows = (t["a"] - np.uint64(offset)).astype(np.int64)
+    t["sh_off"], t["sh"] = _ragged_take(sig["shingle_offsets"], sig["shingles"], rows)
+    return {"counts": counts,
+            "pairs": _split(t, _owner(t["b"], offsets), len(offsets) - 1)}
+
+
+def _verify_second(sig, offset: int, threshold: Optional[float], max_hashes: int, *pieces):
+    t = _concat(pieces)
+    if threshold is None:
+        return {"edges": _edges(t["a"], t["b"]), "rejected": 0}
+    rows = (t["b"] - np.uint64(offset)).astype(np.int64)
+    off_b, sh_b = _ragged_take(sig["shingle_offsets"], sig["shingles"], rows)
+    j = _core.dask_jaccards(t["sh_off"], t["sh"], off_b, sh_b, threshold, max_hashes)
+    ok = j >= threshold
+    return {"edges": _edges(t["a"][ok], t["b"][ok]), "rejected": int((~ok).sum())}
+
+
+def _members_split(sig, offset: int, parts: int, *pieces):
+    """This partition's documents of non-trivial components, by component."""
+    t = _concat(pieces)
+    rows = (t["node"] - np.uint64(offset)).astype(np.int64)
+    m = {"gid": t["node"], "comp": t["label"], "id": sig["ids"][rows]}
+    for c in ("fingerprint", "has_fingerprint", "url_key", "title_key", "content_key", "length",
+              "time", "field"):
+        m[c] = sig[c][rows]
+    n = len(sig["fingerprint"])
+    bands = len(sig["band_keys"]) // n if n else 0
+    m["band_keys"] = sig["band_keys"].reshape(n, bands)[rows]
+    m["sh_off"], m["sh"] = _ragged_take(sig["shingle_offsets"], sig["shingles"], rows)
+    return _split(m, _hash_dest(m["comp"], parts), parts)
+
+
+def _cluster(options: Dict[str, Any], offsets: np.ndarray, *pieces):
+    """The batch engine over whole components, in global order: the CLI's decisions."""
+    t = _concat(pieces)
+    t = _take(t, np.argsort(t["gid"], kind="stable"))
+    gid = t["gid"]
+    n = len(gid)
+    columns = {c: t[c] for c in ("fingerprint", "has_fingerprint", "url_key", "title_key",
+                                 "content_key", "length", "time", "field")}
+    columns["shingle_offsets"] = t["sh_off"]
+    columns["shingles"] = t["sh"]
+    columns["band_keys"] = np.ascontiguousarray(t["band_keys"]).reshape(-1)
+    d = _core.dask_cluster(columns, options)
+    rep = d["representative"].astype(np.int64)
+    dup = rep != np.arange(n)
+    out = {"gid": gid[dup], "rep": gid[rep][dup], "rep_id": t["id"][rep][dup],
+           "layer": d["layer"][dup], "distance": d["distance"][dup], "jaccard": d["jaccard"][dup]}
+    sizes = np.bincount(rep, minlength=n)
+    dist = d["distance"][dup].astype(np.int64)
+    stats = {"cluster_sizes": dict(zip(*np.unique(sizes[sizes > 1], return_counts=True))),
+             "clusters_with_duplicates": int((sizes > 1).sum()),
+             "layers": np.bincount(d["layer"][dup], minlength=len(_LAYERS)),
+             "distances": np.bincount(np.where(dist < 0, 65, dist), minlength=66)}
+    return {"decisions": _split(out, _owner(out["gid"], offsets), len(offsets) - 1),
+            "stats": stats}
+
+
+def _frame(sig, offset: int, *pieces):
+    import pandas as pd
+    n = len(sig["fingerprint"])
+    t = _concat(pieces)
+    rows = (t["gid"] - np.uint64(offset)).astype(np.int64)
+    cluster = np.arange(n, dtype=np.int64) + offset
+    cluster[rows] = t["rep"].astype(np.int64)
+    keep = np.ones(n, dtype=bool)
+    keep[rows] = False
+    dup_of = np.full(n, None, dtype=object)
+    dup_of[rows] = t["rep_id"]
+    layer = np.zeros(n, dtype=np.int8)
+    layer[rows] = t["layer"]
+    distance = np.full(n, -1, dtype=np.int64)
+    distance[rows] = t["distance"]
+    jaccard = np.full(n, np.nan)
+    jaccard[rows] = t["jaccard"]
+    dist = pd.array(distance, dtype="Int64")
+    dist[distance < 0] = pd.NA
+    return pd.DataFrame({
+        "id": sig["ids"],
+        "keep": keep,
+        "cluster": cluster,
+        "duplicate_of": dup_of,
+        "distance": dist,
+        "layer": pd.Categorical.from_codes(layer, categories=list(_LAYERS)),
+        "jaccard": jaccard,
+    }, index=pd.RangeIndex(offset, offset + n))
+
+
+# ---------------------------------------------------------------------------------------------
+# The driver: submits the tasks stage by stage, gathering only small things (counts, flags).
+
+class _Run:
+    def __init__(self, client, parts: int):
+        self.client = client
+        self.parts = parts
+        self.token = uuid.uuid4().hex[:12]
+        self.timings: List[Tuple[str, float]] = []
+        self.near_tables = 0
+        self.sizes: Dict[str, List[Any]] = {}  # shuffle name -> futures of bytes moved
+
+    def submit(self, name, fn, *args):
+        return self.client.submit(fn, *args, key=f"simdup-{name}-{self.token}-{uuid.uuid4().hex}")
+
+    def pieces(self, name, splits, count):
+        """Slice j of every split, for j < count."""
+        return [[self.submit(f"{name}-piece", operator.getitem, s, j) for s in splits]
+                for j in range(count)]
+
+    def shuffle(self, name, maps, split, count, reduce, extra=lambda j: ()):
+        splits = [self.submit(f"{name}-split", split, m) for m in maps]
+        kind = name.split("-")[0]
+        self.sizes.setdefault(kind, []).extend(self.submit("size", _nbytes, s) for s in splits)
+        return [self.submit(f"{name}-reduce", reduce, *extra(j), *p)
+                for j, p in enumerate(self.pieces(name, splits, count))]
+
+    def get(self, futures, item):
+        return [self.submit("get", operator.getitem, f, item) for f in futures]
+
+    def components(self, name, edges):
+        """Connected components by alternating large-star and small-star until every component
+        is a star around its smallest node; labels partitioned by node."""
+        rounds = 0
+        split = functools.partial(_both_ways_split, parts=self.parts)
+        while True:
+            large = self.shuffle(f"{name}-large", edges, split, self.parts, _large_star)
+            rounds += 1
+            if all(self.client.gather(self.get(large, "ok"))):
+                return self.get(large, "labels"), rounds
+            edges = self.shuffle(f"{name}-small", self.get(large, "edges"), split, self.parts,
+                                 _small_star)
+
+    def stage(self, name, start):
+        self.timings.append((name, _time.perf_counter() - start))
+        return _time.perf_counter()
+
+
+def _layers(options) -> List[str]:
+    layers = options.get("layers", "url,exact,near")
+    if isinstance(layers, str):
+        layers = [layers]
+    return [x for entry in layers for x in entry.split(",")]
+
+
+def _sources(source, options, client) -> List[Tuple]:
+    if isinstance(source, (str, os.PathLike)):
+        source = [source]
+    if isinstance(source, (list, tuple)) and all(isinstance(s, (str, os.PathLike)) for s in source):
+        skip = options.get("on_error", "fail") == "skip"
+        paths = _core.expand_inputs([os.fspath(s) for s in source], skip)
+        return [("files", (p,)) for p in paths]
+    to_delayed = getattr(source, "to_delayed", None)
+    if callable(to_delayed):  # a Dask bag of records or a Dask DataFrame
+        parts = client.compute(to_delayed())
+        return [("records", part, f"partition{i}") for i, part in enumerate(parts)]
+    raise TypeError("simdup.dask.dedup: source must be paths/globs, a Dask bag of records or a "
+                    "Dask DataFrame")
+
+
+def _client_for(scheduler: Optional[str]):
+    from distributed import Client, LocalCluster, default_client
+    if scheduler is None:
+        try:
+            return default_client(), None
+        except ValueError:
+            scheduler = "local:2"
+    if scheduler.startswith("local:"):
+        workers = int(scheduler.split(":", 1)[1])
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                               dashboard_address=None, host="127.0.0.1")
+        return Client(cluster), cluster
+    return Client(scheduler), None
+
+
+def dedup(source: Any, *, client: Any = None, scheduler: Optional[str] = None,
+          partitions: Optional[int] = None, near_prefix_blocks: int = 1,
+          out: Optional[str] = None, force: bool = False, **options: Any):
+    """Deduplicates on a Dask cluster; the same decisions as ``simdup dedup`` (batch mode).
+
+    ``source``: paths/globs (one partition per file, in the given order), a Dask bag of record
+    dicts, or a Dask DataFrame of records. ``client``: a ``distributed.Client``; else
+    ``scheduler`` ("tcp://HOST:8786" or "local:N"), else the default client, else a local
+    cluster of 2 worker processes (which then stays open with the returned frame).
+    ``partitions``: reduce partitions of the shuffles (default: the number of inputs, at least
+    twice the workers). ``near_prefix_blocks``: r, the blocks a near-layer table's key holds
+    (k + r blocks, C(k + r, r) tables). Other options: those of :func:`simdup.dedup`.
+
+    ``out``: also write the CLI's output directory there (kept records as one shard per input
+    partition, ``kept-NNNNN.<format>``, duplicates.jsonl in input order, summary.json); it must be
+    visible to the workers under the same path (shared storage). ``force``: replace a non-empty
+    one.
+
+    Returns ``(frame, summary)``: a Dask DataFrame with one row per record in input order (``id``,
+    ``keep``, ``cluster``, ``duplicate_of``, ``distance``, ``layer``, ``jaccard``, as
+    simdup.dedup's), backed by results held on the cluster, and the summary dict.
+    """
+    import dask.dataframe as dd
+
+    opts = dict(options)
+    if opts.get("verify") in (None, False) and "verify" in opts:
+        opts["verify"] = "off"
+    if opts.get("mode", "batch") != "batch":
+        raise ValueError("simdup.dask runs batch mode only (mode='batch')")
+    opts.setdefault("threads", 1)
+    if out is not None:
+        _check_out(out, force)
+    if client is None:
+        client, _ = _client_for(scheduler)
+    started = _time.perf_counter()
+    specs = _sources(source, opts, client)
+    if not specs:
+        raise ValueError("simdup.dask.dedup: no inputs")
+    workers = max(1, len(client.scheduler_info().get("workers", {})))
+    parts = partitions or max(len(specs), 2 * workers)
+    run = _Run(client, parts)
+    k = int(opts.get("k", 8))
+    keep = str(opts.get("keep", "first"))
+    verify = str(opts.get("verify", "jaccard:0.8"))
+    threshold = None if verify == "off" else float(verify.split(":", 1)[1])
+    max_hashes = int(opts.get("verify_max_hashes", 0))
+
+    t = _time.perf_counter()
+    sigs = [run.submit("sign", _sign, spec[:1] + spec[2:], opts, *spec[1:2])
+            if spec[0] == "records" else run.submit("sign", _sign, spec, opts) for spec in specs]
+    counts = client.gather([run.submit("count", _count, s) for s in sigs])
+    offsets = np.zeros(len(sigs) + 1, dtype=np.uint64)
+    np.cumsum(counts, out=offsets[1:])
+    stats = client.gather([run.submit("stats", _stats, s) for s in sigs])
+    M = len(sigs)
+    t = run.stage("sign", t)
+
+    exact = run.shuffle("exact", [run.submit("exact-in", _exact_split, s, int(offsets[i]), parts)
+                                  for i, s in enumerate(sigs)],
+                        lambda x: x, parts, functools.partial(_exact_reduce, offsets))
+    exact_edges = run.get(exact, "edges")
+    exact_labels, exact_rounds = run.components("exact-cc", exact_edges)
+    label_splits = [run.submit("label-route", _label_route, lab, offsets) for lab in exact_labels]
+    by_sig = run.pieces("labels", label_splits, M)
+    if keep == "first":
+        followers = [run.submit("followers", _first_followers, *by_sig[i]) for i in range(M)]
+    else:
+        ranked = [run.submit("rank", _attach_rank, sigs[i], int(offsets[i]), keep, parts,
+                             *by_sig[i]) for i in range(M)]
+        grouped = run.shuffle("leaders", ranked, lambda x: x, parts,
+                              functools.partial(_followers, offsets))
+        followers = [run.submit("cat", _concat_args, *p) for p in run.pieces("fl", grouped, M)]
+    twins = [run.submit("cat", _concat_args, *p)
+             for p in run.pieces("twins", run.get(exact, "twins"), M)]
+    t = run.stage("exact layers", t)
+
+    near_edges: List[Any] = []
+    candidates = minhash_candidates = rejected = 0
+    if "near" in _layers(opts):
+        masks = _block_masks(k, near_prefix_blocks)
+        run.near_tables = len(masks)
+        near_in = [run.submit("near-in", _near_split, sigs[i], int(offsets[i]), keep, masks,
+                              parts, followers[i], twins[i]) for i in range(M)]
+        sim = run.shuffle("simhash", run.get(near_in, 0), lambda x: x, parts,
+                          functools.partial(_simhash_reduce, masks, k, offsets))
+        routed = [sim]
+        if any(client.gather([run.submit("has-mh", _has_band_keys, s) for s in sigs])):
+            mh = run.shuffle("minhash", run.get(near_in, 1), lambda x: x, parts,
+                             functools.partial(_minhash_reduce, k,
+                                               int(_core.MINHASH_MAX_BUCKET), offsets))
+            routed.append(mh)
+        routed_pieces = [run.pieces("pairs", group, M) for group in routed]
+        first = [run.submit("verify-a", _verify_first, sigs[i], int(offsets[i]), offsets,
+                            *[p for group in routed_pieces for p in group[i]])
+                 for i in range(M)]
+        for c in client.gather(run.get(first, "counts")):
+            candidates += c["simhash"] + c["minhash"]
+            minhash_candidates += c["minhash"]
+        second = [run.submit("verify-b", _verify_second, sigs[i], int(offsets[i]), threshold,
+                             max_hashes, *p)
+                  for i, p in enumerate(run.pieces("verify", run.get(first, "pairs"), M))]
+        rejected = sum(client.gather(run.get(second, "rejected")))
+        near_edges = run.get(second, "edges")
+        t = run.stage("near pairs, verification", t)
+
+    labels, rounds = run.components("cc", exact_edges + near_edges)
+    t = run.stage("connected components", t)
+    members = [run.submit("members", _members_split, sigs[i], int(offsets[i]), parts, *p)
+               for i, p in enumerate(run.pieces("lab2", [run.submit("lr", _label_route, lab,
+                                                                    offsets)
+                                                         for lab in labels], M))]
+    member_pieces = run.pieces("members", members, parts)
+    clustered = [run.submit("cluster", _cluster, opts, offsets, *member_pieces[j])
+                 for j in range(parts)]
+    cstats = client.gather(run.get(clustered, "stats"))
+    decision_pieces = run.pieces("decisions", run.get(clustered, "decisions"), M)
+    frames = [run.submit("frame", _frame, sigs[i], int(offsets[i]), *decision_pieces[i])
+              for i in range(M)]
+    run.stage("clusters and decisions", t)
+
+    summary = _summary(opts, specs, stats, int(offsets[-1]), cstats, candidates,
+                       minhash_candidates, rejected, run, exact_rounds, rounds, started)
+    meta = _frame({"fingerprint": np.zeros(0, np.uint64), "ids": np.empty(0, dtype=object)}, 0,
+                  {"gid": np.zeros(0, np.uint64), "rep": np.zeros(0, np.uint64),
+                   "rep_id": np.empty(0, dtype=object), "layer": np.zeros(0, np.uint8),
+                   "distance": np.zeros(0, np.int8), "jaccard": np.zeros(0, np.float32)})
+    frame = dd.from_delayed(frames, meta=meta, verify_meta=False)
+    if out is not None:
+        _write_output(run, specs, sigs, frames, opts, summary, out, force)
+    return frame, summary
+
+
+def _has_band_keys(sig) -> bool:
+    return len(sig["band_keys"]) > 0
+
+
+def _nbytes(pieces) -> int:
+    return sum(v.nbytes for t in pieces for v in t.values() if v.dtype != object)
+
+
+def _concat_args(*pieces):
+    return _concat(pieces)
+
+
+def _summary(opts, specs, stats, n, cstats, candidates, minhash_candidates, rejected, run,
+             exact_rounds, rounds, started) -> Dict[str, Any]:
+    skipped = sum(s["skipped"] for s in stats)
+    reasons: Dict[str, int] = {}
+    for s in stats:
+        for r, c in s["skipped_reasons"].items():
+            reasons[r] = reasons.get(r, 0) + c
+    by_layer = {name: 0 for name in _LAYERS[1:]}
+    sizes: Dict[int, int] = {}
+    distances = np.zeros(66, dtype=np.int64)
+    with_dups = 0
+    for c in cstats:
+        for size, count in c["cluster_sizes"].items():
+            sizes[int(size)] = sizes.get(int(size), 0) + int(count)
+        with_dups += c["clusters_with_duplicates"]
+        distances += c["distances"]
+        for code, count in enumerate(c["layers"][1:], start=1):
+            by_layer[_LAYERS[code]] += int(count)
+    duplicates = sum(size * count - count for size, count in sizes.items())
+    histogram = {str(d): int(c) for d, c in enumerate(distances[:65]) if c}
+    if distances[65]:
+        histogram["unknown"] = int(distances[65])
+    kept = n - duplicates
+    if kept > with_dups:
+        sizes[1] = kept - with_dups
+    return {
+        "documents": {"read": n + skipped, "kept": kept, "duplicates": duplicates,
+                      "skipped": skipped, "short": sum(s["short"] for s in stats),
+                      "invalid_utf8": sum(s["invalid_utf8"] for s in stats)},
+        "inputs": {"count": len(specs), "skipped": sum(s["skipped_inputs"] for s in stats)},
+        "duplicates_by_layer": by_layer,
+        "skipped_reasons": reasons,
+        "messages": [m for s in stats for m in s["messages"]][:20],
+        "pairs": {"candidates": candidates, "rejected_by_verify": rejected,
+                  "minhash_candidates": minhash_candidates},
+        "clusters": {"with_duplicates": with_dups, "largest": max(sizes, default=0),
+                     "by_size": {str(size): sizes[size] for size in sorted(sizes)}},
+        "distance_histogram": histogram,
+        "bytes": sum(s["bytes"] for s in stats),
+        "output_format": next((s["format"] for s in stats if s["format"]), ""),
+        "distributed": {"partitions": len(specs), "shuffle_partitions": run.parts,
+                        "shuffle_bytes": {name: int(sum(run.client.gather(futures)))
+                                          for name, futures in run.sizes.items()},
+                        "near_tables": run.near_tables,
+                        "components_rounds": {"exact": exact_rounds, "all": rounds}},
+        "timings": {name: round(sec, 3) for name, sec in run.timings},
+        "seconds_total": round(_time.perf_counter() - started, 3),
+    }
+
+
+def _write_part(spec, options, records, frame, directory: str, index: int, fmt: str) -> int:
+    """One partition's kept records (as read) and duplicate lines, into `directory`."""
+    import pandas as pd
+    keep = frame["keep"].to_numpy().astype(np.uint8)
+    ext = {"text": "txt"}.get(fmt, fmt or "jsonl")
+    path = os.path.join(directory, f"kept-{index:05d}.{ext}")
+    if spec[0] == "files":
+        _core.dask_write_kept(list(spec[1]), None, "", options, keep, path)
+    else:
+        if hasattr(records, "to_dict"):
+            records = records.to_dict("records")
+        from . import _records_jsonl
+        opts = dict(options)
+        opts.setdefault("input_format", "jsonl")
+        _core.dask_write_kept([], _records_jsonl(records), spec[-1], opts, keep, path)
+    with open(os.path.join(directory, f"duplicates-{index:05d}.jsonl"), "w",
+              encoding="utf-8") as f:
+        for row in frame[~frame["keep"]].itertuples(index=False):
+            line = {"id": row.id, "duplicate_of": row.duplicate_of, "cluster": int(row.cluster),
+                    "distance": None if pd.isna(row.distance) else int(row.distance),
+                    "layer": str(row.layer)}
+            if not np.isnan(row.jaccard):
+                j = round(float(row.jaccard), 4)  # the CLI's 4 decimals, "1" for 1.0
+                line["jaccard"] = int(j) if j == int(j) else j
+            f.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
+    return int(keep.sum())
+
+
+def _check_out(out: str, force: bool) -> str:
+    path = os.path.abspath(out)
+    if os.path.isfile(path) or (os.path.isdir(path) and os.listdir(path) and not force):
+        raise FileExistsError(f"{out} is not empty (force=True, --force, replaces it)")
+    return path
+
+
+def _write_output(run, specs, sigs, frames, opts, summary, out: str, force: bool):
+    import shutil
+    import tempfile
+    out = _check_out(out, force)
+    staging = tempfile.mkdtemp(prefix=os.path.basename(out) + ".tmp-", dir=os.path.dirname(out))
+    try:
+        fmt = summary["output_format"] or "jsonl"
+        writes = [run.submit("write", _write_part, spec[:1] + spec[2:] if spec[0] == "records"
+                             else spec, opts, spec[1] if spec[0] == "records" else None,
+                             frames[i], staging, i, fmt)
+                  for i, spec in enumerate(specs)]
+        run.client.gather(writes)
+        with open(os.path.join(staging, "duplicates.jsonl"), "wb") as dst:
+            for i in range(len(specs)):
+                part = os.path.join(staging, f"duplicates-{i:05d}.jsonl")
+                with open(part, "rb") as src:
+                    shutil.copyfileobj(src, dst)
+                os.unlink(part)
+        with open(os.path.join(staging, "summary.json"), "w", encoding="utf-8") as f:
+            json.dump(summary, f, indent=2, ensure_ascii=False, default=int)
+            f.write("\n")
+        if os.path.isdir(out):
+            shutil.rmtree(out)
+        os.rename(staging, out)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+_FLAGS = {"--html", "--no-nfkc", "--no-casefold", "--no-t2s", "--keep-punctuation",
+          "--strip-digits"}
+_USAGE = ("usage: python3 -m simdup.dask dedup INPUT... --out DIR "
+          "[--scheduler tcp://HOST:8786 | local:N] [--partitions N] [--force] [-q] "
+          "[the flags of simdup dedup]")
+
+
+def _value(text: str) -> Any:
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """The command-line form: the arguments of `simdup dedup`, plus --scheduler."""
+    import sys
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] != "dedup":
+        print(_USAGE, file=sys.stderr)
+        return 2
+    inputs: List[str] = []
+    options: Dict[str, Any] = {}
+    out = scheduler = None
+    force = quiet = False
+    partitions = None
+    i = 1
+    try:
+        while i < len(args):
+            a = args[i]
+            if a in ("-q", "--quiet"):
+                quiet = True
+            elif a == "--force":
+                force = True
+            elif a in _FLAGS:
+                options[a[2:].replace("-", "_")] = True
+            elif a.startswith("-") and a != "-":
+                name, _, inline = a.partition("=")
+                if not inline:
+                    i += 1
+                    if i >= len(args):
+                        raise ValueError(f"{name} needs a value")
+                    inline = args[i]
+                key = "k" if name == "-k" else name.lstrip("-").replace("-", "_")
+                if key == "out":
+                    out = inline
+                elif key == "scheduler":
+                    scheduler = inline
+                elif key == "partitions":
+                    partitions = int(inline)
+                elif key == "zstd":
+                    raise ValueError("--zstd is not supported by simdup.dask")
+                else:
+                    options[key] = _value(inline)
+            else:
+                inputs.append(a)
+            i += 1
+        if out is None:
+            raise ValueError("--out DIR is required")
+        if not inputs:
+            raise ValueError("give one or more inputs (files or globs; no stdin)")
+    except ValueError as e:
+        print(f"simdup.dask dedup: {e}\n{_USAGE}", file=sys.stderr)
+        return 2
+    cluster = None
+    try:
+        client, cluster = _client_for(scheduler or "local:2")
+        _, summary = dedup(inputs, client=client, partitions=partitions, out=out, force=force,
+                           **options)
+    except FileExistsError as e:  # a usage error, as in the CLI
+        print(f"simdup.dask dedup: {e}", file=sys.stderr)
+        return 2
+    except (ValueError, TypeError, OSError) as e:
+        print(f"simdup.dask dedup: {e}", file=sys.stderr)
+        return 1
+    finally:
+        if cluster is not None:
+            client.close()
+            cluster.close()
+    docs = summary["documents"]
+    if not quiet:
+        print(f"{docs['read']} records: {docs['kept']} kept, {docs['duplicates']} duplicates, "
+              f"{docs['skipped']} skipped; {out}")
+    skipped = docs["skipped"] + summary["inputs"]["skipped"]
+    return 3 if skipped else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

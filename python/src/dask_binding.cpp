@@ -1,0 +1,425 @@
+// The per-partition C++ steps of simdup.dask, numpy in and out: signatures of a partition's
+// records, candidate pairs within groups of fingerprints that share a table prefix (all_pairs),
+// MinHash candidates within one band's buckets (minhash_pairs), Jaccard of sketch pairs, and the
+// batch engine over whole connected components. Python moves the arrays between workers.
+#include "bindings.hpp"
+
+#include <simdup/all_pairs.hpp>
+#include <simdup/dedup.hpp>
+#include <simdup/minhash.hpp>
+#include <simdup/reader.hpp>
+#include <simdup/simhash.hpp>
+#include <simdup/verify.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <memory>
+
+namespace simdup::python {
+namespace {
+
+constexpr std::size_t kChunkDocs = 2048;
+// Bad-record messages a partition keeps (the rest are only counted), as the CLI's default.
+constexpr std::size_t kMaxMessages = 20;
+
+template <class T>
+py::array_t<T> to_array(const std::vector<T>& v) {
+  py::array_t<T> out(static_cast<py::ssize_t>(v.size()));
+  std::copy(v.begin(), v.end(), out.mutable_data());
+  return out;
+}
+
+template <class T>
+std::span<const T> view(const py::array_t<T, py::array::c_style | py::array::forcecast>& a) {
+  return {a.data(), static_cast<std::size_t>(a.size())};
+}
+
+// Signatures of one partition's records, by column.
+struct signed_part {
+  std::vector<std::string> ids;
+  std::vector<uint8_t> id_is_number;
+  std::vector<uint64_t> fingerprint, url_key, title_key, content_key, band_keys;
+  std::vector<uint8_t> has_fingerprint;
+  std::vector<uint32_t> length, shingles;
+  std::vector<int64_t> time;
+  std::vector<double> field;
+  std::vector<uint64_t> shingle_offsets{0};
+  uint64_t skipped = 0, skipped_inputs = 0, invalid_utf8 = 0, short_documents = 0, bytes = 0;
+  std::map<std::string, uint64_t> skipped_reasons;
+  std::vector<std::string> messages;
+  std::string format;
+};
+
+result<signed_part> sign_all(reader& in, const dedup_settings& s) {
+  signed_part out;
+  auto signer = document_signer::create(s.dedup);
+  if (!signer) return std::move(signer).error();
+  const std::size_t bands = s.dedup.detection.minhash.bands;
+  std::vector<document> docs(kChunkDocs);
+  std::vector<doc_signature> sigs(kChunkDocs);
+  std::vector<std::string> headers(kChunkDocs);
+  error_info err;
+  bool done = false;
+  while (!done) {
+    std::size_t count = 0;
+    while (count < kChunkDocs) {
+      const read_status rs = in.next(docs[count], err);
+      if (rs == read_status::record) {
+        headers[count] = docs[count].format == input_format::csv ? std::string(in.header()) : "";
+        ++count;
+      } else if (rs == read_status::bad_record) {
+        if (!s.skip_bad_records) {
+          return make_error(err.code, err.message + " (use on_error='skip' to skip bad records)");
+        }
+        ++(in.last_skip_was_input() ? out.skipped_inputs : out.skipped);
+        ++out.skipped_reasons[std::string(in.last_skip_reason())];
+        if (out.messages.size() < kMaxMessages) out.messages.push_back(err.message);
+      } else if (rs == read_status::failed) {
+        return make_error(err.code, err.message + " (on_error='skip' skips it and goes on)");
+      } else {
+        done = true;
+        break;
+      }
+    }
+    parallel_for(count, worker_count(s.threads, count, 64), 64,
+                 [&](std::size_t begin, std::size_t end) {
+                   for (std::size_t i = begin; i < end; ++i)
+                     signer->sign(docs[i], sigs[i], headers[i]);
+                 });
+    for (std::size_t i = 0; i < count; ++i) {
+      const document& doc = docs[i];
+      const doc_signature& sig = sigs[i];
+      if (s.dedup.keep.rule == keep_rule::field && doc.format != input_format::jsonl &&
+          doc.format != input_format::csv) {
+        return make_error(errc::invalid_argument,
+                          "keep='field:" + s.dedup.keep.field +
+                              "' needs records with named fields (JSONL, or CSV with a header "
+                              "row), but " +
+                              doc.source + " is " + input_format_name(doc.format));
+      }
+      if (out.format.empty()) out.format = input_format_name(doc.format);
+      out.ids.push_back(doc.id);
+      out.id_is_number.push_back(doc.id_is_number);
+      out.fingerprint.push_back(sig.fingerprint);
+      out.has_fingerprint.push_back(sig.has_fingerprint);
+      out.url_key.push_back(sig.url_key);
+      out.title_key.push_back(sig.title_key);
+      out.content_key.push_back(sig.content_key);
+      out.length.push_back(sig.length);
+      out.time.push_back(sig.time);
+      out.field.push_back(sig.field);
+      out.invalid_utf8 += sig.invalid_utf8;
+      if (!sig.has_fingerprint) ++out.short_documents;
+      out.shingles.insert(out.shingles.end(), sig.shingles.begin(), sig.shingles.end());
+      out.shingle_offsets.push_back(out.shingles.size());
+      if (bands > 0) {
+        if (sig.band_keys.size() == bands) {
+          out.band_keys.insert(out.band_keys.end(), sig.band_keys.begin(), sig.band_keys.end());
+        } else {
+          out.band_keys.insert(out.band_keys.end(), bands, 0);
+        }
+      }
+    }
+  }
+  out.bytes = in.stats().bytes;
+  return out;
+}
+
+py::dict sign(std::vector<std::string> inputs, std::optional<py::bytes> data,
+              std::string source_name, py::dict options) {
+  const dedup_settings s = read_dedup_settings(std::move(options), data.has_value());
+  std::string buffer;
+  if (data) buffer = std::string(*data);
+  result<signed_part> outcome = make_error(errc::internal, "not run");
+  {
+    py::gil_scoped_release nogil;
+    if (data) {
+      reader in = reader::from_memory(source_name, std::move(buffer), s.reader);
+      outcome = sign_all(in, s);
+    } else {
+      auto opened = reader::open(inputs, s.reader);
+      if (opened) {
+        outcome = sign_all(*opened, s);
+      } else {
+        outcome = std::move(opened).error();
+      }
+    }
+  }
+  signed_part p = take(std::move(outcome));
+  py::list ids(p.ids.size());
+  for (std::size_t i = 0; i < p.ids.size(); ++i) ids[i] = id_object(p.ids[i], p.id_is_number[i]);
+  py::dict out;
+  out["ids"] = ids;
+  out["fingerprint"] = to_array(p.fingerprint);
+  out["has_fingerprint"] = to_array(p.has_fingerprint);
+  out["url_key"] = to_array(p.url_key);
+  out["title_key"] = to_array(p.title_key);
+  out["content_key"] = to_array(p.content_key);
+  out["length"] = to_array(p.length);
+  out["time"] = to_array(p.time);
+  out["field"] = to_array(p.field);
+  out["band_keys"] = to_array(p.band_keys);
+  out["shingle_offsets"] = to_array(p.shingle_offsets);
+  out["shingles"] = to_array(p.shingles);
+  py::dict reasons;
+  for (const auto& [reason, n] : p.skipped_reasons) reasons[py::str(reason)] = n;
+  out["skipped"] = p.skipped;
+  out["skipped_inputs"] = p.skipped_inputs;
+  out["skipped_reasons"] = reasons;
+  out["messages"] = p.messages;
+  out["invalid_utf8"] = p.invalid_utf8;
+  out["short"] = p.short_documents;
+  out["bytes"] = p.bytes;
+  out["format"] = p.format;
+  return out;
+}
+
+using u32_array = py::array_t<uint32_t, py::array::c_style | py::array::forcecast>;
+using u8_array = py::array_t<uint8_t, py::array::c_style | py::array::forcecast>;
+using f64_array = py::array_t<double, py::array::c_style | py::array::forcecast>;
+
+// Pairs within k inside each group [starts[g], starts[g+1]) of `fingerprints`, as positions.
+py::tuple group_pairs(const u64_array& fingerprints, const u64_array& starts, int k) {
+  const auto fps = view(fingerprints);
+  const auto bounds = view(starts);
+  std::vector<uint64_t> a, b;
+  status failed;
+  {
+    py::gil_scoped_release nogil;
+    all_pairs_options ap;
+    ap.k = k;
+    ap.layout.k = k;
+    ap.threads = 1;  // one task per core: Dask runs the groups in parallel
+    for (std::size_t g = 0; g + 1 < bounds.size() && failed; ++g) {
+      const uint64_t first = bounds[g], end = bounds[g + 1];
+      if (end > fps.size() || first > end) {
+        failed = make_error(errc::invalid_argument,
+                            "group bounds must increase within the "
+                            "fingerprints");
+        break;
+      }
+      if (end - first < 2) continue;
+      auto run =
+          all_pairs(fps.subspan(first, end - first), ap, [&](std::span<const index_pair> ps) {
+            for (const index_pair& p : ps) {
+              a.push_back(first + p.a);
+              b.push_back(first + p.b);
+            }
+            return true;
+          });
+      if (!run) failed = std::move(run).error();
+    }
+  }
+  check(failed);
+  return py::make_tuple(to_array(a), to_array(b));
+}
+
+// MinHash candidates of one band: `keys` (0: none) of documents in keep-policy order, each
+// bucket capped as minhash_pairs caps it; pairs within k are left to SimHash.
+py::tuple bucket_pairs(const u64_array& keys, const u64_array& fingerprints, int k,
+                       std::size_t max_bucket) {
+  const auto ks = view(keys);
+  const auto fps = view(fingerprints);
+  if (ks.size() != fps.size()) throw py::value_error("keys and fingerprints differ in length");
+  std::vector<index_pair> pairs;
+  {
+    py::gil_scoped_release nogil;
+    minhash_options mo;
+    mo.bands = 1;
+    mo.max_bucket = max_bucket;
+    minhash_pairs(
+        ks, ks.size(), mo,
+        [&](uint32_t x, uint32_t y) { return hamming_distance(fps[x], fps[y]) <= k; }, pairs);
+  }
+  std::vector<uint64_t> a(pairs.size()), b(pairs.size());
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    a[i] = pairs[i].a;
+    b[i] = pairs[i].b;
+  }
+  return py::make_tuple(to_array(a), to_array(b));
+}
+
+// Jaccard of pair i: array i of (offsets_a, hashes_a) against array i of (offsets_b, hashes_b),
+// as the batch engine's verification computes it.
+py::array_t<double> jaccards(const u64_array& offsets_a, const u32_array& hashes_a,
+                             const u64_array& offsets_b, const u32_array& hashes_b,
+                             double threshold, std::size_t max_hashes) {
+  const auto oa = view(offsets_a), ob = view(offsets_b);
+  const auto ha = view(hashes_a), hb = view(hashes_b);
+  if (oa.size() != ob.size() || oa.empty() || oa.back() > ha.size() || ob.back() > hb.size()) {
+    throw py::value_error("offsets must have one entry per pair plus one, within the hashes");
+  }
+  const std::size_t n = oa.size() - 1;
+  py::array_t<double> out(static_cast<py::ssize_t>(n));
+  double* o = out.mutable_data();
+  py::gil_scoped_release nogil;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto a = ha.subspan(oa[i], oa[i + 1] - oa[i]);
+    const auto b = hb.subspan(ob[i], ob[i + 1] - ob[i]);
+    o[i] = max_hashes > 0 ? sketch_jaccard(a, b, max_hashes) : jaccard_at_least(a, b, threshold);
+  }
+  return out;
+}
+
+// The batch engine over whole connected components (documents in global input order);
+// decisions by position.
+py::dict cluster(py::dict columns, py::dict options) {
+  dedup_settings s = read_dedup_settings(std::move(options), false);
+  s.dedup.mode = dedup_mode::batch;
+  const u64_array fp = columns["fingerprint"].cast<u64_array>();
+  const u8_array has_fp = columns["has_fingerprint"].cast<u8_array>();
+  const u64_array url = columns["url_key"].cast<u64_array>();
+  const u64_array title = columns["title_key"].cast<u64_array>();
+  const u64_array content = columns["content_key"].cast<u64_array>();
+  const u32_array length = columns["length"].cast<u32_array>();
+  const i64_array time = columns["time"].cast<i64_array>();
+  const f64_array field = columns["field"].cast<f64_array>();
+  const u64_array offsets = columns["shingle_offsets"].cast<u64_array>();
+  const u32_array shingles = columns["shingles"].cast<u32_array>();
+  const u64_array band_keys = columns["band_keys"].cast<u64_array>();
+  const std::size_t bands = s.dedup.detection.minhash.bands;
+  const std::size_t n = static_cast<std::size_t>(fp.size());
+  for (py::ssize_t size : {has_fp.size(), url.size(), title.size(), content.size(), length.size(),
+                           time.size(), field.size()}) {
+    if (static_cast<std::size_t>(size) != n) throw py::value_error("columns differ in length");
+  }
+  if (static_cast<std::size_t>(offsets.size()) != n + 1 ||
+      view(offsets).back() > static_cast<uint64_t>(shingles.size()) ||
+      static_cast<std::size_t>(band_keys.size()) != n * bands) {
+    throw py::value_error("shingle offsets or band keys do not match the columns");
+  }
+  result<std::vector<dedup_decision>> outcome = make_error(errc::internal, "not run");
+  {
+    py::gil_scoped_release nogil;
+    outcome = [&]() -> result<std::vector<dedup_decision>> {
+      auto engine = batch_deduplicator::create(s.dedup);
+      if (!engine) return std::move(engine).error();
+      const auto sh = view(shingles);
+      const auto off = view(offsets);
+      for (std::size_t i = 0; i < n; ++i) {
+        doc_signature sig;
+        sig.fingerprint = fp.data()[i];
+        sig.has_fingerprint = has_fp.data()[i] != 0;
+        sig.url_key = url.data()[i];
+        sig.title_key = title.data()[i];
+        sig.content_key = content.data()[i];
+        sig.length = length.data()[i];
+        sig.time = time.data()[i];
+        sig.field = field.data()[i];
+        if (off[i] > off[i + 1]) return make_error(errc::invalid_argument, "bad shingle offsets");
+        const auto hashes = sh.subspan(off[i], off[i + 1] - off[i]);
+        sig.shingles.assign(hashes.begin(), hashes.end());
+        const uint64_t* keys = band_keys.data() + i * bands;
+        // A document without shingles has all-zero keys; the engine expects none then.
+        if (bands > 0 && std::any_of(keys, keys + bands, [](uint64_t x) { return x != 0; })) {
+          sig.band_keys.assign(keys, keys + bands);
+        }
+        if (auto st = engine->add(std::move(sig)); !st) return std::move(st).error();
+      }
+      return engine->finish();
+    }();
+  }
+  const std::vector<dedup_decision> decisions = take(std::move(outcome));
+  py::array_t<uint32_t> rep(static_cast<py::ssize_t>(n));
+  py::array_t<uint8_t> layer(static_cast<py::ssize_t>(n));
+  py::array_t<int8_t> distance(static_cast<py::ssize_t>(n));
+  py::array_t<float> jaccard(static_cast<py::ssize_t>(n));
+  for (std::size_t i = 0; i < n; ++i) {
+    rep.mutable_data()[i] = decisions[i].representative;
+    layer.mutable_data()[i] = static_cast<uint8_t>(decisions[i].layer);
+    distance.mutable_data()[i] = decisions[i].distance;
+    jaccard.mutable_data()[i] = decisions[i].jaccard;
+  }
+  py::dict out;
+  out["representative"] = rep;
+  out["layer"] = layer;
+  out["distance"] = distance;
+  out["jaccard"] = jaccard;
+  return out;
+}
+
+// Writes the records of one partition whose `keep` flag is set to `path`, byte for byte as
+// read (the CLI's kept.<format>: a CSV header row first, WARC records separated by a blank line).
+uint64_t write_kept(std::vector<std::string> inputs, std::optional<py::bytes> data,
+                    std::string source_name, py::dict options, const u8_array& keep,
+                    std::string path) {
+  const dedup_settings s = read_dedup_settings(std::move(options), data.has_value());
+  std::string buffer;
+  if (data) buffer = std::string(*data);
+  const auto flags = view(keep);
+  result<uint64_t> outcome = make_error(errc::internal, "not run");
+  {
+    py::gil_scoped_release nogil;
+    outcome = [&]() -> result<uint64_t> {
+      std::optional<reader> in;
+      if (data) {
+        in.emplace(reader::from_memory(source_name, std::move(buffer), s.reader));
+      } else {
+        auto opened = reader::open(inputs, s.reader);
+        if (!opened) return std::move(opened).error();
+        in.emplace(std::move(opened).value());
+      }
+      std::unique_ptr<std::FILE, int (*)(std::FILE*)> out(std::fopen(path.c_str(), "wb"),
+                                                          &std::fclose);
+      if (!out) return make_error(errc::io_error, "cannot create " + path);
+      document doc;
+      error_info err;
+      uint64_t ordinal = 0, written = 0;
+      bool header_written = false;
+      for (;;) {
+        const read_status rs = in->next(doc, err);
+        if (rs == read_status::end) break;
+        if (rs == read_status::bad_record) continue;  // counted when signing
+        if (rs == read_status::failed) return err;
+        if (ordinal >= flags.size()) {
+          return make_error(errc::io_error, "input changed during the run: more records");
+        }
+        if (flags[ordinal++] == 0) continue;
+        std::string bytes;
+        if (doc.format == input_format::csv && !header_written) {
+          bytes.append(in->header()).append("\n");
+          header_written = true;
+        }
+        bytes.append(doc.raw).append(doc.format == input_format::warc ? "\r\n\r\n" : "\n");
+        if (std::fwrite(bytes.data(), 1, bytes.size(), out.get()) != bytes.size()) {
+          return make_error(errc::io_error, "cannot write " + path);
+        }
+        ++written;
+      }
+      if (ordinal != flags.size()) {
+        return make_error(errc::io_error, "input changed during the run: fewer records");
+      }
+      if (std::fflush(out.get()) != 0) return make_error(errc::io_error, "cannot write " + path);
+      return written;
+    }();
+  }
+  return take(std::move(outcome));
+}
+
+py::list expand(std::vector<std::string> inputs, bool keep_missing) {
+  auto expanded = take(expand_inputs(inputs, keep_missing));
+  py::list out;
+  for (const std::string& path : expanded) out.append(path);
+  return out;
+}
+
+}  // namespace
+
+void bind_dask(py::module_& m) {
+  m.def("dask_sign", &sign, py::arg("inputs"), py::arg("data"), py::arg("source_name"),
+        py::arg("options"));
+  m.def("dask_group_pairs", &group_pairs, py::arg("fingerprints"), py::arg("starts"), py::arg("k"));
+  m.def("dask_bucket_pairs", &bucket_pairs, py::arg("keys"), py::arg("fingerprints"), py::arg("k"),
+        py::arg("max_bucket"));
+  m.def("dask_jaccards", &jaccards, py::arg("offsets_a"), py::arg("hashes_a"), py::arg("offsets_b"),
+        py::arg("hashes_b"), py::arg("threshold"), py::arg("max_hashes"));
+  m.def("dask_cluster", &cluster, py::arg("columns"), py::arg("options"));
+  m.def("dask_write_kept", &write_kept, py::arg("inputs"), py::arg("data"), py::arg("source_name"),
+        py::arg("options"), py::arg("keep"), py::arg("path"));
+  m.attr("MINHASH_MAX_BUCKET") = minhash_options{}.max_bucket;
+  m.def("expand_inputs", &expand, py::arg("inputs"), py::arg("keep_missing"));
+}
+
+}  // namespace simdup::python

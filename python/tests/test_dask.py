@@ -1,0 +1,227 @@
+"""simdup.dask on a real LocalCluster (2 worker processes on 127.0.0.1): the same decisions as
+single-machine dedup (simdup.dedup, which runs the CLI's engine; the sample is also checked
+against the `simdup dedup` binary), bad records counted as there, and a worker killed in the
+near phase changes nothing."""
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import simdup
+from conftest import SAMPLE, run_cli
+
+distributed = pytest.importorskip("distributed")
+import simdup.dask as sdask  # noqa: E402
+
+COLUMNS = ["id", "keep", "cluster", "duplicate_of", "distance", "layer", "jaccard"]
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       dashboard_address=None, host="127.0.0.1")
+    c = distributed.Client(cluster)
+    yield c
+    c.close()
+    cluster.close()
+
+
+def shards(tmp_path, lines, count, name="part"):
+    """Writes `lines` (JSONL text lines) into `count` files in order; returns their paths."""
+    paths = []
+    size = (len(lines) + count - 1) // count
+    for i in range(count):
+        p = tmp_path / f"{name}-{i:02d}.jsonl"
+        p.write_text("".join(line + "\n" for line in lines[i * size:(i + 1) * size]))
+        paths.append(str(p))
+    return paths
+
+
+def assert_same(distributed_frame, reference):
+    got = distributed_frame.compute().reset_index(drop=True)
+    ref = reference.reset_index(drop=True)
+    assert len(got) == len(ref)
+    for col in COLUMNS:
+        if col == "jaccard":
+            np.testing.assert_allclose(got[col].to_numpy(), ref[col].to_numpy(), rtol=0,
+                                       atol=1e-6, equal_nan=True)
+        elif col == "layer":
+            assert got[col].astype(str).tolist() == ref[col].astype(str).tolist()
+        else:
+            assert got[col].tolist() == ref[col].tolist(), col
+    return got
+
+
+def family_corpus(seed=7, bases=450):
+    """Families of near copies (word edits), exact copies (case and punctuation changed), pages
+    re-crawled under one URL, and unrelated documents; one family larger than MinHash's bucket
+    cap (64), so the cap must count the whole corpus."""
+    rng = random.Random(seed)
+    vocab = ["w%03d%s" % (i, rng.choice("abcdefghij")) for i in range(3000)]
+    docs = []
+
+    def add(text, url=None, score=None):
+        rec = {"id": f"d{len(docs)}", "text": text}
+        if url:
+            rec["url"] = url
+        rec["score"] = score if score is not None else rng.randint(0, 100)
+        docs.append(rec)
+
+    big = [rng.choice(vocab) for _ in range(300)]
+    for b in range(bases):
+        words = [rng.choice(vocab) for _ in range(rng.randint(60, 160))]
+        add(" ".join(words), url=f"http://site{b % 50}.example/p{b}")
+        kind = b % 7
+        if kind in (0, 1, 2):
+            for _ in range(rng.randint(1, 4)):
+                w = list(words)
+                for _ in range(rng.randint(1, 6)):
+                    w[rng.randrange(len(w))] = rng.choice(vocab)
+                add(" ".join(w))
+        elif kind == 3:
+            add(" ".join(words).upper() + "!")
+        elif kind == 4:
+            add(" ".join(rng.choice(vocab) for _ in range(80)),
+                url=f"https://www.site{b % 50}.example/p{b}/")
+        if b % 10 == 5:
+            w = list(big)
+            for _ in range(rng.randint(0, 25)):
+                w[rng.randrange(len(w))] = rng.choice(vocab)
+            add(" ".join(w))
+    rng.shuffle(docs)
+    # A family of 80 close copies, beyond the bucket cap.
+    for _ in range(80):
+        w = list(big)
+        for _ in range(rng.randint(0, 3)):
+            w[rng.randrange(len(w))] = rng.choice(vocab)
+        add(" ".join(w))
+    add("tiny text")
+    add("tiny text")
+    return [json.dumps(d) for d in docs]
+
+
+def test_command_line_form_writes_the_cli_output(client, tmp_path):
+    """`python3 -m simdup.dask dedup` on the sample in 3 shards writes what `simdup dedup`
+    writes: the same duplicates.jsonl byte for byte, the kept records (one shard per input),
+    and the same counts in summary.json."""
+    paths = shards(tmp_path, SAMPLE.read_text().splitlines(), 3)
+    out = tmp_path / "dask-out"
+    proc = subprocess.run([sys.executable, "-m", "simdup.dask", "dedup", *paths, "--out", str(out),
+                           "--scheduler", client.scheduler.address, "-q"],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=600)
+    assert proc.returncode == 0, proc.stderr.decode(errors="replace")[-3000:]
+    cli_out = tmp_path / "cli-out"
+    run_cli(["dedup", *paths, "--out", cli_out, "-q"])
+    assert (out / "duplicates.jsonl").read_bytes() == (cli_out / "duplicates.jsonl").read_bytes()
+    kept = b"".join((out / f"kept-{i:05d}.jsonl").read_bytes() for i in range(3))
+    assert kept == (cli_out / "kept.jsonl").read_bytes()
+    got = json.loads((out / "summary.json").read_text())
+    want = json.loads((cli_out / "summary.json").read_text())
+    assert want["documents"]["duplicates"] > 400
+    for section in ("documents", "duplicates_by_layer", "pairs", "clusters",
+                    "distance_histogram", "skipped_reasons"):
+        assert got[section] == want[section], section
+    # A non-empty output directory is refused, as by the CLI.
+    again = subprocess.run([sys.executable, "-m", "simdup.dask", "dedup", paths[0], "--out",
+                            str(out), "--scheduler", client.scheduler.address, "-q"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=600)
+    assert again.returncode == 2 and b"not empty" in again.stderr
+
+
+def test_sample_matches_single_machine(client, tmp_path):
+    paths = shards(tmp_path, SAMPLE.read_text().splitlines(), 4)
+    frame, summary = sdask.dedup(paths, client=client)
+    ref, ref_summary = simdup.dedup(paths)
+    assert_same(frame, ref)
+    assert summary["documents"]["kept"] == ref_summary["documents"]["kept"]
+    assert summary["pairs"] == {k: ref_summary["pairs"][k] for k in summary["pairs"]}
+
+
+@pytest.mark.parametrize("options", [
+    {},
+    {"keep": "longest"},
+    {"keep": "field:score", "clusters": "star"},
+    {"clusters": "components", "k": 3, "minhash": "off"},
+])
+def test_generated_corpus_matches_single_machine(client, tmp_path, options):
+    paths = shards(tmp_path, family_corpus(), 5)
+    frame, summary = sdask.dedup(paths, client=client, **options)
+    ref, ref_summary = simdup.dedup(paths, **options)
+    got = assert_same(frame, ref)
+    assert (~got["keep"]).sum() > 300  # the corpus has families
+    assert set(got["layer"].astype(str)) >= {"url", "exact", "near"}
+    for key in ("candidates", "rejected_by_verify", "minhash_candidates"):
+        assert summary["pairs"][key] == ref_summary["pairs"][key], key
+    assert summary["documents"] == {k: ref_summary["documents"][k]
+                                    for k in summary["documents"]}
+
+
+def test_bad_records_counted_as_single_machine(client, tmp_path):
+    lines = SAMPLE.read_text().splitlines()
+    bad = lines[:40] + ["{not json", '{"id": "x1"}'] + lines[40:80] + ["[1, 2"]
+    paths = shards(tmp_path, bad + lines[80:], 3)
+    paths.insert(1, str(tmp_path / "missing.jsonl"))
+    frame, summary = sdask.dedup(paths, client=client, on_error="skip")
+    ref, ref_summary = simdup.dedup(paths, on_error="skip")
+    assert_same(frame, ref)
+    assert summary["skipped_reasons"] == ref_summary["skipped_reasons"]
+    # Counted as the CLI counts them: the missing file is a skipped input, not a record.
+    cli_out = tmp_path / "cli-out"
+    run_cli(["dedup", *paths, "--out", cli_out, "-q", "--on-error", "skip"], check=3)
+    want = json.loads((cli_out / "summary.json").read_text())
+    assert summary["documents"] == want["documents"]
+    assert summary["documents"]["skipped"] == 3
+    assert summary["inputs"] == want["inputs"] == {"count": 4, "skipped": 1}
+    assert summary["skipped_reasons"] == want["skipped_reasons"]
+    with pytest.raises(ValueError, match="on_error='skip'"):
+        sdask.dedup(paths[:1], client=client)
+
+
+def test_worker_killed_in_near_phase(client, tmp_path):
+    paths = shards(tmp_path, family_corpus(seed=11), 6)
+    ref, _ = simdup.dedup(paths)
+    pids = client.run(os.getpid)
+    victim = sorted(pids)[0]
+    killed = threading.Event()
+
+    def near_tasks(dask_scheduler=None):
+        return any("simdup-simhash" in str(k) for k in dask_scheduler.tasks)
+
+    def killer():
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not killed.is_set():
+            if client.run_on_scheduler(near_tasks):
+                os.kill(pids[victim], signal.SIGKILL)
+                killed.set()
+                return
+            time.sleep(0.01)
+
+    thread = threading.Thread(target=killer)
+    thread.start()
+    frame, _ = sdask.dedup(paths, client=client)
+    got = frame.compute()
+    thread.join()
+    assert killed.is_set()
+    assert_same(frame, ref)
+    assert len(got) == len(ref)
+    client.wait_for_workers(2, timeout=120)
+
+
+def test_dask_bag_and_dataframe_of_records(client):
+    import dask.bag as db
+    import dask.dataframe as dd
+    import pandas as pd
+    records = [json.loads(line) for line in SAMPLE.read_text().splitlines()[:600]]
+    ref, _ = simdup.dedup(records)
+    frame, _ = sdask.dedup(db.from_sequence(records, npartitions=3), client=client)
+    assert_same(frame, ref)
+    frame, _ = sdask.dedup(dd.from_pandas(pd.DataFrame(records), npartitions=2), client=client)
+    assert_same(frame, ref)
