@@ -2,11 +2,11 @@
 #pragma once
 
 #include <simdup/all_pairs.hpp>
+#include <simdup/fingerprint_list.hpp>
 
 #include <CLI/CLI.hpp>
 
 #include "command.hpp"
-#include "fingerprint_input.hpp"
 #include "options.hpp"
 
 #include <charconv>
@@ -64,6 +64,9 @@ struct index_cli_options {
   std::string output = "-";       ///< -o/--output FILE ("-" = stdout), written atomically
   std::string on_error = "fail";  ///< --on-error fail|skip: malformed lines, unreadable inputs
   bool quiet = false;             ///< -q/--quiet: no skipped-line messages on stderr
+
+  /// How the inputs are read (--binary, --decimal, --on-error).
+  fingerprint_list_options list_options() const { return {binary, decimal, on_error == "skip"}; }
 
   result<all_pairs_options> resolve() const {
     all_pairs_options o;
