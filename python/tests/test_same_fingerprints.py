@@ -12,8 +12,8 @@ from conftest import jsonl_lines, run_cli
 PAGE_TEXT = "The harbour was closed on Tuesday after the storm damaged the northern breakwater."
 RECORDS = [
     # An HTML page stored as JSONL (a crawl) and its plain-text repost: the same content.
-    {"id": "page", "text": "<!DOCTYPE html><html><head><title>Harbour</title>"
-                           "<style>p {color: red}</style></head><body><p>" + PAGE_TEXT +
+    {"id": "page", "text": "<!DOCTYPE html><html><head><style>p {color: red}</style></head>"
+                           "<body><p>" + PAGE_TEXT +
                            "</p><script>var tracking = 1;</script></body></html>"},
     {"id": "repost", "text": PAGE_TEXT},
     {"id": "library", "text": "A new library opened in the old town hall, with a reading room "
