@@ -1,14 +1,13 @@
 // `simdup clusters`: documents in clusters of two or more, with their representative.
 #include <simdup/clusters.hpp>
 #include <simdup/json.hpp>
+#include <simdup/output_sink.hpp>
 
 #include <cstdio>
 
 #include "command.hpp"
 #include "document_job.hpp"
-#include "fingerprint_input.hpp"
 #include "index_options.hpp"
-#include "io/output_sink.hpp"
 
 namespace simdup::cli {
 namespace {
@@ -35,14 +34,13 @@ int run_clusters(const clusters_options& opts) {
     print_error("clusters", options.error().message);
     return exit_usage;
   }
-  auto list = read_fingerprints(opts.index.inputs, opts.index.binary, opts.index.decimal,
-                                opts.index.on_error == "skip");
+  auto list = read_fingerprint_list(opts.index.inputs, opts.index.list_options());
   if (!list) {
     print_error("clusters", list.error().message);
     return exit_failure;
   }
   const std::size_t n = list->fingerprints.size();
-  auto out = detail::output_sink::open(opts.index.output);
+  auto out = output_sink::open(opts.index.output);
   if (!out) {
     print_error("clusters", out.error().message);
     return exit_failure;

@@ -4,8 +4,6 @@
 #include "document_job.hpp"
 #include "options.hpp"
 
-#include "jieba/pipeline.hpp"
-
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
@@ -120,7 +118,7 @@ int run_idf_build(const idf_command& cmd) {
   }
   // The words keyword extraction will look up: the same normalisation and filters (compat
   // jieba-tfidf: raw text, jieba's stop words), every distinct word of a document counted once.
-  auto options = detail::resolve_jieba_options(*resolved);
+  auto options = resolve_jieba_options(*resolved);
   if (!options) {
     print_error("idf build", options.error().message);
     return exit_failure;

@@ -1,14 +1,13 @@
 // `simdup pairs`: every pair of fingerprints within distance k, as JSONL.
 #include <simdup/all_pairs.hpp>
 #include <simdup/json.hpp>
+#include <simdup/output_sink.hpp>
 
 #include <cstdio>
 
 #include "command.hpp"
 #include "document_job.hpp"
-#include "fingerprint_input.hpp"
 #include "index_options.hpp"
-#include "io/output_sink.hpp"
 
 namespace simdup::cli {
 namespace {
@@ -25,12 +24,12 @@ int run_pairs(const index_cli_options& opts) {
     print_error("pairs", options.error().message);
     return exit_usage;
   }
-  auto list = read_fingerprints(opts.inputs, opts.binary, opts.decimal, opts.on_error == "skip");
+  auto list = read_fingerprint_list(opts.inputs, opts.list_options());
   if (!list) {
     print_error("pairs", list.error().message);
     return exit_failure;
   }
-  auto out = detail::output_sink::open(opts.output);
+  auto out = output_sink::open(opts.output);
   if (!out) {
     print_error("pairs", out.error().message);
     return exit_failure;

@@ -1,4 +1,5 @@
 // `simdup serve`: the online dedup service (docs/service.md).
+#include <simdup/duration.hpp>
 #include <simdup/plan.hpp>
 #include <simdup/service.hpp>
 
@@ -10,7 +11,6 @@
 #include "command.hpp"
 #include "document_job.hpp"
 #include "options.hpp"
-#include "store/backend.hpp"
 
 namespace simdup::cli {
 namespace {
@@ -45,7 +45,7 @@ int run_serve(serve_args& a) {
     print_error("serve", "--listen " + a.listen + ": the port must be a number from 0 to 65535");
     return exit_usage;
   }
-  auto window = detail::parse_duration(a.window);
+  auto window = parse_duration(a.window);
   if (!window) {
     print_error("serve", "--window: " + window.error().message);
     return exit_usage;

@@ -4,7 +4,7 @@
 #pragma once
 
 #include <simdup/dedup_job.hpp>
-#include <simdup/postgres.hpp>
+#include <simdup/postgres_sink.hpp>
 
 #include <CLI/CLI.hpp>
 

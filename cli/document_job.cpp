@@ -1,9 +1,9 @@
 #include "document_job.hpp"
 
 #include "command.hpp"
-#include "io/output_sink.hpp"
-#include "io/pipeline.hpp"
 
+#include <simdup/output_sink.hpp>
+#include <simdup/pipeline.hpp>
 #include <simdup/reader.hpp>
 
 #include <unistd.h>
@@ -134,7 +134,7 @@ int run_document_job(const std::string& command, const input_options& input, con
     rd = files.get();
   }
   const bool to_file = !io || !io->write;
-  auto sink = detail::output_sink::open(to_file ? run.output : "-");
+  auto sink = output_sink::open(to_file ? run.output : "-");
   if (!sink) {
     print_error(command, sink.error().message);
     return exit_failure;
@@ -149,7 +149,7 @@ int run_document_job(const std::string& command, const input_options& input, con
   uint64_t written = 0, too_short = 0, invalid_utf8 = 0;
   std::string write_error;
 
-  detail::run_ordered_pipeline<document_batch>(
+  run_ordered_pipeline<document_batch>(
       run.threads, [&](document_batch& b) { return produce(st, b); },
       [&](document_batch& b) {
         process(b);

@@ -3,11 +3,11 @@
 
 #include <simdup/all_pairs.hpp>
 #include <simdup/detection.hpp>
+#include <simdup/fingerprint_list.hpp>
 
 #include <CLI/CLI.hpp>
 
 #include "command.hpp"
-#include "fingerprint_input.hpp"
 #include "options.hpp"
 
 #include <charconv>
@@ -65,6 +65,9 @@ struct index_cli_options {
   std::string output = "-";       ///< -o/--output FILE ("-" = stdout), written atomically
   std::string on_error = "fail";  ///< --on-error fail|skip: malformed lines, unreadable inputs
   bool quiet = false;             ///< -q/--quiet: no skipped-line messages on stderr
+
+  /// How the inputs are read (--binary, --decimal, --on-error).
+  fingerprint_list_options list_options() const { return {binary, decimal, on_error == "skip"}; }
 
   /// The search for the fingerprints-only detection profile of -k and `clustering`.
   result<all_pairs_options> resolve(

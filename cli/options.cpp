@@ -289,7 +289,7 @@ result<std::unique_ptr<fingerprinter_set>> fingerprinter_set::create(
 }
 
 const fingerprinter& fingerprinter_set::for_document(const document& doc) const {
-  if (!doc.text_is_html || options_.normalize.html || options_.compat != compat_mode::none) {
+  if (!document_is_html(doc) || options_.normalize.html || options_.compat != compat_mode::none) {
     return plain_;
   }
   std::call_once(html_once_, [this] {

@@ -1,5 +1,5 @@
 # Install rules (`cmake --install BUILD --prefix P`): the public headers with the umbrella
-# simdup/simdup.hpp, libsimdup static and shared (both archived from the one object library), the
+# simdup/simdup.hpp, libsimdup static and shared (both archived from the component object libraries), the
 # CLI, its man pages, the docs, the jieba data, a CMake package (find_package(simdup CONFIG) ->
 # simdup::simdup) and simdup.pc for pkg-config. docs/install.md describes the installed tree.
 include(GNUInstallDirs)
@@ -8,9 +8,11 @@ include(CMakePackageConfigHelpers)
 # The objects go into a shared library, so they are position independent. They also feed the
 # executables: without -fno-semantic-interposition GCC would not inline one exported function
 # into another (a shared library's symbols may be interposed), a cost the CLI should not pay.
-set_target_properties(simdup PROPERTIES POSITION_INDEPENDENT_CODE ON)
-target_compile_options(simdup PRIVATE
-  $<$<CXX_COMPILER_ID:GNU,Clang>:-fno-semantic-interposition>)
+foreach(component ${SIMDUP_COMPONENTS})
+  set_target_properties(simdup_${component} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+  target_compile_options(simdup_${component} PRIVATE
+    $<$<CXX_COMPILER_ID:GNU,Clang>:-fno-semantic-interposition>)
+endforeach()
 
 # The installed libraries and the install rules; off by default when simdup is a subproject and
 # in the libFuzzer build (its objects carry coverage hooks that only a fuzzer binary provides).
@@ -50,7 +52,7 @@ endfunction()
 # Shared: the third-party libraries stay private (DT_NEEDED entries of libsimdup.so), and
 # --no-undefined makes a missing one a link error here rather than a user's load error. Not with
 # clang's sanitizers: their runtime comes with the program.
-add_library(simdup_shared SHARED $<TARGET_OBJECTS:simdup>)
+add_library(simdup_shared SHARED ${SIMDUP_OBJECTS})
 simdup_library_interface(simdup_shared)
 get_target_property(_simdup_dep_libs simdup_deps INTERFACE_LINK_LIBRARIES)
 target_link_libraries(simdup_shared PRIVATE ${_simdup_dep_libs} Threads::Threads)
@@ -63,7 +65,7 @@ set_target_properties(simdup_shared PROPERTIES
 
 # Static: the program links the third-party libraries itself, so they are the archive's interface
 # (the same list as simdup_deps; simdup-config.cmake finds them again for the static component).
-add_library(simdup_static STATIC $<TARGET_OBJECTS:simdup>)
+add_library(simdup_static STATIC ${SIMDUP_OBJECTS})
 simdup_library_interface(simdup_static)
 target_link_libraries(simdup_static INTERFACE Threads::Threads ${_simdup_dep_libs})
 set_target_properties(simdup_static PROPERTIES EXPORT_NAME simdup_static)

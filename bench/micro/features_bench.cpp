@@ -7,11 +7,11 @@
 
 #include "bench_corpus.hpp"
 #include "features/accumulate.hpp"
-#include "features/cpu.hpp"
 #include "features/extract.hpp"
 #include "features/hash.hpp"
 #include "features/md5.hpp"
 #include "features/shingle_kernel.hpp"
+#include "util/cpu.hpp"
 
 #include <random>
 #include <vector>

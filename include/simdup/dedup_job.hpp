@@ -2,6 +2,7 @@
 // summary.json, report.html) atomically. `simdup dedup` and the benchmarks call this.
 #pragma once
 
+#include <simdup/decision_sink.hpp>
 #include <simdup/dedup.hpp>
 #include <simdup/dedup_report.hpp>
 #include <simdup/reader.hpp>

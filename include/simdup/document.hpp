@@ -1,7 +1,7 @@
 // One input record as every reader produces it and every job (fingerprint, dedup, idf) consumes.
 #pragma once
 
-#include <simdup/fingerprint.hpp>
+#include <simdup/segmenter.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -70,5 +70,11 @@ struct document {
   /// "SOURCE:LINE" (or "SOURCE:OFFSET" when line is 0), for messages.
   std::string location() const;
 };
+
+/// Whether the document's text is to be normalised as HTML: text_is_html (WARC responses), or a
+/// text that opens with a document-level tag (<!doctype, <html, <head, <body, <div, <article,
+/// <p; case-insensitive, after white space), as a crawl stored as JSONL has. Every job decides
+/// with this one function, so a record gets the same fingerprint from each.
+bool document_is_html(const document& doc) noexcept;
 
 }  // namespace simdup

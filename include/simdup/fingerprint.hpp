@@ -9,6 +9,7 @@
 
 #include <simdup/error.hpp>
 #include <simdup/normalize.hpp>
+#include <simdup/segmenter.hpp>
 #include <simdup/simhash.hpp>
 
 #include <cstdint>
@@ -20,20 +21,15 @@
 
 namespace simdup {
 
-/// A feature and its weight, as extracted from text or supplied by the caller.
-struct weighted_feature {
-  std::string text;
-  double weight = 1.0;
+/// Stable 64-bit feature hashes. Never a per-process seeded hash.
+enum class hash_kind {
+  xxh3,   ///< XXH3-64 with seed 0 (default): fast and stable across runs and machines
+  fnv1a,  ///< FNV-1a 64
+  md5,    ///< last 8 bytes of MD5, big-endian (python-simhash compatibility)
 };
 
-/// Splits normalised text into words. Implemented by the jieba segmenter; the extension point
-/// for any other language-specific tokenizer. Must be safe to call concurrently.
-class segmenter {
- public:
-  virtual ~segmenter() = default;
-  /// Appends the words of `text` (views into `text`) to `words`.
-  virtual void segment(std::string_view text, std::vector<std::string_view>& words) const = 0;
-};
+/// Hashes one feature's UTF-8 bytes.
+uint64_t hash_feature(hash_kind kind, std::string_view feature) noexcept;
 
 enum class feature_kind {
   shingles,     ///< overlapping character n-grams over code points, spaces included (default)
@@ -125,6 +121,16 @@ struct fingerprint_result {
   uint32_t features = 0;
   std::size_t invalid_utf8 = 0;  ///< invalid UTF-8 sequences replaced while normalising
 };
+
+/// Returns `o` completed for jieba: for the jieba kinds and compat jieba-tfidf, a segmenter
+/// loaded from features.jieba_dict (default location when empty) plus features.jieba_user_dicts
+/// unless one is given. For keywords and compat jieba-tfidf, the data directory's idf.txt and
+/// stop_words.txt unless other files are given. For compat jieba-tfidf also: jieba feature kind
+/// keywords; no normalisation besides UTF-8 repair (extract_tags sees the raw text; HTML stripping
+/// stays if asked for); tokens of at least 2 code points; TF-IDF, unknown words get the median
+/// IDF; top-K (0 = 20). Other options pass unchanged. fingerprinter::create does this itself.
+/// Errors: the segmenter's (missing or corrupt dictionary, naming the file).
+result<fingerprint_options> resolve_jieba_options(fingerprint_options o);
 
 /// The configured pipeline. Create once (loads dictionaries, IDF and stop words); the const
 /// member functions are safe to call from many threads.

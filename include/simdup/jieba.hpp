@@ -6,7 +6,7 @@
 #pragma once
 
 #include <simdup/error.hpp>
-#include <simdup/fingerprint.hpp>
+#include <simdup/segmenter.hpp>
 
 #include <cstdint>
 #include <memory>

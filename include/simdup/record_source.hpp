@@ -1,9 +1,8 @@
-// Where a job's records come from and where its decisions go, apart from files: the
-// interfaces a database source or sink implements (PostgreSQL in postgres.hpp; a MongoDB
-// source would implement record_source the same way, docs/databases.md).
+// Where a job's records come from, apart from files: the interface a database source
+// implements (PostgreSQL in postgres.hpp; a MongoDB source would implement record_source the
+// same way, docs/databases.md). Decisions go to a decision_sink (decision_sink.hpp).
 #pragma once
 
-#include <simdup/dedup.hpp>
 #include <simdup/document.hpp>
 #include <simdup/error.hpp>
 #include <simdup/reader.hpp>
@@ -35,18 +34,5 @@ class record_source {
 
 /// Wraps a file reader as a record_source.
 std::unique_ptr<record_source> make_file_source(reader in);
-
-/// Receives every document's decision, in input order, once. Used by the dedup job next to
-/// (or instead of) its output directory.
-class decision_sink {
- public:
-  virtual ~decision_sink() = default;
-  /// The decision for document `ordinal` (0-based input position) with id `id`;
-  /// `representative_id` is the id of the kept document it duplicates (its own id if kept).
-  virtual status write(uint32_t ordinal, std::string_view id, const dedup_decision& decision,
-                       std::string_view representative_id) = 0;
-  /// Every decision was written: flush and make everything durable.
-  virtual status finish() = 0;
-};
 
 }  // namespace simdup

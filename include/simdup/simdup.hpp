@@ -4,14 +4,17 @@
 
 #include <simdup/all_pairs.hpp>
 #include <simdup/clusters.hpp>
+#include <simdup/decision_sink.hpp>
 #include <simdup/dedup.hpp>
 #include <simdup/dedup_job.hpp>
 #include <simdup/dedup_report.hpp>
 #include <simdup/detection.hpp>
 #include <simdup/document.hpp>
+#include <simdup/duration.hpp>
 #include <simdup/error.hpp>
 #include <simdup/exact_layer.hpp>
 #include <simdup/fingerprint.hpp>
+#include <simdup/fingerprint_list.hpp>
 #include <simdup/index.hpp>
 #include <simdup/jieba.hpp>
 #include <simdup/json.hpp>
@@ -19,10 +22,14 @@
 #include <simdup/minhash.hpp>
 #include <simdup/normalize.hpp>
 #include <simdup/online_index.hpp>
+#include <simdup/output_sink.hpp>
+#include <simdup/pipeline.hpp>
 #include <simdup/plan.hpp>
 #include <simdup/postgres.hpp>
+#include <simdup/postgres_sink.hpp>
 #include <simdup/reader.hpp>
 #include <simdup/record_source.hpp>
+#include <simdup/segmenter.hpp>
 #include <simdup/service.hpp>
 #include <simdup/simhash.hpp>
 #include <simdup/utf8.hpp>

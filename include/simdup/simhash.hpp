@@ -1,25 +1,15 @@
-// SimHash primitives: feature hashes, weighted bit votes, Hamming distance, hex form.
+// Fingerprint helpers of util: Hamming distance and the hex form. The feature hashes are in
+// fingerprint.hpp (features).
 #pragma once
 
 #include <simdup/error.hpp>
 
 #include <bit>
 #include <cstdint>
-#include <span>
 #include <string>
 #include <string_view>
 
 namespace simdup {
-
-/// Stable 64-bit feature hashes. Never a per-process seeded hash.
-enum class hash_kind {
-  xxh3,   ///< XXH3-64 with seed 0 (default): fast and stable across runs and machines
-  fnv1a,  ///< FNV-1a 64
-  md5,    ///< last 8 bytes of MD5, big-endian (python-simhash compatibility)
-};
-
-/// Hashes one feature's UTF-8 bytes.
-uint64_t hash_feature(hash_kind kind, std::string_view feature) noexcept;
 
 /// Number of differing bits.
 inline int hamming_distance(uint64_t a, uint64_t b) noexcept {

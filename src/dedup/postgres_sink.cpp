@@ -2,7 +2,7 @@
 // per batch, each row tagged with the run name. The rows a run has committed are its progress:
 // a resumed run counts them and skips that many leading documents, so nothing is written
 // twice (the id primary key would refuse it anyway) and nothing after them is lost.
-#include <simdup/postgres.hpp>
+#include <simdup/postgres_sink.hpp>
 
 #include "io/postgres_common.hpp"
 

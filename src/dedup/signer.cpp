@@ -10,7 +10,6 @@
 #include "io/format_reader.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -104,28 +103,6 @@ double read_keep_field(const document& doc, const std::string& field, std::strin
   return std::isnan(value) ? -INFINITY : value;
 }
 
-// A text that opens with a document-level HTML tag is an HTML page (a crawl stored as JSONL):
-// its tags and scripts must not count as content, or a page and its plain-text repost differ.
-bool looks_like_html(std::string_view text) {
-  std::size_t i = 0;
-  while (i < text.size() &&
-         (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r')) {
-    ++i;
-  }
-  if (i >= text.size() || text[i] != '<') return false;
-  ++i;
-  for (std::string_view tag : {"!doctype", "html", "head", "body", "div", "article", "p"}) {
-    if (text.size() - i < tag.size() + 1) continue;
-    bool same = true;
-    for (std::size_t j = 0; j < tag.size() && same; ++j) {
-      same = (text[i + j] | 0x20) == tag[j] || text[i + j] == tag[j];
-    }
-    const char next = text[i + tag.size()];
-    if (same && !std::isalnum(static_cast<unsigned char>(next))) return true;
-  }
-  return false;
-}
-
 }  // namespace
 
 result<document_signer> document_signer::create(const dedup_options& options) {
@@ -153,7 +130,7 @@ void document_signer::sign(const document& doc, doc_signature& out,
   const impl& s = *impl_;
   thread_local std::string normalized;
   normalize_stats stats;
-  const bool html = doc.text_is_html || looks_like_html(doc.text);
+  const bool html = document_is_html(doc);
   (html ? s.html : s.plain).normalize(doc.text, normalized, &stats);
 
   fingerprint_result fp;

@@ -17,7 +17,7 @@
 #include <immintrin.h>
 #endif
 
-#include "features/cpu.hpp"
+#include "util/cpu.hpp"
 
 namespace simdup {
 namespace {

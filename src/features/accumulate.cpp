@@ -1,6 +1,6 @@
 #include "features/accumulate.hpp"
 
-#include "features/cpu.hpp"
+#include "util/cpu.hpp"
 
 #include <algorithm>
 #include <cstring>

@@ -7,7 +7,6 @@
 #include "features/python_simhash.hpp"
 #include "features/shingle_kernel.hpp"
 #include "features/weighting.hpp"
-#include "jieba/pipeline.hpp"
 
 #include <algorithm>
 #include <optional>
@@ -234,7 +233,7 @@ struct fingerprinter::impl {
 
 result<fingerprinter> fingerprinter::create(const fingerprint_options& requested) {
   // jieba kinds and compat jieba-tfidf: loads the segmenter, fills in extract_tags' settings.
-  auto resolved = detail::resolve_jieba_options(requested);
+  auto resolved = resolve_jieba_options(requested);
   if (!resolved) return std::move(resolved).error();
   const fingerprint_options& options = *resolved;
   if (auto ok = validate(options); !ok) return std::move(ok).error();

@@ -3,7 +3,7 @@
 // through the shared library would cost more than the hash itself.
 #pragma once
 
-#include <simdup/simhash.hpp>
+#include <simdup/fingerprint.hpp>
 
 #include "features/md5.hpp"
 

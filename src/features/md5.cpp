@@ -1,6 +1,6 @@
 #include "features/md5.hpp"
 
-#include "features/cpu.hpp"
+#include "util/cpu.hpp"
 
 #include <algorithm>
 #include <cstddef>

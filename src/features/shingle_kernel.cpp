@@ -2,9 +2,9 @@
 #include "features/shingle_kernel.hpp"
 
 #include "features/accumulate.hpp"
-#include "features/cpu.hpp"
 #include "features/extract.hpp"
 #include "features/hash.hpp"
+#include "util/cpu.hpp"
 
 namespace simdup::detail {
 

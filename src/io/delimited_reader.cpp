@@ -5,9 +5,7 @@
 #include <vector>
 
 namespace simdup::detail {
-namespace {
 
-/// Decodes the TSV escapes \t \n \r \\ ; any other backslash is kept literally.
 void tsv_unescape(std::string_view in, std::string& out) {
   out.clear();
   out.reserve(in.size());
@@ -39,6 +37,8 @@ void tsv_unescape(std::string_view in, std::string& out) {
     }
   }
 }
+
+namespace {
 
 /// Plain text: every line is a document, empty lines included; id = line number, or
 /// "SOURCE:LINE" when several inputs are read.

@@ -54,6 +54,10 @@ error_info record_error(const document& doc, errc code, std::string_view what);
 /// True when `s` is empty or only spaces and tabs.
 bool is_blank(std::string_view s) noexcept;
 
+/// Decodes the TSV escapes \t \n \r \\ into `out` (cleared first); any other backslash is
+/// kept literally.
+void tsv_unescape(std::string_view in, std::string& out);
+
 /// Splits one CSV record (RFC 4180: quoted fields, "" for a quote inside) into `out`. Lenient
 /// about '"' inside unquoted fields. False, with `what` set, for an unterminated quoted field or
 /// a character after a closing quote.

@@ -1,4 +1,4 @@
-#include "io/output_sink.hpp"
+#include <simdup/output_sink.hpp>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
-namespace simdup::detail {
+namespace simdup {
 namespace {
 constexpr std::size_t kFlushBytes = std::size_t{1} << 20;
 }  // namespace
@@ -103,4 +103,4 @@ status output_sink::commit() {
   return {};
 }
 
-}  // namespace simdup::detail
+}  // namespace simdup

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <utility>
 
 namespace simdup {
@@ -77,6 +78,36 @@ const char* input_format_name(input_format format) noexcept {
       return "warc";
   }
   return "unknown";
+}
+
+namespace {
+
+bool looks_like_html(std::string_view text) {
+  std::size_t i = 0;
+  while (i < text.size() &&
+         (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r')) {
+    ++i;
+  }
+  if (i >= text.size() || text[i] != '<') return false;
+  ++i;
+  for (std::string_view tag : {"!doctype", "html", "head", "body", "div", "article", "p"}) {
+    if (text.size() - i < tag.size() + 1) continue;
+    bool same = true;
+    for (std::size_t j = 0; j < tag.size() && same; ++j) {
+      same = (text[i + j] | 0x20) == tag[j] || text[i + j] == tag[j];
+    }
+    const char next = text[i + tag.size()];
+    if (same && !std::isalnum(static_cast<unsigned char>(next))) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+// A text that opens with a document-level HTML tag is an HTML page (a crawl stored as JSONL):
+// its tags and scripts must not count as content, or a page and its plain-text repost differ.
+bool document_is_html(const document& doc) noexcept {
+  return doc.text_is_html || looks_like_html(doc.text);
 }
 
 std::string document::location() const {

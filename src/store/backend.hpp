@@ -44,9 +44,6 @@ struct collection_config {
   int top_k = 0;
 };
 
-/// "7d", "12h", "30m", "45s" or plain seconds ("3600") to seconds; "0" means no window.
-result<int64_t> parse_duration(std::string_view text);
-
 /// Whether `name` is a valid collection name (see collection_config::name).
 bool valid_collection_name(std::string_view name);
 /// Checks a config's ranges; the message names the field.

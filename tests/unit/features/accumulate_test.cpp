@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "features/accumulate.hpp"
-#include "features/cpu.hpp"
+#include "util/cpu.hpp"
 
 #include <random>
 #include <vector>

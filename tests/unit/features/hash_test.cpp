@@ -1,5 +1,5 @@
 #include <gtest/gtest.h>
-#include <simdup/simhash.hpp>
+#include <simdup/fingerprint.hpp>
 
 #include "features/golden_io.hpp"
 #include "features/hash.hpp"

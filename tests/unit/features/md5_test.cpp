@@ -1,8 +1,8 @@
 #include <gtest/gtest.h>
 #include <openssl/evp.h>
 
-#include "features/cpu.hpp"
 #include "features/md5.hpp"
+#include "util/cpu.hpp"
 
 #include <array>
 #include <cstdint>

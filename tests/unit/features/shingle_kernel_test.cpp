@@ -2,9 +2,9 @@
 // the library's own xxh3 (the same function the golden vectors pin), counted bit by bit.
 #include <gtest/gtest.h>
 
-#include "features/cpu.hpp"
 #include "features/hash.hpp"
 #include "features/shingle_kernel.hpp"
+#include "util/cpu.hpp"
 
 #include <random>
 #include <string>

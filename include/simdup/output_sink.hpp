@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-namespace simdup::detail {
+namespace simdup {
 
 class output_sink {
  public:
@@ -41,4 +41,4 @@ class output_sink {
   bool committed_ = false;
 };
 
-}  // namespace simdup::detail
+}  // namespace simdup

@@ -1,11 +1,6 @@
-// Reads fingerprint lists for `simdup pairs` and `simdup clusters`: the JSONL or TSV that
-// `simdup fingerprint` writes (records whose status is not ok are skipped), one fingerprint per
-// line (16 hex digits, else decimal; id = line number), or little-endian uint64 (--binary;
-// id = 0-based position). Format is detected per file from its first non-blank line.
-#pragma once
-
-#include <simdup/error.hpp>
-#include <simdup/json.hpp>
+// Fingerprint lists (include/simdup/fingerprint_list.hpp): JSONL/TSV written by a fingerprint
+// run, plain hex or decimal lines, or little-endian uint64.
+#include <simdup/fingerprint_list.hpp>
 #include <simdup/reader.hpp>
 #include <simdup/simhash.hpp>
 
@@ -21,40 +16,15 @@
 #include <vector>
 
 #include "io/byte_source.hpp"
+#include "io/format_reader.hpp"
 #include "io/line_input.hpp"
 
-namespace simdup::cli {
-
-/// Fingerprints with their ids, ready to print as JSON.
-struct fingerprint_list {
-  /// With --on-error skip: malformed lines and inputs that could not be read, each counted
-  /// once, and the first few messages (FILE:LINE: reason, or the input's error).
-  uint64_t skipped_lines = 0;
-  uint64_t skipped_inputs = 0;
-  std::vector<std::string> skip_messages;
-
-  std::vector<uint64_t> fingerprints;
-  /// JSON text of each id, concatenated; id i is ids[id_end[i-1] .. id_end[i]). Empty for
-  /// binary input, whose ids are the positions.
-  std::string ids;
-  std::vector<uint64_t> id_end;
-
-  void append_id(std::string& out, std::size_t i) const {
-    if (id_end.empty()) return json::append_uint(out, i);
-    const std::size_t begin = i == 0 ? 0 : id_end[i - 1];
-    out.append(ids, begin, id_end[i] - begin);
-  }
-};
-
-namespace detail_input {
-
-inline bool is_blank(std::string_view s) {
-  return s.find_first_not_of(" \t\r") == std::string_view::npos;
-}
+namespace simdup {
+namespace {
 
 /// "16 hex digits" or a decimal uint64; only decimal when `decimal` (a 16-digit decimal number
 /// such as 1000000000000000 is otherwise read as hex).
-inline bool parse_plain(std::string_view s, uint64_t& out, bool decimal) {
+bool parse_plain(std::string_view s, uint64_t& out, bool decimal) {
   while (!s.empty() && (s.back() == ' ' || s.back() == '\r')) s.remove_suffix(1);
   while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
   if (s.size() == 16 && !decimal) {
@@ -67,36 +37,20 @@ inline bool parse_plain(std::string_view s, uint64_t& out, bool decimal) {
   return ec == std::errc() && p == s.data() + s.size() && !s.empty();
 }
 
-/// TSV field escapes (\t \n \r \\) decoded.
-inline std::string tsv_unescape(std::string_view in) {
-  std::string out;
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    if (in[i] == '\\' && i + 1 < in.size()) {
-      const char c = in[++i];
-      out.push_back(c == 't' ? '\t' : c == 'n' ? '\n' : c == 'r' ? '\r' : c);
-    } else {
-      out.push_back(in[i]);
-    }
-  }
-  return out;
-}
-
 enum class text_format { unknown, jsonl, tsv, plain };
-
-}  // namespace detail_input
 
 /// Reads one text input into `list`. Errors are "NAME:LINE: reason"; with `skip`, malformed
 /// lines are counted and reported in `list` instead, and reading goes on.
-inline status read_fingerprint_text(const std::string& path, fingerprint_list& list, bool decimal,
-                                    bool skip) {
-  using namespace detail_input;
+status read_fingerprint_text(const std::string& path, fingerprint_list& list, bool decimal,
+                             bool skip) {
   const std::string name = path == "-" ? "<stdin>" : path;
-  auto src = simdup::detail::open_source(path, name, nullptr);
+  auto src = detail::open_source(path, name, nullptr);
   if (!src) return std::move(src).error();
-  simdup::detail::line_input in(std::move(*src), std::size_t{64} << 20);
+  detail::line_input in(std::move(*src), std::size_t{64} << 20);
   simdjson::ondemand::parser parser;
   text_format format = text_format::unknown;
   std::string_view line;
+  std::string id;  // a TSV id, unescaped
   error_info err;
   auto add = [&](uint64_t fp) {
     list.fingerprints.push_back(fp);
@@ -115,7 +69,7 @@ inline status read_fingerprint_text(const std::string& path, fingerprint_list& l
     if (format == text_format::plain) {
       uint64_t fp;
       if (!parse_plain(line, fp, decimal))
-        return bad(decimal ? "expected a decimal fingerprint (--decimal)"
+        return bad(decimal ? "expected a decimal fingerprint"
                            : "expected a fingerprint (16 hex digits or a decimal number)");
       json::append_uint(list.ids, in.line_number());
       add(fp);
@@ -134,13 +88,14 @@ inline status read_fingerprint_text(const std::string& path, fingerprint_list& l
       }
       auto fp = parse_hex(rest);
       if (!fp) return bad("expected 16 hex digits after the tab");
-      json::append_string(list.ids, tsv_unescape(line.substr(0, tab)));
+      detail::tsv_unescape(line.substr(0, tab), id);
+      json::append_string(list.ids, id);
       add(*fp);
       return {};
     }
     // JSONL: {"id": ..., "fingerprint": "hex" | null, "status": "..."}
     namespace od = simdjson::ondemand;
-    auto doc = parser.iterate(line.data(), line.size(), line.size() + simdup::detail::kLinePadding);
+    auto doc = parser.iterate(line.data(), line.size(), line.size() + detail::kLinePadding);
     od::object obj;
     if (doc.error() || doc.get_object().get(obj)) return bad("invalid JSON (expected an object)");
     std::string id_json;
@@ -192,11 +147,11 @@ inline status read_fingerprint_text(const std::string& path, fingerprint_list& l
   };
   while (true) {
     const auto st = in.next_line(line, err);
-    if (st == simdup::detail::line_status::end) break;
-    if (st == simdup::detail::line_status::error) return err;
-    std::string why = st == simdup::detail::line_status::too_long ? "line longer than 64 MiB"
-                      : is_blank(line)                            ? std::string()
-                                                                  : parse_line();
+    if (st == detail::line_status::end) break;
+    if (st == detail::line_status::error) return err;
+    std::string why = st == detail::line_status::too_long ? "line longer than 64 MiB"
+                      : detail::is_blank(line)            ? std::string()
+                                                          : parse_line();
     if (why.empty()) continue;
     std::string message = name + ":" + std::to_string(in.line_number()) + ": " + why;
     if (!skip) return make_error(errc::invalid_input, std::move(message));
@@ -207,7 +162,7 @@ inline status read_fingerprint_text(const std::string& path, fingerprint_list& l
 }
 
 /// Reads a binary file of little-endian uint64 ("-" = stdin).
-inline status read_fingerprint_binary(const std::string& path, fingerprint_list& list) {
+status read_fingerprint_binary(const std::string& path, fingerprint_list& list) {
   const std::string name = path == "-" ? "<stdin>" : path;
   std::FILE* f = path == "-" ? stdin : std::fopen(path.c_str(), "rb");
   if (!f) return make_error(errc::not_found, name + ": " + std::strerror(errno));
@@ -236,18 +191,18 @@ inline status read_fingerprint_binary(const std::string& path, fingerprint_list&
   return {};
 }
 
-/// `binary`: little-endian uint64 files; `decimal`: plain lines are decimal numbers; `skip`:
-/// --on-error skip (malformed lines and unreadable inputs are counted in the list, not errors).
-/// Globs are expanded as for documents (expand_inputs).
-inline result<fingerprint_list> read_fingerprints(const std::vector<std::string>& inputs,
-                                                  bool binary, bool decimal, bool skip) {
+}  // namespace
+
+result<fingerprint_list> read_fingerprint_list(std::span<const std::string> inputs,
+                                               const fingerprint_list_options& options) {
+  const bool skip = options.skip_bad;
   fingerprint_list list;
   auto paths = expand_inputs(inputs, skip);
   if (!paths) return std::move(paths).error();
   // With several binary files, positions continue across files, so ids stay unique.
   for (const auto& p : *paths) {
-    status s =
-        binary ? read_fingerprint_binary(p, list) : read_fingerprint_text(p, list, decimal, skip);
+    status s = options.binary ? read_fingerprint_binary(p, list)
+                              : read_fingerprint_text(p, list, options.decimal, skip);
     if (s) continue;
     if (!skip) return s.error();
     // The input could not be read (to its end): what it gave so far stays, the rest is skipped.
@@ -257,4 +212,4 @@ inline result<fingerprint_list> read_fingerprints(const std::vector<std::string>
   return list;
 }
 
-}  // namespace simdup::cli
+}  // namespace simdup

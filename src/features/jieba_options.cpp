@@ -1,8 +1,14 @@
-#include "jieba/pipeline.hpp"
-
+// How the fingerprinter gets jieba: the segmenter for feature_kind::jieba/keywords, and the
+// options that make compat_mode::jieba_tfidf reproduce jieba.analyse.extract_tags.
+#include <simdup/fingerprint.hpp>
 #include <simdup/jieba.hpp>
 
-namespace simdup::detail {
+namespace simdup {
+
+namespace {
+/// extract_tags' default topK, used by compat jieba-tfidf when top_k is 0.
+constexpr std::size_t jieba_default_top_k = 20;
+}  // namespace
 
 result<fingerprint_options> resolve_jieba_options(fingerprint_options o) {
   const bool compat = o.compat == compat_mode::jieba_tfidf;
@@ -39,4 +45,4 @@ result<fingerprint_options> resolve_jieba_options(fingerprint_options o) {
   return o;
 }
 
-}  // namespace simdup::detail
+}  // namespace simdup
