@@ -176,7 +176,7 @@ def check_all(client, docs):
             {"id": "probe", "fingerprint": fp_hex(v)} for _, v in chunk]})
         assert status == 200, body
         for (doc_id, _), result in zip(chunk, body["results"]):
-            assert {"id": doc_id, "distance": 0} in result["matches"], doc_id
+            assert {"id": doc_id, "distance": 0, "jaccard": None} in result["matches"], doc_id
 
 
 def stored_ids(client, sent):

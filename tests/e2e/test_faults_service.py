@@ -27,7 +27,7 @@ def assert_all_found(client, docs):
             {"id": "probe", "fingerprint": fp_hex(v)} for _, v in chunk]})
         assert status == 200, body
         for (doc_id, _), result in zip(chunk, body["results"]):
-            assert {"id": doc_id, "distance": 0} in result["matches"], doc_id
+            assert {"id": doc_id, "distance": 0, "jaccard": None} in result["matches"], doc_id
 
 
 # --- a damaged segment file at start ----------------------------------------------------------

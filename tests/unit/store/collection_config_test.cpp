@@ -11,13 +11,13 @@
 namespace simdup::detail {
 namespace {
 
-TEST(CollectionConfig, DefaultsAreTheEvaluatedProfile) {
+TEST(CollectionConfig, DefaultsVerifyAtACheapK) {
   collection_config c;
   c.name = "news";
-  EXPECT_EQ(c.k, 8);
+  EXPECT_EQ(c.k, 4);
   EXPECT_EQ(c.verify, 0.8);
   EXPECT_EQ(to_json(c),
-            R"({"name":"news","k":8,"window_s":604800,"compat":"none","shingle_width":4,)"
+            R"({"name":"news","k":4,"window_s":604800,"compat":"none","shingle_width":4,)"
             R"("features":"shingles","top_k":0,"verify":"jaccard:0.8"})");
 }
 
