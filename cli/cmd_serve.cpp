@@ -2,6 +2,7 @@
 #include <simdup/duration.hpp>
 #include <simdup/plan.hpp>
 #include <simdup/service.hpp>
+#include <simdup/verify.hpp>
 
 #include <cstdio>
 #include <memory>
@@ -51,12 +52,16 @@ int run_serve(serve_args& a) {
     return exit_usage;
   }
   a.opt.default_window_s = *window;
-  auto verify = detail::parse_verify_setting(a.verify);
-  if (!verify) {
-    print_error("serve", "--verify: " + verify.error().message);
-    return exit_usage;
+  a.opt.default_verify = 0;  // "off"
+  if (a.verify != "off") {
+    auto verify = parse_verify_spec(a.verify);
+    if (!verify) {
+      print_error("serve",
+                  "--verify: must be jaccard:T with T in (0, 1] or off, got \"" + a.verify + "\"");
+      return exit_usage;
+    }
+    a.opt.default_verify = verify->threshold;
   }
-  a.opt.default_verify = *verify;
 
   // Before any thread exists, so that every thread inherits the mask and SIGTERM reaches the
   // sigwait in run_until_signal.

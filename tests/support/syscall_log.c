@@ -27,7 +27,7 @@ static int log_fd = -1;
 
 /* Opened when the library loads, before any thread of the program starts. */
 __attribute__((constructor)) static void open_log(void) {
-  const char *path = getenv("SIMDUP_SYSCALL_LOG");
+  const char* path = getenv("SIMDUP_SYSCALL_LOG");
   if (path) log_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 }
 
@@ -43,7 +43,7 @@ static int is_regular(int fd) {
 
 /* Appends one line: for files the path and the file's offset after the write; for sockets the
  * data (a send: its first line; a receive: up to 3000 bytes, line breaks as spaces). */
-static void log_line(long n, const char *op, int fd, long result, const char *data, size_t len,
+static void log_line(long n, const char* op, int fd, long result, const char* data, size_t len,
                      long end) {
   if (log_fd < 0) return;
   const int saved = errno;
@@ -67,29 +67,31 @@ static void log_line(long n, const char *op, int fd, long result, const char *da
   errno = saved;
 }
 
-static long next_seq(void) { return atomic_fetch_add(&seq, 1) + 1; }
+static long next_seq(void) {
+  return atomic_fetch_add(&seq, 1) + 1;
+}
 
 #define REAL(name) ((__typeof__(&name))dlsym(RTLD_NEXT, #name))
 
-ssize_t write(int fd, const void *buf, size_t count) {
+ssize_t write(int fd, const void* buf, size_t count) {
   const ssize_t r = REAL(write)(fd, buf, count);
   if (is_regular(fd)) log_line(next_seq(), "write", fd, r, NULL, 0, lseek(fd, 0, SEEK_CUR));
   return r;
 }
 
-ssize_t pwrite(int fd, const void *buf, size_t count, off_t offset) {
+ssize_t pwrite(int fd, const void* buf, size_t count, off_t offset) {
   const ssize_t r = REAL(pwrite)(fd, buf, count, offset);
   if (is_regular(fd)) log_line(next_seq(), "write", fd, r, NULL, 0, offset + r);
   return r;
 }
 
-ssize_t pwrite64(int fd, const void *buf, size_t count, off_t offset) {
+ssize_t pwrite64(int fd, const void* buf, size_t count, off_t offset) {
   const ssize_t r = REAL(pwrite64)(fd, buf, count, offset);
   if (is_regular(fd)) log_line(next_seq(), "write", fd, r, NULL, 0, offset + r);
   return r;
 }
 
-ssize_t writev(int fd, const struct iovec *iov, int iovcnt) {
+ssize_t writev(int fd, const struct iovec* iov, int iovcnt) {
   if (is_socket(fd)) {
     log_line(next_seq(), "send", fd, 0, iovcnt > 0 ? iov[0].iov_base : "",
              iovcnt > 0 ? iov[0].iov_len : 0, 0);
@@ -121,19 +123,19 @@ int sync_file_range(int fd, off_t offset, off_t nbytes, unsigned int flags) {
   return r;
 }
 
-ssize_t send(int fd, const void *buf, size_t len, int flags) {
+ssize_t send(int fd, const void* buf, size_t len, int flags) {
   log_line(next_seq(), "send", fd, 0, buf, len, 0);
   return REAL(send)(fd, buf, len, flags);
 }
 
-ssize_t sendmsg(int fd, const struct msghdr *msg, int flags) {
+ssize_t sendmsg(int fd, const struct msghdr* msg, int flags) {
   const int parts = msg->msg_iovlen > 0;
   log_line(next_seq(), "send", fd, 0, parts ? msg->msg_iov[0].iov_base : "",
            parts ? msg->msg_iov[0].iov_len : 0, 0);
   return REAL(sendmsg)(fd, msg, flags);
 }
 
-ssize_t recv(int fd, void *buf, size_t len, int flags) {
+ssize_t recv(int fd, void* buf, size_t len, int flags) {
   const ssize_t r = REAL(recv)(fd, buf, len, flags);
   if (r > 0) log_line(next_seq(), "recv", fd, r, buf, (size_t)r, 0);
   return r;
