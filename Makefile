@@ -73,7 +73,7 @@ install: build-release
 	@cmake --install build/release --prefix $(PREFIX)
 
 format-check:
-	@git ls-files '*.cpp' '*.hpp' '*.h' | xargs clang-format --dry-run -Werror
+	@git ls-files '*.c' '*.cpp' '*.hpp' '*.h' | xargs clang-format --dry-run -Werror
 	@echo "format-check: every C++ file is clang-formatted"
 
 format:
