@@ -92,27 +92,6 @@ void print_error(const std::string& command, const std::string& message) {
   std::fprintf(stderr, "simdup %s: error: %s\n", command.c_str(), message.c_str());
 }
 
-void append_tsv_escaped(std::string& out, std::string_view text) {
-  for (const char c : text) {
-    switch (c) {
-      case '\t':
-        out.append("\\t");
-        break;
-      case '\n':
-        out.append("\\n");
-        break;
-      case '\r':
-        out.append("\\r");
-        break;
-      case '\\':
-        out.append("\\\\");
-        break;
-      default:
-        out.push_back(c);
-    }
-  }
-}
-
 int run_document_job(const std::string& command, const input_options& input, const run_options& run,
                      const batch_processor& process, const document_job_io* io) {
   std::unique_ptr<record_source> files;

@@ -6,6 +6,7 @@
 #include "options.hpp"
 
 #include <simdup/document.hpp>
+#include <simdup/reader.hpp>
 #include <simdup/record_source.hpp>
 
 #include <cstdint>
@@ -41,9 +42,6 @@ struct document_job_io {
 /// a bad record with --on-error fail).
 int run_document_job(const std::string& command, const input_options& input, const run_options& run,
                      const batch_processor& process, const document_job_io* io = nullptr);
-
-/// Appends `text` with TSV escapes (\t \n \r \\), for TSV output.
-void append_tsv_escaped(std::string& out, std::string_view text);
 
 /// Prints "simdup COMMAND: error: MESSAGE" on stderr.
 void print_error(const std::string& command, const std::string& message);

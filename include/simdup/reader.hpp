@@ -117,6 +117,10 @@ class reader {
   std::unique_ptr<impl> impl_;
 };
 
+/// Appends `text` with the TSV escapes the TSV reader undoes (\t \n \r \\): the one TSV
+/// writer of every TSV output (fingerprint, features, segment, annotated records).
+void append_tsv_escaped(std::string& out, std::string_view text);
+
 /// Parses a format name ("jsonl", "ndjson", "json", "tsv", "csv", "text", "txt", "warc",
 /// "wet", "auto"); anything else is errc::invalid_argument.
 result<input_format> parse_input_format(std::string_view name);

@@ -1,6 +1,7 @@
 #include "dedup/job_parts.hpp"
 
 #include <simdup/json.hpp>
+#include <simdup/reader.hpp>
 
 #include <cmath>
 
@@ -44,27 +45,6 @@ void append_csv_field(std::string& out, std::string_view field) {
     out.push_back(c);
   }
   out.push_back('"');
-}
-
-void append_tsv_field(std::string& out, std::string_view field) {
-  for (char c : field) {
-    switch (c) {
-      case '\t':
-        out.append("\\t");
-        break;
-      case '\n':
-        out.append("\\n");
-        break;
-      case '\r':
-        out.append("\\r");
-        break;
-      case '\\':
-        out.append("\\\\");
-        break;
-      default:
-        out.push_back(c);
-    }
-  }
 }
 
 // The record with its decision, in its own format.
@@ -126,7 +106,7 @@ status annotate(std::string& out, const document& doc, const annotation& note) {
       out.push_back(',');
       append_csv_field(out, f);
     } else {
-      append_tsv_field(out, f);
+      append_tsv_escaped(out, f);
       out.push_back('\t');
     }
   }

@@ -278,3 +278,28 @@ std::unique_ptr<format_reader> make_csv_reader(input_context ctx) {
 }
 
 }  // namespace simdup::detail
+
+namespace simdup {
+
+void append_tsv_escaped(std::string& out, std::string_view text) {
+  for (const char c : text) {
+    switch (c) {
+      case '\t':
+        out.append("\\t");
+        break;
+      case '\n':
+        out.append("\\n");
+        break;
+      case '\r':
+        out.append("\\r");
+        break;
+      case '\\':
+        out.append("\\\\");
+        break;
+      default:
+        out.push_back(c);
+    }
+  }
+}
+
+}  // namespace simdup
