@@ -121,9 +121,11 @@ struct service::impl {
     void send(int code, std::string body, std::string content_type = "application/json",
               std::vector<std::pair<std::string, std::string>> headers = {}) {
       const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
-      reply.send({code, std::move(content_type), std::move(body), std::move(headers)});
-      // Counted once sent: a send that throws is answered (and counted) as a 500 instead.
+      // Counted before the answer leaves: a client that reads its answer and then asks for
+      // /metrics (on another loop) must see it counted. A send that throws (out of memory) is
+      // answered, and counted again, as a 500.
       s->stats.observe_request(endpoint, code, took.count());
+      reply.send({code, std::move(content_type), std::move(body), std::move(headers)});
     }
     void fail(int code, std::string_view error_code, std::string_view message) {
       send(code, http::error_body(error_code, message));
