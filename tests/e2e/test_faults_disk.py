@@ -190,6 +190,13 @@ def stored_ids(client, sent):
     return held
 
 
+# A known bug, found by this test (about 1 run in 6): when a write of the log fails while other
+# requests are writing, Debian's RocksDB 7.8 (built with assertions) aborts in
+# WritableFileWriter::AssertFalseAndGetStatusForPrevError, so the service dies instead of
+# answering 507. Nothing acknowledged is lost (the restart part of this test), but the service
+# stops. Not strict: the runs that do not hit the interleaving pass and still check everything.
+@pytest.mark.xfail(reason="serve can abort in RocksDB's WAL writer after a failed write (issue 20)",
+                   strict=False)
 def test_service_log_full_answers_507_then_503_and_keeps_what_it_acknowledged(tmp_path):
     data = tmp_path / "db"
     s = Server(["--data", str(data), "--window", "0", "--collection", "crawl", "--k", "3"],

@@ -63,6 +63,25 @@ def answers_by_id(calls):
     return answered
 
 
+WAL_BLOCK, WAL_HEADER = 32768, 7  # RocksDB's log format: 32 KiB blocks, 7-byte fragment headers
+
+
+def last_byte_in_wal(data, needle):
+    """The offset of the last byte of `needle` in a WAL file, or -1. A record that crosses a
+    32 KiB block boundary continues after the next block's fragment header, so an id can be
+    split around those 7 bytes."""
+    at = data.find(needle)
+    if at >= 0:
+        return at + len(needle) - 1
+    for boundary in range(WAL_BLOCK, len(data), WAL_BLOCK):
+        before = data[boundary - len(needle):boundary]
+        after = data[boundary + WAL_HEADER:boundary + WAL_HEADER + len(needle)]
+        i = (before + after).find(needle)
+        if 0 <= i < len(needle) and i + len(needle) > len(needle):
+            return boundary + WAL_HEADER + i - 1  # i bytes of it follow the header
+    return -1
+
+
 def violations(calls, wal_bytes, answered):
     """Ids whose answer was sent before a sync covering their WAL write had ended."""
     writes = {}  # WAL path -> [(end offset, seq)] in order
@@ -74,7 +93,7 @@ def violations(calls, wal_bytes, answered):
             syncs.setdefault(c.text, []).append((c.number, c.seq))
     bad = []
     for doc_id, (sent, _) in answered.items():
-        where = [(path, data.find(doc_id.encode())) for path, data in wal_bytes.items()]
+        where = [(path, last_byte_in_wal(data, doc_id.encode())) for path, data in wal_bytes.items()]
         where = [(path, at) for path, at in where if at >= 0]
         if not where:
             bad.append(f"{doc_id}: not in any WAL file")
