@@ -182,3 +182,16 @@ def spread_fingerprints(n, min_distance, seed):
         if all(bin(v ^ o).count("1") > min_distance for o in out):
             out.append(v)
     return out
+
+
+def assert_all_stored(client, docs, collection="crawl"):
+    """Asserts every {id: fingerprint} of `docs` is found in `collection` at distance 0 (probed
+    by fingerprint, so unverified: jaccard null)."""
+    items = sorted(docs.items())
+    for start in range(0, len(items), 500):
+        chunk = items[start:start + 500]
+        status, body = client.post(f"/v1/{collection}/check", {"documents": [
+            {"id": "probe", "fingerprint": fp_hex(v)} for _, v in chunk]})
+        assert status == 200, body
+        for (doc_id, _), result in zip(chunk, body["results"]):
+            assert {"id": doc_id, "distance": 0, "jaccard": None} in result["matches"], doc_id

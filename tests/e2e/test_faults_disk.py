@@ -20,7 +20,7 @@ import pytest
 
 from conftest import run, simdup_bin, write_jsonl
 from dedup_corpus import base_texts
-from service_harness import Server, fp_hex
+from service_harness import assert_all_stored, Server, fp_hex
 
 UNLIMITED = resource.RLIM_INFINITY
 
@@ -167,18 +167,6 @@ def largest_file(directory):
     return max(p.stat().st_size for p in directory.rglob("*") if p.is_file())
 
 
-def check_all(client, docs):
-    """Asserts every (id, fingerprint) is found at distance 0 with its id."""
-    items = sorted(docs.items())
-    for start in range(0, len(items), 500):
-        chunk = items[start:start + 500]
-        status, body = client.post("/v1/crawl/check", {"documents": [
-            {"id": "probe", "fingerprint": fp_hex(v)} for _, v in chunk]})
-        assert status == 200, body
-        for (doc_id, _), result in zip(chunk, body["results"]):
-            assert {"id": doc_id, "distance": 0, "jaccard": None} in result["matches"], doc_id
-
-
 def stored_ids(client, sent):
     """Which of the sent documents the store holds (GET of each id)."""
     held = set()
@@ -282,7 +270,7 @@ def test_service_log_full_answers_507_then_503_and_keeps_what_it_acknowledged(tm
     s = Server(["--data", str(data)])
     try:
         client = s.client()
-        check_all(client, acked)
+        assert_all_stored(client, acked)
         held = stored_ids(client, sent)
         assert set(acked) <= held
         status, stats = client.request("GET", "/v1/crawl/stats")
@@ -332,7 +320,7 @@ def test_segment_file_full_keeps_serving_and_leaves_no_partial_file(tmp_path):
         assert sorted(segments.iterdir()) == first  # no partial file, no .tmp
         # The store is the source of truth: the service goes on serving.
         insert("c", 1)
-        check_all(client, acked)
+        assert_all_stored(client, acked)
         status, _ = client.request("GET", "/healthz")
         assert status == 200
         s.kill9()
@@ -342,7 +330,7 @@ def test_segment_file_full_keeps_serving_and_leaves_no_partial_file(tmp_path):
     s = Server(["--data", str(data)])
     try:
         client = s.client()
-        check_all(client, acked)
+        assert_all_stored(client, acked)
         assert client.request("GET", "/v1/crawl/stats")[1]["documents"] == len(acked)
     finally:
         s.close()

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from service_harness import Redis, Server, fp_hex, have_redis, spread_fingerprints
+from service_harness import assert_all_stored, Redis, Server, fp_hex, have_redis, spread_fingerprints
 
 
 def answers(client, probes):
@@ -17,17 +17,6 @@ def answers(client, probes):
     assert status == 200, body
     return [(r["status"], sorted((m["id"], m["distance"]) for m in r["matches"]))
             for r in body["results"]]
-
-
-def assert_all_found(client, docs):
-    items = sorted(docs.items())
-    for start in range(0, len(items), 500):
-        chunk = items[start:start + 500]
-        status, body = client.post("/v1/crawl/check", {"documents": [
-            {"id": "probe", "fingerprint": fp_hex(v)} for _, v in chunk]})
-        assert status == 200, body
-        for (doc_id, _), result in zip(chunk, body["results"]):
-            assert {"id": doc_id, "distance": 0, "jaccard": None} in result["matches"], doc_id
 
 
 # --- a damaged segment file at start ----------------------------------------------------------
@@ -160,7 +149,7 @@ def test_kill9_while_index_segments_merge_under_load(tmp_path):
     s = Server(["--data", str(data)])
     try:
         client = s.client()
-        assert_all_found(client, acked)
+        assert_all_stored(client, acked)
         # Batches in flight at the kill may be stored without their answer: at most 4 x 500.
         stats = client.request("GET", "/v1/crawl/stats")[1]
         assert len(acked) <= stats["documents"] <= len(acked) + 2000
@@ -235,7 +224,7 @@ def test_redis_restarted_mid_load_loses_nothing_acknowledged(tmp_path, how):
             t.join()
         assert {status for status, _ in failures} == {503}, failures[:3]
         assert all("Redis" in body["error"]["message"] for _, body in failures)
-        assert_all_found(s.client(), acked)
+        assert_all_stored(s.client(), acked)
     finally:
         stop.set()
         s.close()
@@ -266,7 +255,7 @@ def test_redis_unreachable_at_start_and_mid_load(tmp_path):
         assert status == 503 and f"127.0.0.1:{port}" in body["error"]["message"], body
         # A new Redis process on the same data: everything acknowledged is there.
         redis = Redis(tmp_path, port=port, aof=True)
-        assert_all_found(s.client(), acked)
+        assert_all_stored(s.client(), acked)
     finally:
         stop.set()
         s.close()
