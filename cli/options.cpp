@@ -306,6 +306,7 @@ std::string flag_message(std::string_view message) {
   // Longest parameter names first, so that "verify shingle_width" is not taken for "verify".
   static constexpr std::pair<std::string_view, std::string_view> kFlags[] = {
       {"verify shingle_width", "--verify-shingle-width"},
+      {"default_verify", "--verify"},
       {"verify threshold", "--verify jaccard:T"},
       {"anchored clustering", "--clusters anchored"},
       {"min_features", "--min-features"},
@@ -315,6 +316,7 @@ std::string flag_message(std::string_view message) {
       {"verify", "--verify"},
       {"layers", "--layers"},
       {"annotate", "--annotate"},
+      {"default_k", "--k"},
       {"keep", "--keep"},
       {"k", "--k"},
   };

@@ -13,7 +13,7 @@ int main() {
     return 1;
   }
   simdup::online_index_options options;
-  options.k = 3;                 // near duplicates: at most 3 of 64 bits differ (inclusive)
+  options.layout.k = 3;          // near duplicates: at most 3 of 64 bits differ (inclusive)
   options.expected_size = 1000;  // sizes the index layout (the planner)
   auto index = simdup::online_index::create(options);
   if (!index) {

@@ -59,7 +59,7 @@ int main(int argc, char** argv) {
     entries[i] = {f, i, static_cast<int64_t>(i)};
   }
   simdup::online_index_options opt;
-  opt.k = k;
+  opt.layout.k = k;
   opt.expected_size = n;
   opt.merge_cap_divisor = cap_divisor;
   auto created = simdup::online_index::create(opt);

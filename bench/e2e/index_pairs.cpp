@@ -129,7 +129,7 @@ int main(int argc, char** argv) {
   }
 
   simdup::all_pairs_options opt;
-  opt.k = k;
+  opt.layout.k = k;
   opt.threads = threads;
   const double c0 = cpu_seconds();
   const auto t0 = clock_type::now();

@@ -28,11 +28,10 @@ struct index_pair {
 using pair_sink = std::function<bool(std::span<const index_pair> pairs)>;
 
 struct all_pairs_options {
-  /// Layout; when `widths` is empty (default) it is planned by make_plan for the input size,
-  /// `k` and `memory` (plan_purpose::batch).
+  /// The largest distance (inclusive), layout.k (default 3), and the blocks; when
+  /// `layout.widths` is empty (default) make_plan chooses them for the input size, layout.k and
+  /// `memory` (plan_purpose::batch). The layout is the one holder of k.
   index_layout layout{.k = 3, .widths = {}, .second_level_blocks = 0};
-  /// Largest distance (inclusive) when the layout is planned. Default 3.
-  int k = 3;
   /// Memory budget in bytes for the planner; 0 (default): no limit.
   uint64_t memory = 0;
   /// Worker threads; 0 (default): std::thread::hardware_concurrency().

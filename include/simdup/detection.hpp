@@ -16,7 +16,8 @@
 namespace simdup {
 
 /// Largest k any consumer of a profile supports: batch all-pairs and the online index (stream
-/// dedup) both plan layouts up to max_index_k. The one range check of k is against this.
+/// dedup) both plan layouts up to max_index_k, and validate() checks k with validate_k
+/// (plan.hpp), the one range check of k.
 inline constexpr int max_detection_k = max_index_k;
 
 /// Below this many distinct features a document is "short" for dedup (exact layers only): a
@@ -50,10 +51,9 @@ struct detection_profile {
   /// anchored clusters become star clusters).
   detection_profile effective(bool batch) const;
 
-  /// The all-pairs search of this profile's k (layout planned for the input).
+  /// The all-pairs search of this profile's k (layout.k; the blocks planned for the input).
   all_pairs_options pair_search() const {
     all_pairs_options o;
-    o.k = k;
     o.layout.k = k;
     return o;
   }

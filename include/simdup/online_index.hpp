@@ -46,11 +46,10 @@ struct index_match {
 inline constexpr int64_t use_clock = std::numeric_limits<int64_t>::min();
 
 struct online_index_options {
-  /// Largest distance (inclusive) queries can ask for. Default 3. Ignored when `layout` is set
-  /// (the layout carries k) and by load() (the file does).
-  int k = 3;
-  /// Block layout; when `widths` is empty (default) it is planned with make_plan for
-  /// `expected_size` entries, `k` and `memory` (plan_purpose::online).
+  /// The largest distance (inclusive) queries can ask for, layout.k (default 3), and the
+  /// blocks; when `layout.widths` is empty (default) make_plan chooses them for
+  /// `expected_size` entries, layout.k and `memory` (plan_purpose::online). The layout is the
+  /// one holder of k; load() ignores it (the file has its own).
   index_layout layout{.k = 3, .widths = {}, .second_level_blocks = 0};
   /// Expected number of live entries, for the planner. Default 10M.
   uint64_t expected_size = 10'000'000;
@@ -140,7 +139,7 @@ class online_index {
   /// Plans the layout if needed and validates the options (errc::invalid_argument).
   static result<online_index> create(online_index_options options = {});
   /// Opens a file written by save() (memory-mapped; sealed segments are used in place). The
-  /// file's layout wins over options.k/layout; the other options apply. errc::not_found,
+  /// file's layout wins over options.layout; the other options apply. errc::not_found,
   /// io_error, corrupt_data (bad magic, checksum, sizes) or unsupported (newer version).
   static result<online_index> load(const std::string& path, online_index_options options = {});
 

@@ -17,8 +17,14 @@
 
 namespace simdup {
 
-/// Largest Hamming distance an index layout accepts.
+/// Largest Hamming distance an index layout accepts, and so any k in the library.
 inline constexpr int max_index_k = 32;
+
+/// The one range check of a Hamming distance k, shared by layouts, the planner, the detection
+/// profile and the service: ok for 0..max_index_k, else errc::invalid_argument naming the
+/// parameter ("k must be in 0..32, got 40"; `name` replaces "k").
+status validate_k(int k, std::string_view name = "k");
+
 /// Largest number of tables a layout may have (the index keeps or sorts one key per table).
 inline constexpr std::size_t max_index_tables = 4096;
 

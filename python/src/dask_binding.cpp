@@ -189,7 +189,6 @@ py::tuple group_pairs(const u64_array& fingerprints, const u64_array& starts, in
   {
     py::gil_scoped_release nogil;
     all_pairs_options ap;
-    ap.k = k;
     ap.layout.k = k;
     ap.threads = 1;  // one task per core: Dask runs the groups in parallel
     for (std::size_t g = 0; g + 1 < bounds.size() && failed; ++g) {

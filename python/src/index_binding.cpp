@@ -12,13 +12,8 @@ namespace {
 
 online_index_options index_options(int k, int64_t window, uint64_t expected_size, uint64_t memory,
                                    const std::string& blocks) {
-  if (k < 0 || k > max_index_k) {
-    throw py::value_error("k must be in 0.." + std::to_string(max_index_k) + ", got " +
-                          std::to_string(k));
-  }
   if (window < 0) throw py::value_error("window must be >= 0 (0: entries never expire)");
   online_index_options o;
-  o.k = k;
   o.layout.k = k;
   o.window = window;
   o.expected_size = expected_size;

@@ -227,9 +227,7 @@ result<std::vector<dedup_decision>> batch_deduplicator::finish(
   if (s.options.near_layer && near_ordinals.size() > 1) {
     phase("all pairs");
     cluster_builder clusters(near_ordinals.size(), s.options.detection.clustering);
-    all_pairs_options ap;
-    ap.k = s.options.detection.k;
-    ap.layout.k = s.options.detection.k;
+    all_pairs_options ap = s.options.detection.pair_search();
     // Verification buffers candidates and checks them a batch at a time (see kVerifyBatch).
     std::vector<index_pair> buffered, verified;
     std::vector<std::pair<uint32_t, uint32_t>> ordinals;

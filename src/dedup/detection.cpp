@@ -8,10 +8,7 @@
 namespace simdup {
 
 status detection_profile::validate() const {
-  if (k < 0 || k > max_detection_k) {
-    return make_error(errc::invalid_argument, "k must be in 0.." + std::to_string(max_detection_k) +
-                                                  ", got " + std::to_string(k));
-  }
+  if (status s = validate_k(k); !s) return s;
   if (fingerprint.min_features == 0) {
     return make_error(errc::invalid_argument, "min_features must be at least 1");
   }

@@ -67,7 +67,6 @@ struct stream_deduplicator::impl {
 result<stream_deduplicator> stream_deduplicator::create(const dedup_options& options) {
   if (auto st = options.detection.validate(); !st) return std::move(st).error();
   online_index_options index_options;
-  index_options.k = options.detection.k;
   index_options.layout.k = options.detection.k;
   // The stream's size is unknown (stdin): plan for the default 10M live documents within
   // 256 bytes each. The fastest plan at the default k = 8 holds 495 tables (about 2 KB per

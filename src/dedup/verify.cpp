@@ -13,10 +13,8 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#endif
 
+#include "dedup/verify_kernel.hpp"
 #include "util/cpu.hpp"
 
 namespace simdup {
@@ -35,9 +33,9 @@ uint32_t decode(const unsigned char*& p, const unsigned char* end) {
 // MurmurHash3's 64-bit finaliser: a bijection that spreads every input bit over the output.
 uint64_t mix(uint64_t h) {
   h ^= h >> 33;
-  h *= 0xFF51AFD7ED558CCDull;
+  h *= detail::fmix64_mul1;
   h ^= h >> 33;
-  h *= 0xC4CEB9FE1A85EC53ull;
+  h *= detail::fmix64_mul2;
   h ^= h >> 33;
   return h;
 }
@@ -76,52 +74,6 @@ std::size_t drop_most_repeats(uint32_t* raw, std::size_t n, std::vector<uint32_t
   return kept;
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#define SIMDUP_VERIFY_AVX512 1
-// The window hashes of an array of code points with AVX-512 (8 windows at a time; the build's
-// baseline has no 64-bit vector multiply): out[j] = mix(sum of cps[j + i] * weights[i]) >> 32
-// for `count` windows of `width` code points, the same values as the scalar rolling hash.
-__attribute__((target("avx512f,avx512dq"))) void window_hashes_avx512(const uint32_t* cps,
-                                                                      std::size_t count,
-                                                                      const uint64_t* weights,
-                                                                      std::size_t width,
-                                                                      uint32_t* out) {
-  // The zero-masking forms with every lane selected: the plain ones start from an undefined
-  // vector, which GCC 12 reports as maybe uninitialised.
-  const __mmask8 all = 0xFF;
-  const __m512i mul1 = _mm512_set1_epi64(static_cast<long long>(0xFF51AFD7ED558CCDull));
-  const __m512i mul2 = _mm512_set1_epi64(static_cast<long long>(0xC4CEB9FE1A85EC53ull));
-  std::size_t j = 0;
-  for (; j + 8 <= count; j += 8) {
-    __m512i h = _mm512_setzero_si512();
-    for (std::size_t i = 0; i < width; ++i) {
-      const __m512i c = _mm512_maskz_cvtepu32_epi64(
-          all, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(cps + j + i)));
-      h = _mm512_add_epi64(
-          h, _mm512_mullo_epi64(c, _mm512_set1_epi64(static_cast<long long>(weights[i]))));
-    }
-    // mix(), lane by lane.
-    h = _mm512_xor_si512(h, _mm512_maskz_srli_epi64(all, h, 33));
-    h = _mm512_mullo_epi64(h, mul1);
-    h = _mm512_xor_si512(h, _mm512_maskz_srli_epi64(all, h, 33));
-    h = _mm512_mullo_epi64(h, mul2);
-    h = _mm512_xor_si512(h, _mm512_maskz_srli_epi64(all, h, 33));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + j),
-                        _mm512_maskz_cvtepi64_epi32(all, _mm512_maskz_srli_epi64(all, h, 32)));
-  }
-  for (; j < count; ++j) {
-    uint64_t h = 0;
-    for (std::size_t i = 0; i < width; ++i) h += cps[j + i] * weights[i];
-    out[j] = static_cast<uint32_t>(mix(h) >> 32);
-  }
-}
-
-bool has_avx512dq() {
-  static const bool yes = detail::cpu_has_avx512f_dq();
-  return yes;
-}
-#endif
-
 // The code points of `text` into cps (one slot per byte is enough); returns their number.
 std::size_t code_points(std::string_view text, uint32_t* cps) {
   const auto* p = reinterpret_cast<const unsigned char*>(text.data());
@@ -145,6 +97,19 @@ sort_scratch& scratch() {
 }
 
 }  // namespace
+
+namespace detail {
+
+window_hash_kernel best_window_hash_kernel() noexcept {
+#if defined(__x86_64__)
+  static const window_hash_kernel best = cpu_has_avx512f_dq() ? &window_hashes_avx512 : nullptr;
+  return best;
+#else
+  return nullptr;
+#endif
+}
+
+}  // namespace detail
 
 result<verify_options> parse_verify_spec(std::string_view spec) {
   constexpr std::string_view prefix = "jaccard:";
@@ -171,7 +136,7 @@ void shingle_hashes(std::string_view text, std::size_t width, std::size_t max_ha
   if (text.empty() || width == 0) return;
   // A polynomial rolling hash over code points (mod 2^64), finalised by a bijective mixer:
   // one multiply-add per code point instead of hashing every shingle's bytes again.
-  constexpr uint64_t base = 0x100000001B3ull;
+  constexpr uint64_t base = detail::shingle_hash_base;
   uint64_t drop = 1;  // base^(width-1): weight of the code point leaving the window
   for (std::size_t i = 1; i < width; ++i) drop *= base;
   sort_scratch& s = scratch();
@@ -191,8 +156,7 @@ void shingle_hashes(std::string_view text, std::size_t width, std::size_t max_ha
   std::size_t seen = 0;
   const auto* p = reinterpret_cast<const unsigned char*>(text.data());
   const auto* end = p + text.size();
-#ifdef SIMDUP_VERIFY_AVX512
-  if (has_avx512dq() && text.size() >= width) {
+  if (const auto kernel = detail::best_window_hash_kernel(); kernel && text.size() >= width) {
     // All windows at once instead of the rolling chain: weights[i] = base^(width - 1 - i).
     if (s.cps.size() < text.size()) s.cps.resize(text.size());
     const std::size_t m = code_points(text, s.cps.data());
@@ -201,12 +165,11 @@ void shingle_hashes(std::string_view text, std::size_t width, std::size_t max_ha
       weights.assign(width, 1);
       for (std::size_t i = width - 1; i-- > 0;) weights[i] = weights[i + 1] * base;
       n = m - width + 1;
-      window_hashes_avx512(s.cps.data(), n, weights.data(), width, raw);
-      p = end;  // done: the scalar loop below does not run
+      kernel(s.cps.data(), n, weights.data(), width, raw);
+      p = end;  // done: the rolling hash below does not run
       seen = m;
     }
   }
-#endif
   while (p < end) {
     uint32_t cp = *p;
     if (cp < 0x80) {

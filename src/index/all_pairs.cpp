@@ -371,7 +371,7 @@ result<index_plan> plan_for(std::size_t n, const all_pairs_options& options) {
     return make_error(errc::too_large, "all_pairs handles at most 2^32 - 1 fingerprints");
   if (options.layout.widths.empty())
     return make_plan(
-        {.n = n, .k = options.k, .memory = options.memory, .purpose = plan_purpose::batch});
+        {.n = n, .k = options.layout.k, .memory = options.memory, .purpose = plan_purpose::batch});
   return evaluate_layout(options.layout, n, plan_purpose::batch);
 }
 

@@ -180,11 +180,16 @@ index_layout index_layout::two_level(int k, int blocks1, int blocks2) {
   return l;
 }
 
+status validate_k(int k, std::string_view name) {
+  if (k >= 0 && k <= max_index_k) return {};
+  return make_error(errc::invalid_argument, std::string(name) + " must be in 0.." +
+                                                std::to_string(max_index_k) + ", got " +
+                                                std::to_string(k));
+}
+
 status index_layout::validate() const {
   auto fail = [](std::string msg) { return make_error(errc::invalid_argument, std::move(msg)); };
-  if (k < 0 || k > max_index_k)
-    return fail("k must be between 0 and " + std::to_string(max_index_k) + ", got " +
-                std::to_string(k));
+  if (status s = validate_k(k); !s) return s;
   const int m1 = static_cast<int>(widths.size());
   if (m1 <= k)
     return fail("the layout needs more blocks than k (" + std::to_string(k) + "), got " +

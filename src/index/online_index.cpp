@@ -332,7 +332,7 @@ result<online_index> online_index::create(online_index_options options) {
   auto p = std::make_unique<impl>();
   if (options.layout.widths.empty()) {
     auto plan = make_plan({.n = options.expected_size,
-                           .k = options.k,
+                           .k = options.layout.k,
                            .memory = options.memory,
                            .purpose = plan_purpose::online});
     if (!plan) return std::move(plan).error();

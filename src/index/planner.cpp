@@ -86,10 +86,7 @@ result<index_plan> evaluate_layout(const index_layout& layout, uint64_t n, plan_
 
 result<index_plan> make_plan(const plan_request& request) {
   const int k = request.k;
-  if (k < 0 || k > max_index_k)
-    return make_error(
-        errc::invalid_argument,
-        "k must be between 0 and " + std::to_string(max_index_k) + ", got " + std::to_string(k));
+  if (status s = validate_k(k); !s) return s.error();
   std::vector<index_layout> layouts;
   for (int m = k + 1; m <= std::min(64, k + 24); ++m) {
     layouts.push_back(index_layout::even(k, m));

@@ -621,12 +621,11 @@ service::~service() {
 result<std::unique_ptr<service>> service::create(const service_options& options) {
   auto p = std::make_unique<impl>();
   p->opt = options;
-  if (options.default_k < 0 || options.default_k > max_index_k) {
-    return make_error(errc::invalid_argument,
-                      "--k must be between 0 and " + std::to_string(max_index_k));
-  }
+  if (status s = validate_k(options.default_k, "default_k"); !s) return s.error();
   if (!(options.default_verify >= 0 && options.default_verify <= 1)) {
-    return make_error(errc::invalid_argument, "--verify must be off or jaccard:T, T in (0, 1]");
+    return make_error(errc::invalid_argument,
+                      "default_verify must be 0 (off) or a threshold in (0, 1], got " +
+                          std::to_string(options.default_verify));
   }
   if (options.max_documents == 0 || options.max_body_bytes == 0 || options.max_matches == 0) {
     return make_error(errc::invalid_argument, "limits must be positive");

@@ -52,7 +52,6 @@ error_info db_error(const char* what, const rocksdb::Status& s) {
 
 online_index_options index_options(const collection_config& c) {
   online_index_options o;
-  o.k = c.k;
   o.layout.k = c.k;
   o.window = c.window_s;
   // Writers insert under the collection lock; sealing and merging run on the backend's

@@ -94,8 +94,8 @@ TEST(DetectionProfile, FingerprintsOnlyProfileAndItsSearch) {
   EXPECT_TRUE(p.validate());
   EXPECT_FALSE(p.verify);
   const all_pairs_options o = p.pair_search();
-  EXPECT_EQ(o.k, 5);
   EXPECT_EQ(o.layout.k, 5);
+  EXPECT_TRUE(o.layout.widths.empty());  // planned for the input
   EXPECT_FALSE(detection_profile::for_fingerprints(33, cluster_linking::components).validate());
 }
 

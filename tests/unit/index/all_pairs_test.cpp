@@ -95,8 +95,9 @@ TEST(AllPairs, ClusteredInputWithNearbyBits) {
     for (int i = 0; i < 30; ++i) fps.push_back(base ^ (rng() & rng() & rng()));
   }
   for (int k : {0, 2, 3, 5}) {
+    // The planner plans for layout.k, the one holder of k.
     all_pairs_options opt;
-    opt.k = k;
+    opt.layout.k = k;
     EXPECT_EQ(run(fps, opt), brute_force(fps, k)) << "k=" << k;
   }
 }
@@ -114,7 +115,7 @@ TEST(AllPairs, AllEqualAndAllZero) {
 TEST(AllPairs, KZeroFindsOnlyEqual) {
   const std::vector<uint64_t> fps = {5, 5, 4, 7, 5, 4};
   all_pairs_options opt;
-  opt.k = 0;
+  opt.layout.k = 0;
   EXPECT_EQ(run(fps, opt), (pair_list{{0, 1, 0}, {0, 4, 0}, {1, 4, 0}, {2, 5, 0}}));
 }
 

@@ -348,7 +348,6 @@ TEST(OnlineIndex, EmptyIndexIsSmallAndGrowsToFullSegments) {
   // The service's collections (k = 3, automatic capacity): the first mutable segment holds
   // 1,024 entries and each next one twice as many, up to the full 65,536.
   online_index_options o;
-  o.k = 3;
   o.layout = index_layout::even(3, 6);
   auto idx = online_index::create(o);
   ASSERT_TRUE(idx.has_value());
@@ -366,6 +365,22 @@ TEST(OnlineIndex, EmptyIndexIsSmallAndGrowsToFullSegments) {
   EXPECT_LT(idx->stats().segments, 12u) << idx->stats().segments;
 }
 
+TEST(OnlineIndex, PlansForTheLayoutsK) {
+  // No widths: the planner chooses blocks for layout.k, the one holder of k, and queries
+  // reach that distance.
+  online_index_options o;
+  o.layout.k = 6;
+  o.expected_size = 1000;
+  auto idx = online_index::create(o);
+  ASSERT_TRUE(idx.has_value()) << idx.error().message;
+  EXPECT_EQ(idx->layout().k, 6);
+  const uint64_t fp = 0x0123456789abcdefULL;
+  idx->insert({fp ^ 0x3f, 1, 0});  // 6 bits away
+  const auto found = idx->query(fp, {.k = -1, .now = 0});
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].distance, 6);
+}
+
 TEST(OnlineIndex, RejectsBadOptions) {
   online_index_options o;
   o.segment_capacity = UINT32_MAX;
@@ -378,8 +393,8 @@ TEST(OnlineIndex, RejectsBadOptions) {
   o.layout.widths = {32, 32};
   EXPECT_FALSE(online_index::create(o).has_value());
   o = {};
-  o.k = 40;
-  EXPECT_FALSE(online_index::create(o).has_value());
+  o.layout.k = 40;  // planned (no widths): the planner's check, the one range check of k
+  EXPECT_EQ(online_index::create(o).error().message, "k must be in 0..32, got 40");
   o = {};
   o.merge_cap_floor = 0;
   EXPECT_EQ(online_index::create(o).error().code, errc::invalid_argument);

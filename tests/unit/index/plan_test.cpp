@@ -42,6 +42,18 @@ TEST(IndexLayout, RejectsBadLayouts) {
   EXPECT_FALSE(index_layout::even(12, 40).validate());  // C(40, 28) tables
 }
 
+TEST(IndexLayout, OneRangeCheckOfKNamesTheParameter) {
+  EXPECT_TRUE(validate_k(0));
+  EXPECT_TRUE(validate_k(max_index_k));
+  EXPECT_EQ(validate_k(33).error().message, "k must be in 0..32, got 33");
+  EXPECT_EQ(validate_k(-1, "default_k").error().message, "default_k must be in 0..32, got -1");
+  // The layout and the planner use it, so their messages are the same.
+  EXPECT_EQ(index_layout::even(40, 64).validate().error().message, "k must be in 0..32, got 40");
+  EXPECT_EQ(
+      make_plan({.n = 10, .k = 40, .memory = 0, .purpose = plan_purpose::batch}).error().message,
+      "k must be in 0..32, got 40");
+}
+
 TEST(IndexLayout, TablesPutTheirBlocksFirst) {
   const auto tables = detail::build_tables(index_layout::even(3, 4));
   ASSERT_EQ(tables.size(), 4u);
