@@ -3,6 +3,7 @@
 #include <tbb/blocked_range.h>
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for.h>
+#include <tbb/parallel_sort.h>
 
 #include <algorithm>
 #include <array>
@@ -80,7 +81,7 @@ void sort_for_cache(std::span<jaccard_job> jobs) {
     ends[2 * i] = uint64_t{jobs[i].a} << 32 | (2 * i);
     ends[2 * i + 1] = uint64_t{jobs[i].b} << 32 | (2 * i + 1);
   }
-  std::sort(ends.begin(), ends.end());
+  tbb::parallel_sort(ends.begin(), ends.end());
   std::vector<uint32_t> id(ends.size());
   std::size_t ids = 0;
   for (std::size_t k = 0; k < ends.size(); ++k) {
@@ -119,7 +120,7 @@ void sort_for_cache(std::span<jaccard_job> jobs) {
   };
   std::vector<keyed> order(jobs.size());
   for (std::size_t i = 0; i < jobs.size(); ++i) order[i] = {rank[id[2 * i]], jobs[i]};
-  std::sort(order.begin(), order.end(), [](const keyed& x, const keyed& y) {
+  tbb::parallel_sort(order.begin(), order.end(), [](const keyed& x, const keyed& y) {
     return x.rank != y.rank ? x.rank < y.rank : x.job.b < y.job.b;
   });
   for (std::size_t i = 0; i < jobs.size(); ++i) jobs[i] = order[i].job;
