@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <random>
 #include <set>
@@ -78,6 +79,65 @@ TEST(PairJaccards, AgreesWithComparingTheArraysDirectly) {
   ASSERT_TRUE(pair_jaccards(*store, shuffled, 100, 0.8, out));
   for (const jaccard_job& job : jobs) {
     EXPECT_DOUBLE_EQ(out[job.slot], sketch_jaccard(arrays[job.a], arrays[job.b], 100));
+  }
+}
+
+// Families of near copies stored far apart (copy c of text t at ordinal c * texts + t, as
+// re-crawls arrive), more documents than the per-thread caches hold, each family compared
+// within itself and with a related family: the answers do not depend on what the caches hold.
+TEST(PairJaccards, FamiliesSpreadOverTheStoreAgreeWithDirectComparison) {
+  temp_dir dir;
+  auto store = shingle_store::create(dir.path().string(), 1 << 16);
+  ASSERT_TRUE(store) << store.error().message;
+  constexpr uint32_t texts = 100, copies = 14;
+  std::mt19937 rng(11);
+  std::vector<std::vector<uint32_t>> arrays(texts * copies);
+  std::vector<uint32_t> base;
+  for (uint32_t t = 0; t < texts; ++t) {
+    // Text t shares half of text t - 1's hashes (its related family, below 0.8).
+    std::set<uint32_t> text;
+    for (std::size_t i = 0; t % 2 == 1 && i < base.size() / 2; ++i) text.insert(base[i]);
+    while (text.size() < 300) text.insert(static_cast<uint32_t>(rng()));
+    base.assign(text.begin(), text.end());
+    for (uint32_t c = 0; c < copies; ++c) {
+      std::set<uint32_t> copy(base.begin(), base.end());
+      for (uint32_t i = 0; i < c % 5; ++i) copy.insert(static_cast<uint32_t>(rng()));
+      arrays[c * texts + t].assign(copy.begin(), copy.end());
+    }
+  }
+  for (uint32_t i = 0; i < arrays.size(); ++i) ASSERT_TRUE(store->put(i, arrays[i]));
+  ASSERT_TRUE(store->flush());
+  std::vector<jaccard_job> jobs;
+  for (uint32_t t = 0; t < texts; ++t) {
+    for (uint32_t c = 0; c < copies; ++c) {
+      for (uint32_t d = c + 1; d < copies; ++d) {
+        const auto slot = static_cast<uint32_t>(jobs.size());
+        jobs.push_back({c * texts + t, d * texts + t, slot});
+        if (t > 0) {
+          jobs.push_back({c * texts + t, d * texts + t - 1, slot + 1});
+        }
+      }
+    }
+  }
+  std::shuffle(jobs.begin(), jobs.end(), rng);
+  for (const double threshold : {0.8, 0.0}) {
+    std::vector<jaccard_job> sorted = jobs;
+    std::vector<double> out(jobs.size(), -1.0);
+    ASSERT_TRUE(pair_jaccards(*store, sorted, 0, threshold, out));
+    std::size_t reached = 0;
+    for (const jaccard_job& job : jobs) {
+      const double exact = sketch_jaccard(arrays[job.a], arrays[job.b], 0);
+      if (exact >= threshold) {
+        ++reached;
+        EXPECT_DOUBLE_EQ(out[job.slot], exact) << job.a << " " << job.b << " " << threshold;
+      } else {
+        EXPECT_LT(out[job.slot], threshold) << job.a << " " << job.b << " " << threshold;
+      }
+    }
+    if (threshold == 0.8) {
+      // Copies of one text reach 0.8, copies of related texts do not.
+      EXPECT_EQ(reached, std::size_t{texts} * copies * (copies - 1) / 2);
+    }
   }
 }
 
