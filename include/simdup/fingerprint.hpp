@@ -132,6 +132,12 @@ struct fingerprint_result {
 /// Errors: the segmenter's (missing or corrupt dictionary, naming the file).
 result<fingerprint_options> resolve_jieba_options(fingerprint_options o);
 
+/// The Python `simhash` package's (v2.x) Simhash(text).value at its defaults: the
+/// `fingerprint` a compat_mode::python_simhash fingerprinter gives `text`, whatever its status,
+/// without counting distinct shingles (the result's `features`), which the value does not
+/// need. Ill-formed UTF-8 is replaced as there. Safe to call from many threads.
+uint64_t python_simhash_value(std::string_view text);
+
 /// The configured pipeline. Create once (loads dictionaries, IDF and stop words); the const
 /// member functions are safe to call from many threads.
 class fingerprinter {

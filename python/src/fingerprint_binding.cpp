@@ -267,21 +267,16 @@ class py_segmenter {
 // from the caches between calls; reloading it cost a quarter of a paragraph's fingerprint.
 PyObject* compat_simhash_value(PyObject* /*module*/, PyObject* text) {
   try {
-    static const fingerprinter fp = [] {
-      fingerprint_options o;
-      o.compat = compat_mode::python_simhash;
-      return take(fingerprinter::create(o));
-    }();
     py::object storage;
     const std::string_view utf8 = utf8_of(text, storage, "text");
-    fingerprint_result r;
+    uint64_t value = 0;
     if (utf8.size() > (1u << 16)) {
       py::gil_scoped_release nogil;
-      r = fp.fingerprint(utf8);
+      value = python_simhash_value(utf8);
     } else {
-      r = fp.fingerprint(utf8);
+      value = python_simhash_value(utf8);
     }
-    return PyLong_FromUnsignedLongLong(r.fingerprint);
+    return PyLong_FromUnsignedLongLong(value);
   } catch (py::error_already_set& e) {
     e.restore();
   } catch (const py::builtin_exception& e) {

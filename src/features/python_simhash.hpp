@@ -32,9 +32,13 @@ struct python_simhash_counted {
   uint32_t features;  ///< distinct shingles
 };
 
-/// The package's Simhash(text).value from prepared text: its shingles (as
-/// python_simhash_shingles slides them) counted, each hashed once (the last 8 bytes of MD5,
-/// big-endian); bit i set iff the count of features with bit i set is > total / 2.
+/// The package's Simhash(text).value from prepared text: of its shingles (as
+/// python_simhash_shingles slides them), hashed with the last 8 bytes of MD5 read big-endian,
+/// bit i set iff the number with bit i set is > half the number of shingles. (The package
+/// counts each distinct shingle and votes its hash with the count as weight: the same sums.)
+uint64_t python_simhash_vote(std::string_view prepared);
+
+/// python_simhash_vote(prepared) and the number of distinct shingles.
 python_simhash_counted python_simhash_fingerprint(std::string_view prepared);
 
 /// Simhash(features) for supplied (token, weight) pairs, following the package's
