@@ -75,7 +75,9 @@ void md5_64_lanes_generic(const std::string_view* msgs, std::size_t count, uint6
 
 void md5_64_short_generic(const md5_short_message* msgs, std::size_t count,
                           uint64_t* out) noexcept {
-  short_body<u32x8>(msgs, count, out);
+  for (std::size_t i = 0; i < count; i += 32) {
+    short_body<u32x8, 4>(msgs + i, std::min<std::size_t>(32, count - i), out + i);
+  }
 }
 
 void md5_64_short_many(std::span<const md5_short_message> in, std::span<uint64_t> out) noexcept {

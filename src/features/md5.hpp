@@ -55,7 +55,7 @@ void md5_64_short_many(std::span<const md5_short_message> in, std::span<uint64_t
 
 /// The kernels md5_64_short_many chooses from (exposed so tests can check each): out[l] for
 /// l < count <= md5_short_lanes.
-inline constexpr std::size_t md5_short_lanes = 32;
+inline constexpr std::size_t md5_short_lanes = 64;
 using md5_short_fn = void (*)(const md5_short_message* msgs, std::size_t count, uint64_t* out);
 void md5_64_short_generic(const md5_short_message* msgs, std::size_t count, uint64_t* out) noexcept;
 #if defined(__x86_64__)

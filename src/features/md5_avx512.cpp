@@ -10,7 +10,7 @@ void md5_64_lanes_avx512(const std::string_view* msgs, std::size_t count, uint64
 }
 
 void md5_64_short_avx512(const md5_short_message* msgs, std::size_t count, uint64_t* out) noexcept {
-  short_body<u32x16>(msgs, count, out);
+  short_body<u32x16, 4>(msgs, count, out);
 }
 
 }  // namespace simdup::detail

@@ -6,6 +6,7 @@
 
 #include "features/md5.hpp"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -133,15 +134,39 @@ constexpr std::size_t kVectors = md5_lanes / 8;
   for (std::size_t l = 0; l < count; ++l) out[l] = last8_big_endian(cs[l], ds[l]);
 }
 
-// md5_64 of count <= md5_short_lanes messages of at most 16 bytes, in vectors of V (8 or 16
-// lanes of 32 bits). Words 0..3 are the message, word 4 holds the 0x80 of a 16-byte one, word
-// 14 the bit length; the other nine are zero constants, which the unrolled rounds drop.
+// Lane l's python-simhash value from its final C and D words: (be(C) << 32) | be(D) as a
+// little-endian uint64_t is the word pair be(D), be(C), so the two vectors are byte-swapped
+// and interleaved.
 template <class V>
+[[gnu::always_inline]] inline void store_last8(const V& c_word, const V& d_word,
+                                               uint64_t* out) noexcept {
+  // Vectors are passed by reference: by value, the baseline build's ABI would differ.
+  const V c = c_word << 24 | (c_word & 0xff00) << 8 | (c_word >> 8 & 0xff00) | c_word >> 24;
+  const V d = d_word << 24 | (d_word & 0xff00) << 8 | (d_word >> 8 & 0xff00) | d_word >> 24;
+  V low, high;
+  if constexpr (sizeof(V) == 32) {
+    low = __builtin_shuffle(d, c, V{0, 8, 1, 9, 2, 10, 3, 11});
+    high = __builtin_shuffle(d, c, V{4, 12, 5, 13, 6, 14, 7, 15});
+  } else {
+    static_assert(sizeof(V) == 64);
+    low = __builtin_shuffle(d, c, V{0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23});
+    high = __builtin_shuffle(d, c, V{8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31});
+  }
+  std::memcpy(out, &low, sizeof(V));
+  std::memcpy(out + sizeof(V) / 8, &high, sizeof(V));
+}
+
+// md5_64 of count <= kChains * (lanes of V) messages of at most 16 bytes, in kChains vectors
+// of V (8 or 16 lanes of 32 bits): four independent chains keep the vector units busy through
+// each step's dependent operations. Words 0..3 are the message, word 4 holds the 0x80 of a
+// 16-byte one, word 14 the bit length; the other nine are zero constants, which the unrolled
+// rounds drop.
+template <class V, std::size_t kChains>
 [[gnu::always_inline]] inline void short_body(const md5_short_message* msgs, std::size_t count,
                                               uint64_t* out) noexcept {
   constexpr std::size_t kWidth = sizeof(V) / 4;
-  constexpr std::size_t kCount = md5_short_lanes / kWidth;
-  alignas(64) uint32_t words[6][md5_short_lanes] = {};  // message words 0..4 and 14
+  constexpr std::size_t kLanes = kWidth * kChains;
+  alignas(64) uint32_t words[6][kLanes];  // message words 0..4 and 14
   for (std::size_t l = 0; l < count; ++l) {
     uint64_t lo = msgs[l].lo, hi = msgs[l].hi;
     const uint32_t n = msgs[l].size;
@@ -158,9 +183,11 @@ template <class V>
     words[4][l] = n >= 16 ? 0x80u : 0u;
     words[5][l] = n * 8;
   }
-  V x[kCount][16];
-  V a[kCount], b[kCount], c[kCount], d[kCount];
-  for (std::size_t v = 0; v < kCount; ++v) {
+  // The unused lanes hash zeros; their values are dropped.
+  for (auto& row : words) std::fill(row + count, row + kLanes, 0u);
+  V x[kChains][16];
+  V a[kChains], b[kChains], c[kChains], d[kChains];
+  for (std::size_t v = 0; v < kChains; ++v) {
     for (int j = 0; j < 16; ++j) x[v][j] = V{};
     for (int j = 0; j < 5; ++j) std::memcpy(&x[v][j], &words[j][kWidth * v], sizeof(V));
     std::memcpy(&x[v][14], &words[5][kWidth * v], sizeof(V));
@@ -170,13 +197,12 @@ template <class V>
     d[v] = kInit[3] + V{};
   }
   md5_rounds(a, b, c, d, x);
-  alignas(64) uint32_t cs[md5_short_lanes], ds[md5_short_lanes];
-  for (std::size_t v = 0; v < kCount; ++v) {
+  alignas(64) uint64_t values[kLanes];
+  for (std::size_t v = 0; v < kChains; ++v) {
     const V cv = c[v] + kInit[2], dv = d[v] + kInit[3];
-    std::memcpy(cs + kWidth * v, &cv, sizeof(cv));
-    std::memcpy(ds + kWidth * v, &dv, sizeof(dv));
+    store_last8(cv, dv, values + kWidth * v);
   }
-  for (std::size_t l = 0; l < count; ++l) out[l] = last8_big_endian(cs[l], ds[l]);
+  std::memcpy(out, values, count * sizeof(uint64_t));
 }
 
 }  // namespace

@@ -323,7 +323,7 @@ void python_simhash_shingles(std::string_view prepared, count_map& counts) {
 uint64_t python_simhash_vote(std::string_view prepared) {
   // A shingle seen n times casts n votes, exactly the package's vote weighted by counts, so
   // the value needs no counting: every occurrence is hashed, a block at a time on the stack.
-  constexpr std::size_t kBlock = 8 * md5_short_lanes;
+  constexpr std::size_t kBlock = 4 * md5_short_lanes;
   md5_short_message messages[kBlock];
   uint64_t hashes[kBlock];
   unit_votes votes;
