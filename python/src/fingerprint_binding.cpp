@@ -267,14 +267,22 @@ class py_segmenter {
 // from the caches between calls; reloading it cost a quarter of a paragraph's fingerprint.
 PyObject* compat_simhash_value(PyObject* /*module*/, PyObject* text) {
   try {
-    py::object storage;
-    const std::string_view utf8 = utf8_of(text, storage, "text");
-    uint64_t value = 0;
-    if (utf8.size() > (1u << 16)) {
+    // Long texts are fingerprinted without the GIL; short ones are not worth its hand-over.
+    const auto value_of = [](auto view) {
+      if (view.size() <= (1u << 16)) return python_simhash_value(view);
       py::gil_scoped_release nogil;
-      value = python_simhash_value(utf8);
+      return python_simhash_value(view);
+    };
+    uint64_t value = 0;
+    if (PyUnicode_Check(text) && PyUnicode_READY(text) == 0 &&
+        PyUnicode_KIND(text) == PyUnicode_2BYTE_KIND) {
+      // Read in place: converting to UTF-8 (which Python then keeps with the str) cost more
+      // than the fingerprint of a Chinese paragraph.
+      value = value_of(std::u16string_view(reinterpret_cast<const char16_t*>(PyUnicode_DATA(text)),
+                                           static_cast<std::size_t>(PyUnicode_GET_LENGTH(text))));
     } else {
-      value = python_simhash_value(utf8);
+      py::object storage;
+      value = value_of(utf8_of(text, storage, "text"));
     }
     return PyLong_FromUnsignedLongLong(value);
   } catch (py::error_already_set& e) {

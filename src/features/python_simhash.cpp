@@ -14,6 +14,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 namespace simdup::detail {
@@ -253,15 +254,17 @@ class utf8_sink {
     pos_ += utf8::encode(c, pos_);
   }
 
-  /// Appends table[b] for each byte b of ASCII `bytes`, skipping zeros, without a branch per
-  /// byte (whether a byte is kept is as unpredictable as where words end).
-  void put_mapped(std::string_view bytes, const std::array<char, 128>& table) {
-    if (static_cast<std::size_t>(end_ - pos_) < bytes.size()) {
+  /// Appends table[u] for each code unit u of ASCII `units` (UTF-8 bytes or UCS-2), skipping
+  /// zeros, without a branch per unit (whether one is kept is as unpredictable as where words
+  /// end).
+  template <class Unit>
+  void put_mapped(std::basic_string_view<Unit> units, const std::array<char, 128>& table) {
+    if (static_cast<std::size_t>(end_ - pos_) < units.size()) {
       const std::size_t used = static_cast<std::size_t>(pos_ - out_.data());
-      resize(used, std::max(2 * out_.size(), used + bytes.size() + 16));
+      resize(used, std::max(2 * out_.size(), used + units.size() + 16));
     }
-    for (const char b : bytes) {
-      const char m = table[static_cast<unsigned char>(b)];
+    for (const Unit u : units) {
+      const char m = table[static_cast<std::make_unsigned_t<Unit>>(u)];
       *pos_ = m;
       pos_ += m != 0 ? 1 : 0;
     }
@@ -279,6 +282,16 @@ class utf8_sink {
   char* end_;
 };
 
+// An ASCII code point lowered if it is a word character, else 0.
+constexpr std::array<char, 128> kAsciiWord = [] {
+  std::array<char, 128> t{};
+  for (int c = 0; c < 128; ++c) {
+    const auto lowered = static_cast<char32_t>(c >= 'A' && c <= 'Z' ? c + 32 : c);
+    t[static_cast<std::size_t>(c)] = is_python_word(lowered) ? static_cast<char>(lowered) : 0;
+  }
+  return t;
+}();
+
 }  // namespace
 
 std::size_t python_lower(std::string_view text, std::string& out) {
@@ -293,14 +306,6 @@ std::size_t python_simhash_prepare(std::string_view text, std::string& out) {
   };
   if (text.find("\xCE\xA3") != std::string_view::npos) return lower_code_points(text, keep);
   // Without U+03A3 every code point lowers on its own: ASCII runs go through a table.
-  static constexpr std::array<char, 128> kAsciiWord = [] {
-    std::array<char, 128> t{};
-    for (int c = 0; c < 128; ++c) {
-      const auto lowered = static_cast<char32_t>(c >= 'A' && c <= 'Z' ? c + 32 : c);
-      t[static_cast<std::size_t>(c)] = is_python_word(lowered) ? static_cast<char>(lowered) : 0;
-    }
-    return t;
-  }();
   std::size_t invalid = 0;
   for (std::size_t i = 0; i < text.size();) {
     std::size_t end = i;
@@ -310,6 +315,28 @@ std::size_t python_simhash_prepare(std::string_view text, std::string& out) {
     if (i < text.size()) lower_one(utf8::decode(text, i, invalid), keep);
   }
   return invalid;
+}
+
+void python_simhash_prepare_ucs2(std::u16string_view text, std::string& out) {
+  if (text.find(u'\u03a3') != std::u16string_view::npos) {
+    // Final sigma needs context on both sides: the UTF-8 path has it.
+    std::string utf8;
+    utf8.reserve(3 * text.size());
+    for (const char16_t c : text) utf8::append(utf8, c);
+    python_simhash_prepare(utf8, out);
+    return;
+  }
+  utf8_sink sink(out, text.size());
+  const auto keep = [&](char32_t c) {
+    if (is_python_word(c)) sink.put(c);
+  };
+  for (std::size_t i = 0; i < text.size();) {
+    std::size_t end = i;
+    while (end < text.size() && text[end] < 0x80) ++end;
+    sink.put_mapped(text.substr(i, end - i), kAsciiWord);
+    i = end;
+    if (i < text.size()) lower_one(text[i++], keep);
+  }
 }
 
 void python_simhash_shingles(std::string_view prepared, count_map& counts) {

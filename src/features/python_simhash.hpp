@@ -23,6 +23,11 @@ std::size_t python_lower(std::string_view text, std::string& out);
 /// package shingles. Returns the number of ill-formed UTF-8 sequences replaced.
 std::size_t python_simhash_prepare(std::string_view text, std::string& out);
 
+/// python_simhash_prepare of text held as UCS-2: one code point per element, as Python stores a
+/// str whose code points are all below U+10000. A surrogate is a code point of its own (not
+/// a word character), as in Python.
+void python_simhash_prepare_ucs2(std::u16string_view text, std::string& out);
+
 /// Counts the width-4 code-point shingles of prepared text the way the package slides them:
 /// `[s[i:i+4] for i in range(max(len(s) - 3, 1))]`, so empty text gives the one feature ''.
 void python_simhash_shingles(std::string_view prepared, count_map& counts);
