@@ -140,7 +140,9 @@ TEST(PythonSimhashPrepare, Ucs2MatchesUtf8) {
     EXPECT_EQ(prepare_ucs2(*ucs2(text)), prepare(text)) << text;
   }
   // Python keeps a lone surrogate as a code point; it is not a word character, here or there.
-  EXPECT_EQ(prepare_ucs2(u"ab\xd800" u"cd"), "abcd");
+  EXPECT_EQ(prepare_ucs2(u"ab\xd800"
+                         u"cd"),
+            "abcd");
   EXPECT_EQ(prepare_ucs2(u"\xdc00\x03a3\xd800"), "σ");  // neither side is cased
   EXPECT_EQ(prepare_ucs2(u"A\x03a3\xd800"), "aς");
   std::string out = "x";
