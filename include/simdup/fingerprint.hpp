@@ -132,6 +132,16 @@ struct fingerprint_result {
 /// Errors: the segmenter's (missing or corrupt dictionary, naming the file).
 result<fingerprint_options> resolve_jieba_options(fingerprint_options o);
 
+/// The Python `simhash` package's (v2.x) Simhash(text).value at its defaults: the
+/// `fingerprint` a compat_mode::python_simhash fingerprinter gives `text`, whatever its status,
+/// without counting distinct shingles (the result's `features`), which the value does not
+/// need. Ill-formed UTF-8 is replaced as there. Safe to call from many threads.
+uint64_t python_simhash_value(std::string_view text);
+/// The same for text held as UCS-2, one code point per element (how Python stores a str whose
+/// code points are all below U+10000, read without converting it to UTF-8); a surrogate is a
+/// code point of its own, as in Python.
+uint64_t python_simhash_value(std::u16string_view text);
+
 /// The configured pipeline. Create once (loads dictionaries, IDF and stop words); the const
 /// member functions are safe to call from many threads.
 class fingerprinter {

@@ -59,7 +59,22 @@ class Simhash(object):
     large_weight_cutoff = 50
     batch_size = 200
 
+    # The package's instance attributes at their defaults, as class attributes: Simhash(text)
+    # with the defaults stores only `value` (storing all seven cost a tenth of a paragraph's
+    # fingerprint); any other argument is stored on the instance, as the package does.
+    f = 64
+    f_bytes = 8
+    reg = _DEFAULT_REG
+    hashfunc = staticmethod(_hashfunc)
+    hashfunc_returns_int = False
+    log = _LOG
+
     def __init__(self, value, f=64, reg=_DEFAULT_REG, hashfunc=_hashfunc, log=None):
+        if type(value) is str and f == 64 and reg is _DEFAULT_REG and hashfunc is _hashfunc \
+                and log is None and type(self) is Simhash:
+            # The common case, straight to C++ (build_by_text's checks cost a third as much).
+            self.value = _core.compat_simhash_value(value)
+            return
         if f % 8:
             raise ValueError('f must be a multiple of 8')
         self.f = f
@@ -71,11 +86,6 @@ class Simhash(object):
                                      else isinstance(hashfunc(b"test"), numbers.Integral))
         self.log = _LOG if log is None else log
 
-        if type(value) is str and reg is _DEFAULT_REG and f == 64 and hashfunc is _hashfunc \
-                and type(self) is Simhash:
-            # The common case, straight to C++ (build_by_text's checks cost a third as much).
-            self.value = _core.compat_simhash_value(value)
-            return
         if isinstance(value, Simhash):
             self.value = value.value
         elif isinstance(value, str):

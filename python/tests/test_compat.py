@@ -7,6 +7,7 @@ general stdlib reference below (any f, reg, hashfunc), never from simdup's outpu
 import collections
 import hashlib
 import json
+import logging
 import random
 import re
 
@@ -264,6 +265,12 @@ def test_bad_parameters():
 def test_attributes_and_copies():
     s = Simhash("hello world")
     assert (s.f, s.f_bytes, s.reg, s.hashfunc_returns_int) == (64, 8, DEFAULT_REG, False)
+    assert s.hashfunc(b"a") == hashlib.md5(b"a").digest() and s.log.name == "simhash"
+    # Another setting is the instance's own and leaves the defaults of the others alone.
+    log = logging.getLogger("mine")
+    s32 = Simhash("hello world", f=32, log=log)
+    assert (s32.f, s32.f_bytes, s32.log, s.f, s.log.name) == (32, 4, log, 64, "simhash")
+    assert s32.value == reference("hello world", f=32)
     assert Simhash(s).value == s.value and Simhash(s) == s
     assert Simhash.large_weight_cutoff == 50 and Simhash.batch_size == 200
     big = Simhash(3 << 64 | 5)

@@ -10,20 +10,13 @@
 #endif
 
 namespace simdup::detail {
-namespace {
-
-// 8-bit lane counters overflow after 255 additions; every kernel widens them before that.
-constexpr std::size_t kMaxBlock = 255;
-
-}  // namespace
-
 void positional_popcount_scalar(std::span<const uint64_t> hashes, uint64_t* counts) {
   constexpr uint64_t kOnes = 0x0101010101010101ULL;
   constexpr uint64_t kBitInByte = 0x8040201008040201ULL;  // byte j keeps bit j
   constexpr uint64_t kLow7 = 0x7f7f7f7f7f7f7f7fULL;
   constexpr uint64_t kHigh = 0x8080808080808080ULL;
   while (!hashes.empty()) {
-    const std::size_t block = std::min(hashes.size(), kMaxBlock);
+    const std::size_t block = std::min(hashes.size(), popcount_block);
     uint64_t acc[8] = {};  // acc[k] byte j counts bit 8k+j
     for (std::size_t i = 0; i < block; ++i) {
       const uint64_t h = hashes[i];
@@ -41,7 +34,8 @@ void positional_popcount_scalar(std::span<const uint64_t> hashes, uint64_t* coun
 
 #if defined(__x86_64__)
 
-// Lane layout shared by the SIMD kernels: every 64-bit lane holds the whole hash; the lane's
+// Lane layout shared by the SIMD kernels (this one and accumulate_avx2.cpp): every 64-bit lane
+// holds the whole hash; the lane's
 // mask keeps one bit position p in each of its 8 bytes, so byte b of the lane tests bit
 // 8*b + p. This needs no byte shuffle: one broadcast, AND, compare, subtract per register.
 
@@ -54,7 +48,7 @@ void positional_popcount_sse2(std::span<const uint64_t> hashes, uint64_t* counts
   const __m128i m2 = _mm_slli_epi64(m0, 4);
   const __m128i m3 = _mm_slli_epi64(m0, 6);
   while (!hashes.empty()) {
-    const std::size_t block = std::min(hashes.size(), kMaxBlock);
+    const std::size_t block = std::min(hashes.size(), popcount_block);
     __m128i a0 = _mm_setzero_si128(), a1 = a0, a2 = a0, a3 = a0;
     for (std::size_t i = 0; i < block; ++i) {
       const __m128i v = _mm_set1_epi64x(static_cast<long long>(hashes[i]));
@@ -72,30 +66,6 @@ void positional_popcount_sse2(std::span<const uint64_t> hashes, uint64_t* counts
     for (int r = 0; r < 4; ++r)
       for (int q = 0; q < 2; ++q)
         for (int b = 0; b < 8; ++b) counts[8 * b + 2 * r + q] += lanes[16 * r + 8 * q + b];
-    hashes = hashes.subspan(block);
-  }
-}
-
-__attribute__((target("avx2"))) void positional_popcount_avx2(std::span<const uint64_t> hashes,
-                                                              uint64_t* counts) {
-  constexpr long long kOnes = 0x0101010101010101LL;
-  // Register r, lane q tests bit position p = 4*r + q within each byte.
-  const __m256i m0 = _mm256_setr_epi64x(kOnes, kOnes << 1, kOnes << 2, kOnes << 3);
-  const __m256i m1 = _mm256_slli_epi64(m0, 4);
-  while (!hashes.empty()) {
-    const std::size_t block = std::min(hashes.size(), kMaxBlock);
-    __m256i a0 = _mm256_setzero_si256(), a1 = a0;
-    for (std::size_t i = 0; i < block; ++i) {
-      const __m256i v = _mm256_set1_epi64x(static_cast<long long>(hashes[i]));
-      a0 = _mm256_sub_epi8(a0, _mm256_cmpeq_epi8(_mm256_and_si256(v, m0), m0));
-      a1 = _mm256_sub_epi8(a1, _mm256_cmpeq_epi8(_mm256_and_si256(v, m1), m1));
-    }
-    alignas(32) uint8_t lanes[64];
-    _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), a0);
-    _mm256_store_si256(reinterpret_cast<__m256i*>(lanes + 32), a1);
-    for (int r = 0; r < 2; ++r)
-      for (int q = 0; q < 4; ++q)
-        for (int b = 0; b < 8; ++b) counts[8 * b + 4 * r + q] += lanes[32 * r + 8 * q + b];
     hashes = hashes.subspan(block);
   }
 }

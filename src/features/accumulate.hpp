@@ -14,12 +14,17 @@ namespace simdup::detail {
 /// Adds, for each bit i, the number of `hashes` with bit i set to counts[i].
 using positional_popcount_fn = void (*)(std::span<const uint64_t> hashes, uint64_t* counts);
 
+/// The kernels' 8-bit lane counters overflow after 255 additions: each widens them into
+/// `counts` after at most this many hashes.
+inline constexpr std::size_t popcount_block = 255;
+
 /// Portable SWAR kernel (eight 8-bit counters per 64-bit word).
 void positional_popcount_scalar(std::span<const uint64_t> hashes, uint64_t* counts);
 #if defined(__x86_64__)
 /// SSE2 (x86-64 baseline).
 void positional_popcount_sse2(std::span<const uint64_t> hashes, uint64_t* counts);
-/// AVX2; call only when the CPU supports it (cpu_has_avx2()).
+/// AVX2 (accumulate_avx2.cpp, compiled for it); call only when the CPU supports it
+/// (cpu_has_avx2()).
 void positional_popcount_avx2(std::span<const uint64_t> hashes, uint64_t* counts);
 #endif
 

@@ -107,6 +107,20 @@ fingerprint_result finish(uint64_t fp, uint64_t votes, bool enough) {
 
 }  // namespace
 
+uint64_t python_simhash_value(std::string_view text) {
+  std::string& prepared = local_scratch().text;
+  prepared.clear();
+  detail::python_simhash_prepare(text, prepared);
+  return detail::python_simhash_vote(prepared);
+}
+
+uint64_t python_simhash_value(std::u16string_view text) {
+  std::string& prepared = local_scratch().text;
+  prepared.clear();
+  detail::python_simhash_prepare_ucs2(text, prepared);
+  return detail::python_simhash_vote(prepared);
+}
+
 struct fingerprinter::impl {
   fingerprint_options options;
   std::optional<normalizer> norm;

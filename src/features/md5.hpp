@@ -24,7 +24,8 @@ uint64_t md5_64(std::string_view data) noexcept;
 /// vector lane.
 void md5_64_many(std::span<const std::string_view> in, std::span<uint64_t> out) noexcept;
 
-/// The vector kernels md5_64_many chooses from at run time (exposed so tests can check each):
+/// The vector kernels md5_64_many chooses from at run time (exposed so tests can check each;
+/// the AVX2 and AVX-512 ones live in md5_avx2.cpp and md5_avx512.cpp, compiled for those):
 /// out[l] = md5_64(msgs[l]) for l < count <= md5_lanes, every message at most 55 bytes.
 inline constexpr std::size_t md5_lanes = 16;
 using md5_lanes_fn = void (*)(const std::string_view* msgs, std::size_t count, uint64_t* out);
@@ -54,13 +55,13 @@ void md5_64_short_many(std::span<const md5_short_message> in, std::span<uint64_t
 
 /// The kernels md5_64_short_many chooses from (exposed so tests can check each): out[l] for
 /// l < count <= md5_short_lanes.
-inline constexpr std::size_t md5_short_lanes = 32;
+inline constexpr std::size_t md5_short_lanes = 64;
 using md5_short_fn = void (*)(const md5_short_message* msgs, std::size_t count, uint64_t* out);
 void md5_64_short_generic(const md5_short_message* msgs, std::size_t count, uint64_t* out) noexcept;
 #if defined(__x86_64__)
 /// AVX2; call only when cpu_has_avx2().
 void md5_64_short_avx2(const md5_short_message* msgs, std::size_t count, uint64_t* out) noexcept;
-/// AVX-512 on 512-bit vectors; call only when cpu_has_avx512f_dq().
+/// AVX-512 on 512-bit vectors; call only when cpu_has_avx512vl_dq().
 void md5_64_short_avx512(const md5_short_message* msgs, std::size_t count, uint64_t* out) noexcept;
 #endif
 

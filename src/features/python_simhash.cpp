@@ -14,6 +14,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 namespace simdup::detail {
@@ -145,25 +146,6 @@ std::size_t lower_code_points(std::string_view text, Emit&& emit) {
   return invalid;
 }
 
-// A shingle of prepared text as its bytes, zero-padded to 16 (four code points of at most 4
-// bytes each always fit). Prepared text holds word characters only, never NUL, so the two
-// words identify the shingle and its size is where the zero bytes begin: counting and hashing
-// compare and move two registers instead of strings.
-struct shingle16 {
-  uint64_t lo;
-  uint64_t hi;
-};
-
-uint32_t size_of(const shingle16& s) noexcept {
-  if (s.hi != 0) return 16 - static_cast<uint32_t>(std::countl_zero(s.hi)) / 8;
-  return 8 - static_cast<uint32_t>(std::countl_zero(s.lo)) / 8;  // countl_zero(0) == 64
-}
-
-// A multiplicative hash; callers take its top bits.
-uint64_t mix(const shingle16& s) noexcept {
-  return s.lo * 0x9e3779b97f4a7c15ULL + s.hi * 0xc2b2ae3d27d4eb4fULL;
-}
-
 uint64_t load_le64(const char* p) noexcept {
   uint64_t v;
   std::memcpy(&v, p, sizeof(v));
@@ -176,86 +158,79 @@ uint64_t low_bytes(uint32_t n) noexcept {
   return n >= 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * n)) - 1;
 }
 
-// Counts shingles in an open-addressing table sized once per text for its number of shingles
-// (so it never grows). The distinct shingles are kept as MD5 messages, in first-occurrence
-// order, so that they are hashed in place.
-class shingle_counts {
- public:
-  void reset(std::size_t most) {
-    std::size_t bits = 6;
-    while ((std::size_t{1} << bits) < 2 * most) ++bits;
-    const std::size_t size = std::size_t{1} << bits;
-    // A table grown for one huge text is given back rather than kept for every later one.
-    if (slots_.capacity() > kKeepSlots && size * 8 < slots_.capacity()) {
-      slots_ = {};
-      keys_ = {};
-      counts_ = {};
-    }
-    slots_.assign(size, 0u);
-    shift_ = 64 - static_cast<int>(bits);
-    keys_.clear();
-    counts_.clear();
-  }
-
-  void add(const shingle16& key) {
-    const std::size_t mask = slots_.size() - 1;
-    std::size_t i = mix(key) >> shift_;
-    while (const uint32_t slot = slots_[i]) {
-      const md5_short_message& k = keys_[slot - 1];
-      if (((k.lo ^ key.lo) | (k.hi ^ key.hi)) == 0) {
-        ++counts_[slot - 1];
-        return;
-      }
-      i = (i + 1) & mask;
-    }
-    keys_.push_back({key.lo, key.hi, size_of(key)});
-    counts_.push_back(1);
-    slots_[i] = static_cast<uint32_t>(keys_.size());
-  }
-
-  /// The distinct shingles and how often each occurs.
-  std::span<const md5_short_message> keys() const noexcept { return keys_; }
-  std::span<const uint64_t> counts() const noexcept { return counts_; }
-
- private:
-  static constexpr std::size_t kKeepSlots = std::size_t{1} << 16;  // 256 KiB of slots
-
-  std::vector<uint32_t> slots_;  // 0 = empty, otherwise index + 1 into keys_
-  std::vector<md5_short_message> keys_;
-  std::vector<uint64_t> counts_;
-  int shift_ = 64;
-};
-
-// The key of a shingle of prepared text (valid UTF-8, so four code points are at most 16
-// bytes), loaded where 16 bytes follow its start and copied near the end.
-shingle16 key_of(std::string_view text, const char* first, std::size_t size) noexcept {
+// A shingle of prepared text as an MD5 message (at most 16 bytes: four code points of valid
+// UTF-8), loaded where 16 bytes follow its start and copied near the end.
+md5_short_message message_of(std::string_view text, std::string_view shingle) noexcept {
+  const char* first = shingle.data();
+  const auto size = static_cast<uint32_t>(shingle.size());
   if (first + 16 <= text.data() + text.size()) {
-    return {load_le64(first) & low_bytes(static_cast<uint32_t>(size)),
-            load_le64(first + 8) & low_bytes(size > 8 ? static_cast<uint32_t>(size) - 8 : 0)};
+    return {load_le64(first) & low_bytes(size),
+            load_le64(first + 8) & low_bytes(size > 8 ? size - 8 : 0), size};
   }
   char buf[16] = {};  // near the end: copy what there is
-  std::memcpy(buf, first, std::min(size, sizeof(buf)));
-  return {load_le64(buf), load_le64(buf + 8)};
+  std::memcpy(buf, first, std::min<std::size_t>(size, sizeof(buf)));
+  return {load_le64(buf), load_le64(buf + 8), size};
 }
 
-// Calls add(key) for each shingle of prepared text as python_simhash_shingles slides them.
+// Calls add(message) for each shingle of prepared text as python_simhash_shingles slides
+// them.
 template <class Add>
-void for_each_shingle16(std::string_view text, Add&& add) {
+void for_each_shingle_message(std::string_view text, Add&& add) {
   if (text.empty()) {
-    add(shingle16{0, 0});  // the feature ''
+    add(md5_short_message{0, 0, 0});  // the feature ''
     return;
   }
   for_each_shingle_run(
-      text, 4, [&](std::string_view s) { add(key_of(text, s.data(), s.size())); },
+      text, 4, [&](std::string_view s) { add(message_of(text, s)); },
       [&](const char* first, std::size_t count) {
         for (std::size_t k = 0; k < count; ++k) {
           uint32_t four;
           std::memcpy(&four, first + k, sizeof(four));
           if constexpr (std::endian::native == std::endian::big) four = __builtin_bswap32(four);
-          add(shingle16{four, 0});
+          add(md5_short_message{four, 0, 4});
         }
       });
 }
+
+// Counts the distinct shingles of prepared text in an open-addressing table of the shingles
+// themselves, sized once per text (so it never grows). Prepared text holds word characters
+// only, never NUL, so no shingle of non-empty text is all zero bytes: that marks a free slot.
+class distinct_shingles {
+ public:
+  std::size_t count(std::string_view prepared) {
+    if (prepared.empty()) return 1;  // the feature ''
+    // At most one distinct shingle per code point: the table is sized from the byte count.
+    std::size_t bits = 6;
+    while ((std::size_t{1} << bits) < 2 * prepared.size()) ++bits;
+    const std::size_t size = std::size_t{1} << bits;
+    // A table grown for one huge text is given back rather than kept for every later one.
+    if (slots_.capacity() > kKeepSlots && size * 8 < slots_.capacity()) slots_ = {};
+    slots_.assign(size, key{});
+    const std::size_t mask = size - 1;
+    const int shift = 64 - static_cast<int>(bits);
+    std::size_t distinct = 0;
+    for_each_shingle_message(prepared, [&](const md5_short_message& m) {
+      // A multiplicative hash; its top bits pick the slot.
+      std::size_t i = (m.lo * 0x9e3779b97f4a7c15ULL + m.hi * 0xc2b2ae3d27d4eb4fULL) >> shift;
+      while ((slots_[i].lo | slots_[i].hi) != 0) {
+        if (((slots_[i].lo ^ m.lo) | (slots_[i].hi ^ m.hi)) == 0) return;
+        i = (i + 1) & mask;
+      }
+      slots_[i] = {m.lo, m.hi};
+      ++distinct;
+    });
+    return distinct;
+  }
+
+ private:
+  struct key {
+    uint64_t lo = 0;
+    uint64_t hi = 0;
+  };
+  static constexpr std::size_t kKeepSlots = std::size_t{1} << 14;  // 256 KiB of slots
+
+  std::vector<key> slots_;
+};
 
 // Appends UTF-8 to a string through a raw pointer, sizing the string in chunks, and gives
 // back what it did not use when destroyed. utf8::append stages each code point in a buffer
@@ -279,15 +254,17 @@ class utf8_sink {
     pos_ += utf8::encode(c, pos_);
   }
 
-  /// Appends table[b] for each byte b of ASCII `bytes`, skipping zeros, without a branch per
-  /// byte (whether a byte is kept is as unpredictable as where words end).
-  void put_mapped(std::string_view bytes, const std::array<char, 128>& table) {
-    if (static_cast<std::size_t>(end_ - pos_) < bytes.size()) {
+  /// Appends table[u] for each code unit u of ASCII `units` (UTF-8 bytes or UCS-2), skipping
+  /// zeros, without a branch per unit (whether one is kept is as unpredictable as where words
+  /// end).
+  template <class Unit>
+  void put_mapped(std::basic_string_view<Unit> units, const std::array<char, 128>& table) {
+    if (static_cast<std::size_t>(end_ - pos_) < units.size()) {
       const std::size_t used = static_cast<std::size_t>(pos_ - out_.data());
-      resize(used, std::max(2 * out_.size(), used + bytes.size() + 16));
+      resize(used, std::max(2 * out_.size(), used + units.size() + 16));
     }
-    for (const char b : bytes) {
-      const char m = table[static_cast<unsigned char>(b)];
+    for (const Unit u : units) {
+      const char m = table[static_cast<std::make_unsigned_t<Unit>>(u)];
       *pos_ = m;
       pos_ += m != 0 ? 1 : 0;
     }
@@ -305,6 +282,16 @@ class utf8_sink {
   char* end_;
 };
 
+// An ASCII code point lowered if it is a word character, else 0.
+constexpr std::array<char, 128> kAsciiWord = [] {
+  std::array<char, 128> t{};
+  for (int c = 0; c < 128; ++c) {
+    const auto lowered = static_cast<char32_t>(c >= 'A' && c <= 'Z' ? c + 32 : c);
+    t[static_cast<std::size_t>(c)] = is_python_word(lowered) ? static_cast<char>(lowered) : 0;
+  }
+  return t;
+}();
+
 }  // namespace
 
 std::size_t python_lower(std::string_view text, std::string& out) {
@@ -319,14 +306,6 @@ std::size_t python_simhash_prepare(std::string_view text, std::string& out) {
   };
   if (text.find("\xCE\xA3") != std::string_view::npos) return lower_code_points(text, keep);
   // Without U+03A3 every code point lowers on its own: ASCII runs go through a table.
-  static constexpr std::array<char, 128> kAsciiWord = [] {
-    std::array<char, 128> t{};
-    for (int c = 0; c < 128; ++c) {
-      const auto lowered = static_cast<char32_t>(c >= 'A' && c <= 'Z' ? c + 32 : c);
-      t[static_cast<std::size_t>(c)] = is_python_word(lowered) ? static_cast<char>(lowered) : 0;
-    }
-    return t;
-  }();
   std::size_t invalid = 0;
   for (std::size_t i = 0; i < text.size();) {
     std::size_t end = i;
@@ -338,6 +317,28 @@ std::size_t python_simhash_prepare(std::string_view text, std::string& out) {
   return invalid;
 }
 
+void python_simhash_prepare_ucs2(std::u16string_view text, std::string& out) {
+  if (text.find(u'\u03a3') != std::u16string_view::npos) {
+    // Final sigma needs context on both sides: the UTF-8 path has it.
+    std::string utf8;
+    utf8.reserve(3 * text.size());
+    for (const char16_t c : text) utf8::append(utf8, c);
+    python_simhash_prepare(utf8, out);
+    return;
+  }
+  utf8_sink sink(out, text.size());
+  const auto keep = [&](char32_t c) {
+    if (is_python_word(c)) sink.put(c);
+  };
+  for (std::size_t i = 0; i < text.size();) {
+    std::size_t end = i;
+    while (end < text.size() && text[end] < 0x80) ++end;
+    sink.put_mapped(text.substr(i, end - i), kAsciiWord);
+    i = end;
+    if (i < text.size()) lower_one(text[i++], keep);
+  }
+}
+
 void python_simhash_shingles(std::string_view prepared, count_map& counts) {
   if (prepared.empty()) {
     counts.add(prepared);  // range(max(0 - 3, 1)) slides once: the feature ''
@@ -346,58 +347,30 @@ void python_simhash_shingles(std::string_view prepared, count_map& counts) {
   for_each_shingle(prepared, 4, [&](std::string_view s) { counts.add(s); });
 }
 
-namespace {
-
-struct scratch {
-  shingle_counts counts;
-  std::vector<uint64_t> hashes;
-};
-
-// The thread's scratch, reached through a call: in a shared library (the Python module) GCC
-// recomputes the address of a thread_local with a __tls_get_addr call wherever it would
-// otherwise keep it in a register, dozens of times per text.
-[[gnu::noinline]] scratch& fingerprint_scratch() {
-  thread_local scratch local;
-  return local;
+uint64_t python_simhash_vote(std::string_view prepared) {
+  // A shingle seen n times casts n votes, exactly the package's vote weighted by counts, so
+  // the value needs no counting: every occurrence is hashed, a block at a time on the stack.
+  constexpr std::size_t kBlock = 4 * md5_short_lanes;
+  md5_short_message messages[kBlock];
+  uint64_t hashes[kBlock];
+  unit_votes votes;
+  std::size_t k = 0;
+  const auto flush = [&] {
+    md5_64_short_many({messages, k}, {hashes, k});
+    votes.add({hashes, k});
+    k = 0;
+  };
+  for_each_shingle_message(prepared, [&](const md5_short_message& m) {
+    messages[k++] = m;
+    if (k == kBlock) flush();
+  });
+  if (k > 0) flush();
+  return votes.fingerprint();
 }
 
-}  // namespace
-
 python_simhash_counted python_simhash_fingerprint(std::string_view prepared) {
-  scratch& local = fingerprint_scratch();
-  shingle_counts& table = local.counts;
-  // At most one distinct shingle per code point: the table is sized from the byte count.
-  table.reset(prepared.size() + 1);
-  for_each_shingle16(prepared, [&](const shingle16& key) { table.add(key); });
-  const auto keys = table.keys();
-  const auto counts = table.counts();
-  std::vector<uint64_t>& hashes = local.hashes;
-  hashes.resize(keys.size());
-  md5_64_short_many(keys, hashes);
-  // The sum of counts of features with bit i set is a positional popcount where a feature
-  // seen n times is counted n times: repeat small counts into the SIMD kernel, add large ones
-  // bit by bit.
-  std::array<uint64_t, 64> heavy{};
-  uint64_t heavy_total = 0;
-  unit_votes votes;
-  add_streamed(votes, [&](auto&& sink) {
-    for (std::size_t k = 0; k < keys.size(); ++k) {
-      const uint64_t h = hashes[k];
-      const uint64_t count = counts[k];
-      if (count <= 8) {
-        for (uint64_t n = 0; n < count; ++n) sink(h);
-      } else {
-        heavy_total += count;
-        for (int i = 0; i < 64; ++i) heavy[i] += ((h >> i) & 1) * count;
-      }
-    }
-  });
-  const auto& light = votes.counts();
-  const uint64_t total = votes.total() + heavy_total;
-  uint64_t fp = 0;
-  // Integer counts: sum > total / 2 exactly when 2 * sum > total.
-  for (int i = 0; i < 64; ++i) fp |= static_cast<uint64_t>(2 * (light[i] + heavy[i]) > total) << i;
-  return {fp, static_cast<uint32_t>(keys.size())};
+  thread_local distinct_shingles table;
+  return {python_simhash_vote(prepared), static_cast<uint32_t>(table.count(prepared))};
 }
 
 uint64_t python_simhash_weighted(std::span<const weighted_feature> features) {

@@ -23,6 +23,11 @@ std::size_t python_lower(std::string_view text, std::string& out);
 /// package shingles. Returns the number of ill-formed UTF-8 sequences replaced.
 std::size_t python_simhash_prepare(std::string_view text, std::string& out);
 
+/// python_simhash_prepare of text held as UCS-2: one code point per element, as Python stores a
+/// str whose code points are all below U+10000. A surrogate is a code point of its own (not
+/// a word character), as in Python.
+void python_simhash_prepare_ucs2(std::u16string_view text, std::string& out);
+
 /// Counts the width-4 code-point shingles of prepared text the way the package slides them:
 /// `[s[i:i+4] for i in range(max(len(s) - 3, 1))]`, so empty text gives the one feature ''.
 void python_simhash_shingles(std::string_view prepared, count_map& counts);
@@ -32,9 +37,13 @@ struct python_simhash_counted {
   uint32_t features;  ///< distinct shingles
 };
 
-/// The package's Simhash(text).value from prepared text: its shingles (as
-/// python_simhash_shingles slides them) counted, each hashed once (the last 8 bytes of MD5,
-/// big-endian); bit i set iff the count of features with bit i set is > total / 2.
+/// The package's Simhash(text).value from prepared text: of its shingles (as
+/// python_simhash_shingles slides them), hashed with the last 8 bytes of MD5 read big-endian,
+/// bit i set iff the number with bit i set is > half the number of shingles. (The package
+/// counts each distinct shingle and votes its hash with the count as weight: the same sums.)
+uint64_t python_simhash_vote(std::string_view prepared);
+
+/// python_simhash_vote(prepared) and the number of distinct shingles.
 python_simhash_counted python_simhash_fingerprint(std::string_view prepared);
 
 /// Simhash(features) for supplied (token, weight) pairs, following the package's

@@ -4,6 +4,9 @@
 #include "features/golden_io.hpp"
 #include "features/python_simhash.hpp"
 
+#include <simdup/utf8.hpp>
+
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +33,25 @@ std::string lower(std::string_view s) {
 std::string prepare(std::string_view s) {
   std::string out;
   detail::python_simhash_prepare(s, out);
+  return out;
+}
+
+// The code points of UTF-8 `s` as UCS-2 (how Python stores it), or nothing when one is beyond
+// U+FFFF.
+std::optional<std::u16string> ucs2(std::string_view s) {
+  std::u16string out;
+  std::size_t invalid = 0;
+  for (std::size_t i = 0; i < s.size();) {
+    const char32_t c = utf8::decode(s, i, invalid);
+    if (c > 0xffff) return std::nullopt;
+    out.push_back(static_cast<char16_t>(c));
+  }
+  return out;
+}
+
+std::string prepare_ucs2(std::u16string_view s) {
+  std::string out;
+  detail::python_simhash_prepare_ucs2(s, out);
   return out;
 }
 
@@ -111,6 +133,23 @@ TEST(PythonSimhashPrepare, KeepsOnlyWordCharacters) {
   EXPECT_EQ(prepare("😀!"), "");
 }
 
+TEST(PythonSimhashPrepare, Ucs2MatchesUtf8) {
+  for (const char* text :
+       {"Hello, World! snake_case 42", "İSTANBUL 中文 ΟΔΟΣ ΣΑΣ.ΣΑΣ", "ΑΣ'Α ⓐΣ ʰΣ",
+        "カタカナ、ひらがな。漢字ー〇", "Cafe\u0301 x² ½ ＡＢＣ", "“quoted” — dash"}) {
+    EXPECT_EQ(prepare_ucs2(*ucs2(text)), prepare(text)) << text;
+  }
+  // Python keeps a lone surrogate as a code point; it is not a word character, here or there.
+  EXPECT_EQ(prepare_ucs2(u"ab\xd800"
+                         u"cd"),
+            "abcd");
+  EXPECT_EQ(prepare_ucs2(u"\xdc00\x03a3\xd800"), "σ");  // neither side is cased
+  EXPECT_EQ(prepare_ucs2(u"A\x03a3\xd800"), "aς");
+  std::string out = "x";
+  detail::python_simhash_prepare_ucs2(u"AB", out);
+  EXPECT_EQ(out, "xab");  // appends
+}
+
 TEST(PythonSimhash, MatchesEveryGoldenVector) {
   const fingerprinter fp = make_compat();
   std::size_t texts = 0, feature_lists = 0;
@@ -120,6 +159,10 @@ TEST(PythonSimhash, MatchesEveryGoldenVector) {
     if (!row["text"].get(text)) {
       const auto r = fp.fingerprint(text);
       EXPECT_EQ(to_hex(r.fingerprint), to_hex(expected)) << "text: " << text;
+      EXPECT_EQ(to_hex(python_simhash_value(text)), to_hex(expected)) << "text: " << text;
+      if (const auto units = ucs2(text)) {
+        EXPECT_EQ(to_hex(python_simhash_value(*units)), to_hex(expected)) << "UCS-2: " << text;
+      }
       ++texts;
       return;
     }
