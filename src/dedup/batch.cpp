@@ -8,6 +8,7 @@
 #include <simdup/dedup.hpp>
 #include <simdup/exact_layer.hpp>
 
+#include "dedup/engine_state.hpp"
 #include "dedup/pair_jaccard.hpp"
 
 #include <algorithm>
@@ -36,10 +37,7 @@ bool pair_before(const verified_pair& x, const verified_pair& y) {
 }  // namespace
 
 struct batch_deduplicator::impl {
-  dedup_options options;
-  exact_table urls, titles, contents;
-  std::vector<uint64_t> fingerprints;
-  std::vector<bool> has_fingerprint;
+  detail::engine_state state;
   // Exact-layer links (document, earlier holder of a shared key) and each end's first layer.
   std::vector<index_pair> links;
   std::vector<dedup_layer> layers;
@@ -47,16 +45,12 @@ struct batch_deduplicator::impl {
   std::vector<uint32_t> lengths;
   std::vector<int64_t> times;
   std::vector<double> fields;
-  // Verification: shingles of documents with new content, spilled to a temporary file; twin[i]
-  // is the earlier document with the same normalised text (whose shingles stand for i), or i.
-  std::optional<shingle_store> shingles;
+  // Verification stores the shingles of documents with new content only: twin[i] is the
+  // earlier document with the same normalised text (whose shingles stand for i), or i.
   std::vector<uint32_t> twin;
   // MinHash band keys, options.detection.minhash.bands per document (0: none).
   std::vector<uint64_t> band_keys;
-  uint32_t count = 0;
-  uint64_t candidates = 0;
   uint64_t minhash_candidates = 0;
-  uint64_t rejected = 0;
 
   void link(uint32_t doc, std::optional<uint32_t> holder, dedup_layer layer) {
     if (!holder) return;
@@ -74,8 +68,8 @@ struct batch_deduplicator::impl {
       jobs[i] = {twin[pairs[i].first], twin[pairs[i].second], static_cast<uint32_t>(i)};
     }
     out.assign(pairs.size(), 0.0);
-    return detail::pair_jaccards(*shingles, jobs, options.detection.verify->max_hashes, threshold,
-                                 out);
+    return detail::pair_jaccards(*state.shingles, jobs, state.options.detection.verify->max_hashes,
+                                 threshold, out);
   }
 
   // anchor_clusters over the near layer's slots: the accepted (verified) pairs are the links,
@@ -110,11 +104,12 @@ struct batch_deduplicator::impl {
         }
       }
       if (measure.empty()) return {};
-      if (auto st = jaccards(measure, options.detection.anchor_floor, measured); !st) return st;
+      if (auto st = jaccards(measure, state.options.detection.anchor_floor, measured); !st)
+        return st;
       for (std::size_t m = 0; m < measure.size(); ++m) out[measure_at[m]] = measured[m];
       return {};
     };
-    return anchor_clusters(near_rep, slot_links, options.detection.anchor_floor, similarity);
+    return anchor_clusters(near_rep, slot_links, state.options.detection.anchor_floor, similarity);
   }
 
   keep_rank rank_of(uint32_t i) const {
@@ -127,25 +122,18 @@ struct batch_deduplicator::impl {
 };
 
 result<batch_deduplicator> batch_deduplicator::create(const dedup_options& options) {
-  if (auto st = options.detection.validate(); !st) return std::move(st).error();
-  auto p = std::make_unique<impl>();
-  p->options = options;
-  auto store = detail::open_verify_store(options);
-  if (!store) return std::move(store).error();
-  p->shingles = std::move(store).value();
-  return batch_deduplicator(std::move(p));
+  auto state = detail::engine_state::create(options);
+  if (!state) return std::move(state).error();
+  return batch_deduplicator(std::unique_ptr<impl>(new impl{.state = std::move(state).value()}));
 }
 
 status batch_deduplicator::add(doc_signature&& sig) {
   impl& s = *impl_;
-  if (s.count == UINT32_MAX) {
-    return make_error(errc::too_large, "more than 4294967294 documents in one dedup run");
-  }
-  const uint32_t i = s.count++;
-  s.fingerprints.push_back(sig.fingerprint);
-  s.has_fingerprint.push_back(sig.has_fingerprint);
+  const auto admitted = s.state.admit(sig);
+  if (!admitted) return std::move(admitted).error();
+  const uint32_t i = *admitted;
   s.layers.push_back(dedup_layer::none);
-  switch (s.options.keep.rule) {
+  switch (s.state.options.keep.rule) {
     case keep_rule::first:
       break;
     case keep_rule::longest:
@@ -158,21 +146,21 @@ status batch_deduplicator::add(doc_signature&& sig) {
       s.fields.push_back(sig.field);
       break;
   }
-  s.link(i, s.urls.find_or_insert(sig.url_key, i), dedup_layer::url);
-  s.link(i, s.titles.find_or_insert(sig.title_key, i), dedup_layer::title);
-  const auto same_text = s.contents.find_or_insert(sig.content_key, i);
+  s.link(i, s.state.urls.find_or_insert(sig.url_key, i), dedup_layer::url);
+  s.link(i, s.state.titles.find_or_insert(sig.title_key, i), dedup_layer::title);
+  const auto same_text = s.state.contents.find_or_insert(sig.content_key, i);
   s.link(i, same_text, dedup_layer::exact);
-  if (const std::size_t bands = s.options.detection.minhash.bands; bands > 0) {
+  if (const std::size_t bands = s.state.options.detection.minhash.bands; bands > 0) {
     if (sig.band_keys.size() == bands && !same_text) {
       s.band_keys.insert(s.band_keys.end(), sig.band_keys.begin(), sig.band_keys.end());
     } else {
       s.band_keys.insert(s.band_keys.end(), bands, 0);
     }
   }
-  if (s.shingles) {
+  if (s.state.shingles) {
     s.twin.push_back(same_text.value_or(i));
     if (!same_text && sig.has_fingerprint) {
-      if (auto st = s.shingles->put(i, sig.shingles); !st) return st;
+      if (auto st = s.state.shingles->put(i, sig.shingles); !st) return st;
     }
   }
   return {};
@@ -181,17 +169,18 @@ status batch_deduplicator::add(doc_signature&& sig) {
 result<std::vector<dedup_decision>> batch_deduplicator::finish(
     const std::function<void(std::string_view)>& progress) {
   impl& s = *impl_;
+  const detection_profile& detection = s.state.options.detection;
   const auto phase = [&](std::string_view name) {
     if (progress) progress(name);
   };
-  const uint32_t n = s.count;
+  const uint32_t n = s.state.count;
 
   // order[r] = ordinal of rank r (best first); rank[i] = rank of ordinal i.
   std::vector<uint32_t> order(n);
   std::iota(order.begin(), order.end(), 0u);
-  if (s.options.keep.rule != keep_rule::first) {
+  if (s.state.options.keep.rule != keep_rule::first) {
     std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-      return keep_before(s.options.keep.rule, s.rank_of(a), s.rank_of(b));
+      return keep_before(s.state.options.keep.rule, s.rank_of(a), s.rank_of(b));
     });
   }
   std::vector<uint32_t> rank(n);
@@ -216,20 +205,20 @@ result<std::vector<dedup_decision>> batch_deduplicator::finish(
   std::vector<uint32_t> near_slot(n, UINT32_MAX);  // by rank
   for (uint32_t r = 0; r < n; ++r) {
     const uint32_t i = order[r];
-    if (leader[r] != r || !s.has_fingerprint[i]) continue;
+    if (leader[r] != r || !s.state.has_fingerprint[i]) continue;
     near_slot[r] = static_cast<uint32_t>(near_ordinals.size());
     near_ordinals.push_back(i);
-    near_fingerprints.push_back(s.fingerprints[i]);
+    near_fingerprints.push_back(s.state.fingerprints[i]);
   }
   std::vector<verified_pair> accepted;
   std::vector<uint32_t> near_rep(near_ordinals.size());
   std::iota(near_rep.begin(), near_rep.end(), 0u);
-  if (s.options.near_layer && near_ordinals.size() > 1) {
+  if (s.state.options.near_layer && near_ordinals.size() > 1) {
     phase("all pairs");
-    cluster_builder clusters(near_ordinals.size(), s.options.detection.clustering);
+    cluster_builder clusters(near_ordinals.size(), detection.clustering);
     all_pairs_options ap;
-    ap.k = s.options.detection.k;
-    ap.layout.k = s.options.detection.k;
+    ap.k = detection.k;
+    ap.layout.k = detection.k;
     // Verification buffers candidates and checks them a batch at a time (see kVerifyBatch).
     std::vector<index_pair> buffered, verified;
     std::vector<std::pair<uint32_t, uint32_t>> ordinals;
@@ -240,28 +229,27 @@ result<std::vector<dedup_decision>> batch_deduplicator::finish(
       for (const index_pair& p : buffered) {
         ordinals.emplace_back(near_ordinals[p.a], near_ordinals[p.b]);
       }
-      if (auto st = s.jaccards(ordinals, s.options.detection.verify->threshold, similarity); !st)
-        return st;
+      if (auto st = s.jaccards(ordinals, detection.verify->threshold, similarity); !st) return st;
       verified.clear();
       for (std::size_t i = 0; i < buffered.size(); ++i) {
-        if (similarity[i] >= s.options.detection.verify->threshold) {
+        if (similarity[i] >= detection.verify->threshold) {
           verified.push_back(buffered[i]);
           const auto [a, b] = std::minmax(ordinals[i].first, ordinals[i].second);
           accepted.push_back({a, b, static_cast<float>(similarity[i])});
         } else {
-          ++s.rejected;
+          ++s.state.rejected_pairs;
         }
       }
       clusters.add(verified);
       buffered.clear();
       return {};
     };
-    if (s.shingles) {
-      if (auto st = s.shingles->flush(); !st) return std::move(st).error();
+    if (s.state.shingles) {
+      if (auto st = s.state.shingles->flush(); !st) return std::move(st).error();
     }
     auto run = all_pairs(near_fingerprints, ap, [&](std::span<const index_pair> pairs) {
-      s.candidates += pairs.size();
-      if (!s.shingles) {
+      s.state.candidate_pairs += pairs.size();
+      if (!s.state.shingles) {
         clusters.add(pairs);
         return true;
       }
@@ -270,12 +258,12 @@ result<std::vector<dedup_decision>> batch_deduplicator::finish(
       return static_cast<bool>(verify_error);
     });
     if (!run) return std::move(run).error();
-    if (verify_error && s.shingles) verify_error = verify_buffered();
-    if (verify_error && s.shingles && s.options.detection.minhash.bands > 0) {
+    if (verify_error && s.state.shingles) verify_error = verify_buffered();
+    if (verify_error && s.state.shingles && detection.minhash.bands > 0) {
       // The second generator: pairs that share a MinHash band but that SimHash did not find
       // (fingerprints more than k apart), verified the same way.
       phase("minhash pairs");
-      const std::size_t bands = s.options.detection.minhash.bands;
+      const std::size_t bands = detection.minhash.bands;
       std::vector<uint64_t> slot_keys(near_ordinals.size() * bands);
       for (std::size_t slot = 0; slot < near_ordinals.size(); ++slot) {
         std::copy_n(s.band_keys.begin() + static_cast<std::ptrdiff_t>(near_ordinals[slot] * bands),
@@ -284,13 +272,12 @@ result<std::vector<dedup_decision>> batch_deduplicator::finish(
       std::vector<uint64_t>().swap(s.band_keys);
       std::vector<index_pair> extra;
       minhash_pairs(
-          slot_keys, near_ordinals.size(), s.options.detection.minhash,
+          slot_keys, near_ordinals.size(), detection.minhash,
           [&](uint32_t a, uint32_t b) {
-            return hamming_distance(near_fingerprints[a], near_fingerprints[b]) <=
-                   s.options.detection.k;
+            return hamming_distance(near_fingerprints[a], near_fingerprints[b]) <= detection.k;
           },
           extra);
-      s.candidates += extra.size();
+      s.state.candidate_pairs += extra.size();
       s.minhash_candidates = extra.size();
       for (std::size_t first = 0; first < extra.size() && verify_error; first += kVerifyBatch) {
         const std::size_t last = std::min(extra.size(), first + kVerifyBatch);
@@ -303,7 +290,7 @@ result<std::vector<dedup_decision>> batch_deduplicator::finish(
     phase("clusters");
     near_rep = clusters.finish();
     std::sort(accepted.begin(), accepted.end(), pair_before);
-    if (s.options.detection.clustering == cluster_linking::anchored) {
+    if (detection.clustering == cluster_linking::anchored) {
       phase("anchoring clusters");
       if (auto st = s.anchor(near_ordinals, near_slot, rank, accepted, near_rep); !st) {
         return std::move(st).error();
@@ -322,10 +309,8 @@ result<std::vector<dedup_decision>> batch_deduplicator::finish(
     d.representative = rep;
     if (rep == i) continue;
     d.layer = lead != i ? s.layers[i] : dedup_layer::near;
-    if (s.has_fingerprint[i] && s.has_fingerprint[rep]) {
-      d.distance = static_cast<int8_t>(hamming_distance(s.fingerprints[i], s.fingerprints[rep]));
-    }
-    if (s.shingles && d.layer == dedup_layer::near) {
+    d.distance = s.state.distance(i, rep);
+    if (s.state.shingles && d.layer == dedup_layer::near) {
       const auto [a, b] = std::minmax(rep, i);
       const verified_pair key{a, b, 0.0f};
       const auto it = std::lower_bound(accepted.begin(), accepted.end(), key, pair_before);
@@ -351,30 +336,27 @@ result<std::vector<dedup_decision>> batch_deduplicator::finish(
 }
 
 uint32_t batch_deduplicator::size() const noexcept {
-  return impl_->count;
+  return impl_->state.count;
 }
 uint64_t batch_deduplicator::candidate_pairs() const noexcept {
-  return impl_->candidates;
+  return impl_->state.candidate_pairs;
 }
 uint64_t batch_deduplicator::rejected_pairs() const noexcept {
-  return impl_->rejected;
+  return impl_->state.rejected_pairs;
 }
 uint64_t batch_deduplicator::minhash_candidate_pairs() const noexcept {
   return impl_->minhash_candidates;
 }
 
 uint64_t batch_deduplicator::spilled_bytes() const noexcept {
-  return impl_->shingles ? impl_->shingles->stored_bytes() : 0;
+  return impl_->state.spilled_bytes();
 }
 
 std::size_t batch_deduplicator::memory_bytes() const noexcept {
   const impl& s = *impl_;
-  return s.urls.memory_bytes() + s.titles.memory_bytes() + s.contents.memory_bytes() +
-         s.fingerprints.capacity() * 8 + s.has_fingerprint.capacity() / 8 +
-         s.links.capacity() * sizeof(index_pair) + s.layers.capacity() + s.lengths.capacity() * 4 +
-         s.times.capacity() * 8 + s.fields.capacity() * 8 +
-         (s.shingles ? s.shingles->memory_bytes() : 0) + s.twin.capacity() * 4 +
-         s.band_keys.capacity() * 8;
+  return s.state.memory_bytes() + s.links.capacity() * sizeof(index_pair) + s.layers.capacity() +
+         s.lengths.capacity() * 4 + s.times.capacity() * 8 + s.fields.capacity() * 8 +
+         s.twin.capacity() * 4 + s.band_keys.capacity() * 8;
 }
 
 batch_deduplicator::batch_deduplicator(std::unique_ptr<impl> p) : impl_(std::move(p)) {}
