@@ -201,14 +201,4 @@ status pair_jaccards(const shingle_store& store, std::span<jaccard_job> jobs,
   return outcome;
 }
 
-result<std::optional<shingle_store>> open_verify_store(const dedup_options& options) {
-  std::optional<shingle_store> out;
-  if (options.detection.verify && options.near_layer) {
-    auto store = shingle_store::create(options.detection.verify->tmp_dir);
-    if (!store) return std::move(store).error();
-    out.emplace(std::move(store).value());
-  }
-  return out;
-}
-
 }  // namespace simdup::detail

@@ -7,7 +7,6 @@
 #include <simdup/verify.hpp>
 
 #include <cstdint>
-#include <optional>
 #include <span>
 #include <vector>
 
@@ -30,9 +29,5 @@ struct jaccard_job {
 /// order; groups run in parallel. Fails with the store's read error.
 status pair_jaccards(const shingle_store& store, std::span<jaccard_job> jobs,
                      std::size_t max_hashes, double threshold, std::span<double> out);
-
-/// The engines' store of shingle arrays: open (in options.verify->tmp_dir) when near pairs are
-/// verified, empty otherwise; shingle_store::create's error when it cannot be created.
-result<std::optional<shingle_store>> open_verify_store(const dedup_options& options);
 
 }  // namespace simdup::detail

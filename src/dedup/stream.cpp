@@ -4,7 +4,7 @@
 #include <simdup/exact_layer.hpp>
 #include <simdup/online_index.hpp>
 
-#include "dedup/pair_jaccard.hpp"
+#include "dedup/engine_state.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -30,18 +30,10 @@ const char* layer_name(dedup_layer layer) noexcept {
 }
 
 struct stream_deduplicator::impl {
-  dedup_options options;
+  // Its shingle store holds the kept documents' arrays; its counters count the near candidates
+  // compared (each a kept document within k) and those verification rejected.
+  detail::engine_state state;
   online_index index;
-  exact_table urls, titles, contents;
-  // Fingerprint of every document (distances to representatives found by an exact key).
-  std::vector<uint64_t> fingerprints;
-  std::vector<bool> has_fingerprint;
-  // Shingles of kept documents (verification), spilled to a temporary file.
-  std::optional<shingle_store> shingles;
-  uint32_t count = 0;
-  // Near candidates compared (each a kept document within k), and those verification rejected.
-  uint64_t candidate_pairs = 0;
-  uint64_t rejected_pairs = 0;
   // Scratch of decide() and of batches: candidates of one document, the batch's fingerprints
   // and index matches, and the documents kept in the batch so far (inserted at its end).
   std::vector<index_match> candidates;
@@ -58,14 +50,15 @@ struct stream_deduplicator::impl {
   // Points every key of the document at `representative` unless the key is already taken, so a
   // later document sharing any key with a dropped one is a duplicate of the kept original.
   void register_keys(const doc_signature& sig, uint32_t representative) {
-    urls.find_or_insert(sig.url_key, representative);
-    titles.find_or_insert(sig.title_key, representative);
-    contents.find_or_insert(sig.content_key, representative);
+    state.urls.find_or_insert(sig.url_key, representative);
+    state.titles.find_or_insert(sig.title_key, representative);
+    state.contents.find_or_insert(sig.content_key, representative);
   }
 };
 
 result<stream_deduplicator> stream_deduplicator::create(const dedup_options& options) {
-  if (auto st = options.detection.validate(); !st) return std::move(st).error();
+  auto state = detail::engine_state::create(options);
+  if (!state) return std::move(state).error();
   online_index_options index_options;
   index_options.layout.k = options.detection.k;
   // The stream's size is unknown (stdin): plan for the default 10M live documents within
@@ -74,38 +67,30 @@ result<stream_deduplicator> stream_deduplicator::create(const dedup_options& opt
   index_options.memory = index_options.expected_size * 256;
   auto index = online_index::create(index_options);
   if (!index) return std::move(index).error();
-  auto shingles = detail::open_verify_store(options);
-  if (!shingles) return std::move(shingles).error();
-  return stream_deduplicator(
-      std::unique_ptr<impl>(new impl{.options = options,
-                                     .index = std::move(index).value(),
-                                     .shingles = std::move(shingles).value()}));
+  return stream_deduplicator(std::unique_ptr<impl>(
+      new impl{.state = std::move(state).value(), .index = std::move(index).value()}));
 }
 
 result<dedup_decision> stream_deduplicator::impl::decide(
     const doc_signature& sig, const std::span<const index_match>* batch_matches) {
-  if (count == UINT32_MAX) {
-    return make_error(errc::too_large, "more than 4294967294 documents in one dedup run");
-  }
-  const uint32_t ordinal = count++;
-  fingerprints.push_back(sig.fingerprint);
-  has_fingerprint.push_back(sig.has_fingerprint);
+  const auto admitted = state.admit(sig);
+  if (!admitted) return std::move(admitted).error();
+  const uint32_t ordinal = *admitted;
+  const dedup_options& options = state.options;
   dedup_decision d;
   d.representative = ordinal;
 
   std::optional<uint32_t> hit;
-  if ((hit = urls.find(sig.url_key))) {
+  if ((hit = state.urls.find(sig.url_key))) {
     d.layer = dedup_layer::url;
-  } else if ((hit = titles.find(sig.title_key))) {
+  } else if ((hit = state.titles.find(sig.title_key))) {
     d.layer = dedup_layer::title;
-  } else if ((hit = contents.find(sig.content_key))) {
+  } else if ((hit = state.contents.find(sig.content_key))) {
     d.layer = dedup_layer::exact;
   }
   if (hit) {
     d.representative = *hit;
-    if (sig.has_fingerprint && has_fingerprint[*hit]) {
-      d.distance = static_cast<int8_t>(hamming_distance(sig.fingerprint, fingerprints[*hit]));
-    }
+    d.distance = state.distance(ordinal, *hit);
   } else if (options.near_layer && sig.has_fingerprint) {
     // Candidates sorted by (distance, timestamp = 0, id = ordinal): the first that passes
     // verification is the closest earliest kept document. In a batch, the index was probed
@@ -129,21 +114,22 @@ result<dedup_decision> stream_deduplicator::impl::decide(
     }
     for (const index_match& m : candidates) {
       const auto candidate = static_cast<uint32_t>(m.id);
-      ++candidate_pairs;
-      if (shingles) {
+      ++state.candidate_pairs;
+      if (state.shingles) {
         const std::size_t cap = options.detection.verify->max_hashes;
         // Sizes too far apart rule the pair out without reading the kept array.
-        if (cap == 0 && jaccard_size_bound(sig.shingles.size(), shingles->count(candidate),
+        if (cap == 0 && jaccard_size_bound(sig.shingles.size(), state.shingles->count(candidate),
                                            options.detection.verify->threshold)) {
-          ++rejected_pairs;
+          ++state.rejected_pairs;
           continue;
         }
-        if (auto st = shingles->get(candidate, kept_shingles); !st) return std::move(st).error();
+        if (auto st = state.shingles->get(candidate, kept_shingles); !st)
+          return std::move(st).error();
         const double j = cap != 0 ? sketch_jaccard(sig.shingles, kept_shingles, cap)
                                   : jaccard_at_least(sig.shingles, kept_shingles,
                                                      options.detection.verify->threshold);
         if (j < options.detection.verify->threshold) {
-          ++rejected_pairs;
+          ++state.rejected_pairs;
           continue;
         }
         d.jaccard = static_cast<float>(j);
@@ -160,8 +146,8 @@ result<dedup_decision> stream_deduplicator::impl::decide(
       } else {
         index.insert(entry);
       }
-      if (shingles) {
-        if (auto st = shingles->put(ordinal, sig.shingles); !st) return std::move(st).error();
+      if (state.shingles) {
+        if (auto st = state.shingles->put(ordinal, sig.shingles); !st) return std::move(st).error();
       }
     }
   }
@@ -182,7 +168,7 @@ status stream_deduplicator::add(std::span<const doc_signature> sigs,
   // cache misses each) cannot.
   s.batch_fingerprints.clear();
   for (const doc_signature& sig : sigs) {
-    if (sig.has_fingerprint && s.options.near_layer)
+    if (sig.has_fingerprint && s.state.options.near_layer)
       s.batch_fingerprints.push_back(sig.fingerprint);
   }
   s.index.query(s.batch_fingerprints, s.batch_results);
@@ -191,7 +177,7 @@ status stream_deduplicator::add(std::span<const doc_signature> sigs,
   status outcome;
   for (const doc_signature& sig : sigs) {
     std::span<const index_match> matches;
-    if (sig.has_fingerprint && s.options.near_layer) matches = s.batch_results[slot++];
+    if (sig.has_fingerprint && s.state.options.near_layer) matches = s.batch_results[slot++];
     auto d = s.decide(sig, &matches);
     if (!d) {
       outcome = std::move(d).error();
@@ -205,26 +191,23 @@ status stream_deduplicator::add(std::span<const doc_signature> sigs,
 }
 
 uint32_t stream_deduplicator::size() const noexcept {
-  return impl_->count;
+  return impl_->state.count;
 }
 
 uint64_t stream_deduplicator::candidate_pairs() const noexcept {
-  return impl_->candidate_pairs;
+  return impl_->state.candidate_pairs;
 }
 
 uint64_t stream_deduplicator::rejected_pairs() const noexcept {
-  return impl_->rejected_pairs;
+  return impl_->state.rejected_pairs;
 }
 
 uint64_t stream_deduplicator::spilled_bytes() const noexcept {
-  return impl_->shingles ? impl_->shingles->stored_bytes() : 0;
+  return impl_->state.spilled_bytes();
 }
 
 std::size_t stream_deduplicator::memory_bytes() const noexcept {
-  const impl& s = *impl_;
-  return s.urls.memory_bytes() + s.titles.memory_bytes() + s.contents.memory_bytes() +
-         s.fingerprints.capacity() * sizeof(uint64_t) + s.has_fingerprint.capacity() / 8 +
-         (s.shingles ? s.shingles->memory_bytes() : 0) + s.index.stats().memory_bytes;
+  return impl_->state.memory_bytes() + impl_->index.stats().memory_bytes;
 }
 
 stream_deduplicator::stream_deduplicator(std::unique_ptr<impl> p) : impl_(std::move(p)) {}

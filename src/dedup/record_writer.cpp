@@ -1,4 +1,4 @@
-#include "dedup/job_parts.hpp"
+#include "dedup/record_writer.hpp"
 
 #include <simdup/json.hpp>
 #include <simdup/reader.hpp>
@@ -7,9 +7,6 @@
 
 namespace simdup::detail {
 namespace {
-
-// The report shows this much of each text.
-constexpr std::size_t kSampleBytes = 4000;
 
 const char* extension(input_format format) {
   switch (format) {
@@ -29,7 +26,8 @@ const char* extension(input_format format) {
 constexpr std::string_view kAnnotationColumns[] = {"keep",     "cluster", "duplicate_of",
                                                    "distance", "layer",   "jaccard"};
 
-// duplicates.jsonl rounds the Jaccard to 4 digits; the annotations say the same.
+// duplicates.jsonl rounds the Jaccard to 4 digits (short lines; plenty against a threshold);
+// the annotations say the same.
 double rounded(float jaccard) {
   return std::round(static_cast<double>(jaccard) * 1e4) / 1e4;
 }
@@ -171,59 +169,10 @@ void append_duplicate_line(std::string& out, std::string_view id, bool id_is_num
   }
   w.key("layer").value(layer_name(decision.layer));
   if (!std::isnan(decision.jaccard)) {
-    // Rounded so the file stays short; 4 digits are plenty against a threshold.
-    w.key("jaccard").value(std::round(static_cast<double>(decision.jaccard) * 1e4) / 1e4);
+    w.key("jaccard").value(rounded(decision.jaccard));
   }
   w.end_object();
   out.push_back('\n');
-}
-
-sample_collector::sample_collector(std::vector<cluster> clusters) : clusters_(std::move(clusters)) {
-  for (const auto& c : clusters_) {
-    wanted_[c.representative];
-    for (uint32_t m : c.members) wanted_[m];
-  }
-}
-
-std::optional<uint32_t> sample_collector::last() const {
-  std::optional<uint32_t> last;
-  for (const auto& [ordinal, text] : wanted_) last = std::max(last.value_or(0), ordinal);
-  return last;
-}
-
-void sample_collector::take(uint32_t ordinal, const document& doc) {
-  auto it = wanted_.find(ordinal);
-  if (it == wanted_.end()) return;
-  it->second.first = doc.id;
-  std::string_view text = doc.text;
-  if (text.size() > kSampleBytes) {
-    // Cut at a code point boundary.
-    std::size_t cut = kSampleBytes;
-    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
-    it->second.second = std::string(text.substr(0, cut)) + " …";
-  } else {
-    it->second.second = std::string(text);
-  }
-}
-
-std::vector<cluster_sample> sample_collector::build(
-    const std::function<dedup_decision(uint32_t)>& decision_of) const {
-  std::vector<cluster_sample> out;
-  for (const auto& c : clusters_) {
-    cluster_sample s;
-    s.cluster = c.representative;
-    s.size = c.size;
-    const auto& rep = wanted_.at(c.representative);
-    s.representative = {rep.first, rep.second, dedup_layer::none, -1, NAN};
-    for (uint32_t m : c.members) {
-      const auto& doc = wanted_.at(m);
-      const dedup_decision d = decision_of(m);
-      s.members.push_back(
-          {doc.first, doc.second, d.layer, d.distance, static_cast<double>(d.jaccard)});
-    }
-    out.push_back(std::move(s));
-  }
-  return out;
 }
 
 }  // namespace simdup::detail

@@ -1,0 +1,201 @@
+#include "dedup/job_input.hpp"
+
+#include <simdup/reader.hpp>
+
+#include "dedup/output_dir.hpp"
+#include "io/byte_source.hpp"
+
+#include <tbb/parallel_pipeline.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <mutex>
+#include <thread>
+
+namespace simdup::detail {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::size_t kChunkDocs = 256;
+constexpr std::size_t kChunkBytes = 2 << 20;
+
+// Chunks are recycled so documents keep their string capacity between chunks.
+class chunk_pool {
+ public:
+  chunk* get() {
+    std::lock_guard lock(mutex_);
+    if (free_.empty()) {
+      owned_.push_back(std::make_unique<chunk>());
+      return owned_.back().get();
+    }
+    chunk* c = free_.back();
+    free_.pop_back();
+    return c;
+  }
+  void put(chunk* c) {
+    std::lock_guard lock(mutex_);
+    free_.push_back(c);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<chunk>> owned_;
+  std::vector<chunk*> free_;
+};
+
+// Copies stdin to `path`. Polls, so that a stop request is seen while stdin is an idle pipe.
+status spool_stdin(const fs::path& path, const std::atomic<bool>* stop) {
+  auto sink = file_sink::open(path, false);
+  if (!sink) return std::move(sink).error();
+  std::string buffer(1 << 20, '\0');
+  for (;;) {
+    auto n = read_fd(STDIN_FILENO, buffer.data(), buffer.size(), "stdin", stop);
+    if (!n)
+      return stop_requested(stop) ? status(interrupted_error()) : status(std::move(n).error());
+    if (*n == 0) break;
+    if (auto st = sink->write(std::string_view(buffer).substr(0, *n)); !st) return st;
+  }
+  return sink->close();
+}
+
+}  // namespace
+
+error_info interrupted_error() {
+  return make_error(errc::io_error, "interrupted: stopped before the end");
+}
+
+result<job_input> job_input::open(const dedup_job_options& options, const fs::path& spool_dir) {
+  job_input in(options);
+  if (!options.open_source) {
+    std::vector<std::string> given =
+        options.inputs.empty() ? std::vector<std::string>{"-"} : options.inputs;
+    auto expanded = expand_inputs(given, options.skip_bad_records);
+    if (!expanded) {
+      return make_error(expanded.error().code,
+                        expanded.error().message + " (--on-error skip skips missing inputs)");
+    }
+    in.paths_ = std::move(expanded).value();
+  }
+  in.reader_options_ = options.reader;
+  in.reader_options_.skip_failed_inputs = options.skip_bad_records;
+  in.reader_options_.cancel = options.stop;
+  in.has_stdin_ = std::find(in.paths_.begin(), in.paths_.end(), "-") != in.paths_.end();
+  if (in.has_stdin_ && !spool_dir.empty()) {
+    in.spool_ = (spool_dir / "stdin.spool").string();
+    if (auto st = spool_stdin(in.spool_, options.stop); !st) return std::move(st).error();
+    std::replace(in.paths_.begin(), in.paths_.end(), std::string("-"), in.spool_);
+  }
+  return in;
+}
+
+result<std::unique_ptr<record_source>> job_input::open_records() const {
+  if (options_->open_source) return options_->open_source();
+  auto opened = reader::open(paths_, reader_options_);
+  if (!opened) return std::move(opened).error();
+  return make_file_source(std::move(opened).value());
+}
+
+void job_input::restore_stdin_name(document& doc) const {
+  if (spool_.empty() || doc.source != spool_) return;
+  if (doc.id_generated && doc.id.starts_with(spool_)) doc.id.replace(0, spool_.size(), "stdin");
+  doc.source = "stdin";
+}
+
+uint64_t job_input::total_size() const {
+  uint64_t total = 0;
+  for (const auto& in : paths_) {
+    std::error_code ec;
+    if (in == "-" || !fs::is_regular_file(in, ec)) return 0;
+    total += fs::file_size(in, ec);
+  }
+  return total;
+}
+
+void job_input::remove_spool() const {
+  if (!spool_.empty()) fs::remove(spool_);
+}
+
+status read_and_sign(const job_input& input, const document_signer& signer,
+                     const dedup_job_options& options,
+                     const std::function<status(chunk&)>& consume) {
+  auto opened = input.open_records();
+  if (!opened) return std::move(opened).error();
+  record_source& in = **opened;
+  chunk_pool pool;
+  status outcome;
+  bool input_done = false;
+  const unsigned threads =
+      options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+
+  const auto read_chunk = [&](tbb::flow_control& fc) -> chunk* {
+    if (input_done) {
+      fc.stop();
+      return nullptr;
+    }
+    chunk* c = pool.get();
+    c->count = 0;
+    c->fatal.reset();
+    c->bad.clear();
+    c->csv_headers.clear();
+    std::size_t bytes = 0;
+    error_info err;
+    while (c->count < kChunkDocs && bytes < kChunkBytes) {
+      if (stop_requested(options.stop)) {
+        c->fatal = interrupted_error();
+        input_done = true;
+        break;
+      }
+      if (c->docs.size() == c->count) {
+        c->docs.emplace_back();
+        c->sigs.emplace_back();
+      }
+      const read_status rs = in.next(c->docs[c->count], err);
+      if (rs == read_status::record) {
+        bytes += c->docs[c->count].raw.size();
+        // Taken while the record's input is open: at the end of an input the reader forgets it.
+        if (c->docs[c->count].format == input_format::csv &&
+            (c->csv_headers.empty() || c->csv_headers.back().header != in.header())) {
+          c->csv_headers.push_back({c->count, std::string(in.header())});
+        }
+        ++c->count;
+      } else if (rs == read_status::bad_record) {
+        c->bad.push_back({err, std::string(in.last_skip_reason()), in.last_skip_was_input()});
+        if (!options.skip_bad_records) break;
+      } else {
+        // end, or failed: an unreadable or truncated input with --on-error fail, or an
+        // interrupted read (with skip, failed inputs come as bad records).
+        if (rs == read_status::failed) {
+          if (!stop_requested(options.stop)) {
+            err.message += " (--on-error skip skips it and goes on)";
+          }
+          c->fatal = std::move(err);
+        }
+        input_done = true;
+        break;
+      }
+    }
+    if (!options.skip_bad_records && !c->bad.empty()) input_done = true;
+    c->bytes = in.stats().bytes;
+    c->input_bytes = in.stats().compressed_bytes;
+    return c;
+  };
+  const auto sign_chunk = [&](chunk* c) {
+    for (std::size_t i = 0; i < c->count; ++i)
+      signer.sign(c->docs[i], c->sigs[i], c->csv_header(i));
+    return c;
+  };
+  const auto decide_chunk = [&](chunk* c) {
+    // After the first error the remaining chunks are only recycled.
+    if (outcome) outcome = c->fatal ? status(*c->fatal) : consume(*c);
+    pool.put(c);
+  };
+  tbb::parallel_pipeline(
+      threads * 2 + 2,
+      tbb::make_filter<void, chunk*>(tbb::filter_mode::serial_in_order, read_chunk) &
+          tbb::make_filter<chunk*, chunk*>(tbb::filter_mode::parallel, sign_chunk) &
+          tbb::make_filter<chunk*, void>(tbb::filter_mode::serial_in_order, decide_chunk));
+  return outcome;
+}
+
+}  // namespace simdup::detail
