@@ -4,7 +4,8 @@ Every step that touches text or pairs runs in C++ (``simdup._core``) inside Dask
 moves numpy arrays between the steps by hash shuffles (map tasks split their output by a key,
 reduce tasks concatenate one slice of every map). The steps (docs/distributed.md):
 
-1. sign: one task per input file (or per partition of a bag/DataFrame): fingerprints, exact-layer
+1. sign: one task per partition (a file, a byte range of a large JSONL/TSV file cut at line
+   starts, or a partition of a bag/DataFrame): fingerprints, exact-layer
    keys, keep-policy data, verification shingles and MinHash band keys. A document's global
    ordinal is (partition index, row): partitions follow the order of the inputs, so this is the
    CLI's input order, and keep ``first`` means the same thing.
@@ -17,8 +18,9 @@ reduce tasks concatenate one slice of every map). The steps (docs/distributed.md
    within k; a pair is kept only by the first table whose blocks it agrees on, so it is emitted
    once. MinHash: shuffle by (band, key); each bucket in keep-policy order gives the pairs
    ``minhash_pairs`` gives (the same cap on large buckets).
-4. verification where both sketches meet: pairs go to the partition of their first document,
-   take its shingles, go to the partition of the second and are compared there.
+4. verification where both sketches meet: pairs (ordinals) go to the partition of their first
+   document, then to the partition of the second with the shingles of the first documents it
+   lacks, each once per destination; compared there in C++ by row number.
 5. clusters: connected components of the exact links and verified pairs (large-star/small-star,
    iterated until every component is a star), then each component's documents (components are
    small) meet in one task that runs the batch engine over them with the corpus-wide MinHash
@@ -590,8 +592,9 @@ def dedup(source: Any, *, client: Any = None, scheduler: Optional[str] = None,
           out: Optional[str] = None, force: bool = False, **options: Any):
     """Deduplicates on a Dask cluster; the same decisions as ``simdup dedup`` (batch mode).
 
-    ``source``: paths/globs (one partition per file, in the given order), a Dask bag of record
-    dicts, or a Dask DataFrame of records. ``client``: a ``distributed.Client``; else
+    ``source``: paths/globs (one partition per file, in the given order; a JSONL or TSV file
+    larger than ``partition_bytes`` becomes several, cut at line starts; 0: never split), a Dask
+    bag of record dicts, or a Dask DataFrame of records. ``client``: a ``distributed.Client``; else
     ``scheduler`` ("tcp://HOST:8786" or "local:N"), else the default client, else a local
     cluster of 2 worker processes (which then stays open with the returned frame).
     ``partitions``: reduce partitions of the shuffles (default: the number of inputs, at least
@@ -599,7 +602,8 @@ def dedup(source: Any, *, client: Any = None, scheduler: Optional[str] = None,
     (k + r blocks, C(k + r, r) tables). Other options: those of :func:`simdup.dedup`.
 
     ``out``: also write the CLI's output directory there (kept records as one shard per input
-    partition, ``kept-NNNNN.<format>``, duplicates.jsonl in input order, summary.json); it must be
+    partition, ``kept-NNNNN.<format>``, duplicates.jsonl in input order, summary.json,
+    report.html); it must be
     visible to the workers under the same path (shared storage). ``force``: replace a non-empty
     one.
 
