@@ -79,10 +79,11 @@ def run_cli(paths, threads, out):
 
 
 def worker_usage(client):
-    """Peak RSS (bytes) and CPU seconds of each worker process."""
+    """Peak RSS (bytes), CPU seconds and CPU seconds inside simdup._core of each worker."""
     def usage():
+        import simdup.dask
         r = resource.getrusage(resource.RUSAGE_SELF)
-        return r.ru_maxrss * 1024, r.ru_utime + r.ru_stime
+        return r.ru_maxrss * 1024, r.ru_utime + r.ru_stime, simdup.dask._TimedCore.seconds
     return client.run(usage)
 
 
@@ -159,6 +160,12 @@ def main():
                       if k.startswith("simdup-") and k.split("-")[1] in C_HEAVY)
         print(f"  task time {total:.1f} s; in C++-heavy tasks {in_core / total:.0%} "
               f"(outside: {1 - in_core / total:.0%})")
+        cpu = sum(v[1] for v in rss.values())
+        in_cpp = sum(v[2] for v in rss.values())
+        print(f"  worker CPU inside simdup._core calls: {in_cpp:.1f} s of {cpu:.1f} s "
+              f"(outside C++: {1 - in_cpp / cpu:.0%}: numpy, pickling, Dask)")
+        slowest = sorted(durations.items(), key=lambda kv: -kv[1])[:8]
+        print("  task time by prefix: " + ", ".join(f"{k} {v:.1f} s" for k, v in slowest))
         if ref is not None:
             same = (got["keep"].to_numpy() == ref["keep"].to_numpy()).all() and (
                 got["cluster"].to_numpy() == ref["cluster"].to_numpy()).all()

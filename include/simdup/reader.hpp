@@ -83,8 +83,11 @@ class reader {
   /// options.skip_failed_inputs: then next() reports it in its turn).
   static result<reader> open(std::span<const std::string> inputs, const reader_options& options);
   /// Reads records from a buffer (tests, HTTP bodies, Python); `name` is used as the source.
-  /// Compressed buffers are decompressed.
-  static reader from_memory(std::string name, std::string data, const reader_options& options);
+  /// Compressed buffers are decompressed. `lines_before`: lines of the source before the
+  /// buffer (a byte range of a file cut at a line start, as simdup.dask splits large files),
+  /// so that line numbers, generated ids and messages are those of the whole file.
+  static reader from_memory(std::string name, std::string data, const reader_options& options,
+                            uint64_t lines_before = 0);
 
   /// Reads the next record into `doc` (all fields overwritten). On bad_record and failed,
   /// `error` holds the reason; on bad_record `doc.source/line/offset/raw` describe the record.

@@ -4,7 +4,8 @@ Every step that touches text or pairs runs in C++ (``simdup._core``) inside Dask
 moves numpy arrays between the steps by hash shuffles (map tasks split their output by a key,
 reduce tasks concatenate one slice of every map). The steps (docs/distributed.md):
 
-1. sign: one task per input file (or per partition of a bag/DataFrame): fingerprints, exact-layer
+1. sign: one task per partition (a file, a byte range of a large JSONL/TSV file cut at line
+   starts, or a partition of a bag/DataFrame): fingerprints, exact-layer
    keys, keep-policy data, verification shingles and MinHash band keys. A document's global
    ordinal is (partition index, row): partitions follow the order of the inputs, so this is the
    CLI's input order, and keep ``first`` means the same thing.
@@ -17,8 +18,9 @@ reduce tasks concatenate one slice of every map). The steps (docs/distributed.md
    within k; a pair is kept only by the first table whose blocks it agrees on, so it is emitted
    once. MinHash: shuffle by (band, key); each bucket in keep-policy order gives the pairs
    ``minhash_pairs`` gives (the same cap on large buckets).
-4. verification where both sketches meet: pairs go to the partition of their first document,
-   take its shingles, go to the partition of the second and are compared there.
+4. verification where both sketches meet: pairs (ordinals) go to the partition of their first
+   document, then to the partition of the second with the shingles of the first documents it
+   lacks, each once per destination; compared there in C++ by row number.
 5. clusters: connected components of the exact links and verified pairs (large-star/small-star,
    iterated until every component is a star), then each component's documents (components are
    small) meet in one task that runs the batch engine over them with the corpus-wide MinHash
@@ -45,9 +47,31 @@ from . import _core
 __all__ = ["dedup", "main"]
 
 _LAYERS = tuple(_core.LAYER_NAMES)
+
+
+class _TimedCore:
+    """simdup._core's functions, adding the CPU time of the calling thread spent in them to
+    `seconds` (per worker process; bench/python/bench_dask.py reads it for the share of worker
+    CPU outside C++)."""
+
+    seconds = 0.0
+
+    def __getattr__(self, name):
+        fn = getattr(_core, name)
+
+        def call(*args):
+            start = _time.thread_time()
+            try:
+                return fn(*args)
+            finally:
+                _TimedCore.seconds += _time.thread_time() - start
+        return call
+
+
+_cpp = _TimedCore()
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 # Options of this module; the rest go to the C++ core as for simdup.dedup.
-_OWN = ("client", "scheduler", "partitions", "near_prefix_blocks")
+_OWN = ("client", "scheduler", "partitions", "near_prefix_blocks", "partition_bytes")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -129,8 +153,8 @@ def _unique_pairs(u: np.ndarray, v: np.ndarray):
 # Task functions (top level, so that workers unpickle them by name).
 
 def _sign(spec: Tuple, options: Dict[str, Any], records: Any = None) -> Dict[str, Any]:
-    if spec[0] == "files":
-        part = _core.dask_sign(list(spec[1]), None, "", options)
+    if spec[0] in ("files", "range"):
+        part = _cpp.dask_sign(list(spec[1]), None, "", options, _range(spec))
     else:
         if hasattr(records, "to_dict"):  # a pandas partition
             records = records.to_dict("records")
@@ -138,11 +162,21 @@ def _sign(spec: Tuple, options: Dict[str, Any], records: Any = None) -> Dict[str
         data = _records_jsonl(records)
         opts = dict(options)
         opts.setdefault("input_format", "jsonl")
-        part = _core.dask_sign([], data, spec[-1], opts)
+        part = _cpp.dask_sign([], data, spec[-1], opts, None)
     ids = part.pop("ids")
     part["ids"] = np.empty(len(ids), dtype=object)
     part["ids"][:] = ids
     return part
+
+
+def _range(spec: Tuple) -> Optional[Tuple[int, int, int]]:
+    """(begin, end, lines before) of a partition that is part of a file; None: a whole file."""
+    return spec[2] if spec[0] == "range" else None
+
+
+def _split_file(path: str, options: Dict[str, Any], target: int) -> List[Tuple]:
+    ranges = _cpp.dask_split_file(path, options, target)
+    return [("range", (path,), r) for r in ranges] or [("files", (path,))]
 
 
 def _count(sig: Dict[str, Any]) -> int:
@@ -311,7 +345,7 @@ def _simhash_reduce(masks: np.ndarray, k: int, offsets: np.ndarray, *pieces):
     new = np.ones(len(gid), dtype=bool)
     new[1:] = (table[1:] != table[:-1]) | (key[1:] != key[:-1])
     starts = np.append(np.flatnonzero(new), len(gid)).astype(np.uint64)
-    a, b = _core.dask_group_pairs(fp, starts, k)
+    a, b = _cpp.dask_group_pairs(fp, starts, k)
     a, b = a.astype(np.int64), b.astype(np.int64)
     # Each pair once: only from the first table whose blocks it agrees on.
     diff = fp[a] ^ fp[b]
@@ -326,7 +360,7 @@ def _minhash_reduce(k: int, max_bucket: int, offsets: np.ndarray, *pieces):
     for band in np.unique(t["band"]):
         rows = np.flatnonzero(t["band"] == band)
         rows = rows[np.lexsort((t["gid"][rows], t["primary"][rows]))]  # keep-policy order
-        a, b = _core.dask_bucket_pairs(t["key"][rows], t["fp"][rows], k, max_bucket)
+        a, b = _cpp.dask_bucket_pairs(t["key"][rows], t["fp"][rows], k, max_bucket)
         out_a.append(t["gid"][rows][a.astype(np.int64)])
         out_b.append(t["gid"][rows][b.astype(np.int64)])
     a = np.concatenate(out_a) if out_a else np.zeros(0, np.uint64)
@@ -340,31 +374,56 @@ def _pairs_route(a, b, minhash: bool, offsets: np.ndarray):
     return _split(t, _owner(t["a"], offsets), len(offsets) - 1)
 
 
-def _verify_first(sig, offset: int, offsets: np.ndarray, *pieces):
-    """Candidate pairs of this partition's documents (each once), with the first document's
-    shingles, routed to the second's partition."""
+def _verify_first(sig, index: int, offsets: np.ndarray, *pieces):
+    """Candidate pairs of this partition's documents (each once), as ordinals, routed to the
+    second document's partition; with each pair list the sketches of its first documents that
+    the destination does not hold, each once however many pairs name it (none for pairs within
+    this partition). Pairs never carry shingle arrays."""
     t = _concat(pieces)
-    order = np.lexsort((t["b"], t["a"]))
-    t = _take(t, order)
-    keep = np.ones(len(t["a"]), dtype=bool)
-    keep[1:] = (t["a"][1:] != t["a"][:-1]) | (t["b"][1:] != t["b"][:-1])
-    t = _take(t, np.flatnonzero(keep))
-    counts = {"simhash": int((~t["minhash"]).sum()), "minhash": int(t["minhash"].sum())}
-    rows = (t["a"] - np.uint64(offset)).astype(np.int64)
-    t["sh_off"], t["sh"] = _ragged_take(sig["shingle_offsets"], sig["shingles"], rows)
-    return {"counts": counts,
-            "pairs": _split(t, _owner(t["b"], offsets), len(offsets) - 1)}
+    a, b = t["a"], t["b"]
+    order = np.lexsort((b, a))
+    a, b, minhash = a[order], b[order], t["minhash"][order]
+    keep = np.ones(len(a), dtype=bool)
+    keep[1:] = (a[1:] != a[:-1]) | (b[1:] != b[:-1])
+    a, b, minhash = a[keep], b[keep], minhash[keep]
+    counts = {"simhash": int((~minhash).sum()), "minhash": int(minhash.sum())}
+    parts = len(offsets) - 1
+    dest = _owner(b, offsets)
+    order = np.argsort(dest, kind="stable")
+    bounds = np.searchsorted(dest[order], np.arange(parts + 1))
+    out = []
+    for j in range(parts):
+        rows = order[bounds[j]:bounds[j + 1]]
+        piece = {"a": a[rows], "b": b[rows]}
+        firsts = np.unique(piece["a"]) if j != index else np.zeros(0, np.uint64)
+        sketch_off, sketches = _ragged_take(sig["shingle_offsets"], sig["shingles"],
+                                            (firsts - offsets[index]).astype(np.int64))
+        out.append({"pairs": piece, "sketches": {"gid": firsts, "sh_off": sketch_off,
+                                                 "sh": sketches}})
+    return {"counts": counts, "pairs": out}
 
 
-def _verify_second(sig, offset: int, threshold: Optional[float], max_hashes: int, *pieces):
-    t = _concat(pieces)
+def _verify_second(sig, index: int, offsets: np.ndarray, threshold: Optional[float],
+                   max_hashes: int, *pieces):
+    """Verifies the pairs whose second document is here: against this partition's own sketch
+    when the first is here too, else against the one sent with the pairs."""
+    t = _concat([p["pairs"] for p in pieces])
     if threshold is None:
         return {"edges": _edges(t["a"], t["b"]), "rejected": 0}
-    rows = (t["b"] - np.uint64(offset)).astype(np.int64)
-    off_b, sh_b = _ragged_take(sig["shingle_offsets"], sig["shingles"], rows)
-    j = _core.dask_jaccards(t["sh_off"], t["sh"], off_b, sh_b, threshold, max_hashes)
-    ok = j >= threshold
-    return {"edges": _edges(t["a"][ok], t["b"][ok]), "rejected": int((~ok).sum())}
+    a, b = t["a"], t["b"]
+    offset = offsets[index]
+    local = _owner(a, offsets) == index
+    own = (sig["shingle_offsets"], sig["shingles"])
+    ok = np.empty(len(a), dtype=bool)
+    j = _cpp.dask_jaccards(*own, a[local] - offset, *own, b[local] - offset, threshold,
+                            max_hashes)
+    ok[local] = j >= threshold
+    sent = _concat([p["sketches"] for p in pieces])  # ascending ordinals: sources in order
+    rows = np.searchsorted(sent["gid"], a[~local])
+    j = _cpp.dask_jaccards(sent["sh_off"], sent["sh"], rows, *own, b[~local] - offset,
+                            threshold, max_hashes)
+    ok[~local] = j >= threshold
+    return {"edges": _edges(a[ok], b[ok]), "rejected": int((~ok).sum())}
 
 
 def _members_split(sig, offset: int, parts: int, *pieces):
@@ -393,7 +452,7 @@ def _cluster(options: Dict[str, Any], offsets: np.ndarray, *pieces):
     columns["shingle_offsets"] = t["sh_off"]
     columns["shingles"] = t["sh"]
     columns["band_keys"] = np.ascontiguousarray(t["band_keys"]).reshape(-1)
-    d = _core.dask_cluster(columns, options)
+    d = _cpp.dask_cluster(columns, options)
     rep = d["representative"].astype(np.int64)
     dup = rep != np.arange(n)
     out = {"gid": gid[dup], "rep": gid[rep][dup], "rep_id": t["id"][rep][dup],
@@ -493,13 +552,17 @@ def _layers(options) -> List[str]:
     return [x for entry in layers for x in entry.split(",")]
 
 
-def _sources(source, options, client) -> List[Tuple]:
+def _sources(source, options, client, partition_bytes: int) -> List[Tuple]:
     if isinstance(source, (str, os.PathLike)):
         source = [source]
     if isinstance(source, (list, tuple)) and all(isinstance(s, (str, os.PathLike)) for s in source):
         skip = options.get("on_error", "fail") == "skip"
         paths = _core.expand_inputs([os.fspath(s) for s in source], skip)
-        return [("files", (p,)) for p in paths]
+        # Split where the files are (a task per file): large JSONL/TSV files become several
+        # partitions, in file order, so (partition, row) is still the CLI's input order.
+        plans = client.gather([client.submit(_split_file, p, options, partition_bytes, pure=False)
+                               for p in paths])
+        return [spec for plan in plans for spec in plan]
     to_delayed = getattr(source, "to_delayed", None)
     if callable(to_delayed):  # a Dask bag of records or a Dask DataFrame
         parts = client.compute(to_delayed())
@@ -525,11 +588,13 @@ def _client_for(scheduler: Optional[str]):
 
 def dedup(source: Any, *, client: Any = None, scheduler: Optional[str] = None,
           partitions: Optional[int] = None, near_prefix_blocks: int = 1,
+          partition_bytes: int = 256 << 20,
           out: Optional[str] = None, force: bool = False, **options: Any):
     """Deduplicates on a Dask cluster; the same decisions as ``simdup dedup`` (batch mode).
 
-    ``source``: paths/globs (one partition per file, in the given order), a Dask bag of record
-    dicts, or a Dask DataFrame of records. ``client``: a ``distributed.Client``; else
+    ``source``: paths/globs (one partition per file, in the given order; a JSONL or TSV file
+    larger than ``partition_bytes`` becomes several, cut at line starts; 0: never split), a Dask
+    bag of record dicts, or a Dask DataFrame of records. ``client``: a ``distributed.Client``; else
     ``scheduler`` ("tcp://HOST:8786" or "local:N"), else the default client, else a local
     cluster of 2 worker processes (which then stays open with the returned frame).
     ``partitions``: reduce partitions of the shuffles (default: the number of inputs, at least
@@ -537,7 +602,8 @@ def dedup(source: Any, *, client: Any = None, scheduler: Optional[str] = None,
     (k + r blocks, C(k + r, r) tables). Other options: those of :func:`simdup.dedup`.
 
     ``out``: also write the CLI's output directory there (kept records as one shard per input
-    partition, ``kept-NNNNN.<format>``, duplicates.jsonl in input order, summary.json); it must be
+    partition, ``kept-NNNNN.<format>``, duplicates.jsonl in input order, summary.json,
+    report.html); it must be
     visible to the workers under the same path (shared storage). ``force``: replace a non-empty
     one.
 
@@ -558,7 +624,7 @@ def dedup(source: Any, *, client: Any = None, scheduler: Optional[str] = None,
     if client is None:
         client, _ = _client_for(scheduler)
     started = _time.perf_counter()
-    specs = _sources(source, opts, client)
+    specs = _sources(source, opts, client, partition_bytes)
     if not specs:
         raise ValueError("simdup.dask.dedup: no inputs")
     workers = max(1, len(client.scheduler_info().get("workers", {})))
@@ -610,20 +676,23 @@ def dedup(source: Any, *, client: Any = None, scheduler: Optional[str] = None,
                           functools.partial(_simhash_reduce, masks, k, offsets))
         routed = [sim]
         if any(client.gather([run.submit("has-mh", _has_band_keys, s) for s in sigs])):
-            mh = run.shuffle("minhash", run.get(near_in, 1), lambda x: x, parts,
-                             functools.partial(_minhash_reduce, k,
-                                               int(_core.MINHASH_MAX_BUCKET), offsets))
-            routed.append(mh)
+            routed.append(run.shuffle("minhash", run.get(near_in, 1), lambda x: x, parts,
+                                      functools.partial(_minhash_reduce, k,
+                                                        int(_core.MINHASH_MAX_BUCKET), offsets)))
         routed_pieces = [run.pieces("pairs", group, M) for group in routed]
-        first = [run.submit("verify-a", _verify_first, sigs[i], int(offsets[i]), offsets,
+        first = [run.submit("verify-a", _verify_first, sigs[i], i, offsets,
                             *[p for group in routed_pieces for p in group[i]])
                  for i in range(M)]
+        del near_in, sim, routed, routed_pieces  # their results are freed once consumed
         for c in client.gather(run.get(first, "counts")):
             candidates += c["simhash"] + c["minhash"]
             minhash_candidates += c["minhash"]
-        second = [run.submit("verify-b", _verify_second, sigs[i], int(offsets[i]), threshold,
+        verify_in = run.get(first, "pairs")
+        run.sizes["verify"] = [run.submit("size", _nbytes, p) for p in verify_in]
+        second = [run.submit("verify-b", _verify_second, sigs[i], i, offsets, threshold,
                              max_hashes, *p)
-                  for i, p in enumerate(run.pieces("verify", run.get(first, "pairs"), M))]
+                  for i, p in enumerate(run.pieces("verify", verify_in, M))]
+        del first, verify_in
         rejected = sum(client.gather(run.get(second, "rejected")))
         near_edges = run.get(second, "edges")
         t = run.stage("near pairs, verification", t)
@@ -660,11 +729,25 @@ def _has_band_keys(sig) -> bool:
 
 
 def _nbytes(pieces) -> int:
-    return sum(v.nbytes for t in pieces for v in t.values() if v.dtype != object)
+    """Bytes of the numpy columns of a list of tables (tables may nest tables)."""
+    def size(v):
+        if isinstance(v, dict):
+            return sum(size(x) for x in v.values())
+        return v.nbytes if v.dtype != object else 0
+    return sum(size(t) for t in pieces)
 
 
 def _concat_args(*pieces):
     return _concat(pieces)
+
+
+def _whole_inputs(specs) -> List[Tuple]:
+    """One spec per input (a file split into ranges counts once, as for the CLI)."""
+    return [spec for spec in specs if spec[0] != "range" or spec[2][0] == 0]
+
+
+def _input_name(spec: Tuple) -> str:
+    return spec[1][0] if spec[0] in ("files", "range") else spec[-1]
 
 
 def _summary(opts, specs, stats, n, cstats, candidates, minhash_candidates, rejected, run,
@@ -696,7 +779,8 @@ def _summary(opts, specs, stats, n, cstats, candidates, minhash_candidates, reje
         "documents": {"read": n + skipped, "kept": kept, "duplicates": duplicates,
                       "skipped": skipped, "short": sum(s["short"] for s in stats),
                       "invalid_utf8": sum(s["invalid_utf8"] for s in stats)},
-        "inputs": {"count": len(specs), "skipped": sum(s["skipped_inputs"] for s in stats)},
+        "inputs": {"count": len(_whole_inputs(specs)),
+                   "skipped": sum(s["skipped_inputs"] for s in stats)},
         "duplicates_by_layer": by_layer,
         "skipped_reasons": reasons,
         "messages": [m for s in stats for m in s["messages"]][:20],
@@ -723,15 +807,15 @@ def _write_part(spec, options, records, frame, directory: str, index: int, fmt: 
     keep = frame["keep"].to_numpy().astype(np.uint8)
     ext = {"text": "txt"}.get(fmt, fmt or "jsonl")
     path = os.path.join(directory, f"kept-{index:05d}.{ext}")
-    if spec[0] == "files":
-        _core.dask_write_kept(list(spec[1]), None, "", options, keep, path)
+    if spec[0] in ("files", "range"):
+        _cpp.dask_write_kept(list(spec[1]), None, "", options, _range(spec), keep, path)
     else:
         if hasattr(records, "to_dict"):
             records = records.to_dict("records")
         from . import _records_jsonl
         opts = dict(options)
         opts.setdefault("input_format", "jsonl")
-        _core.dask_write_kept([], _records_jsonl(records), spec[-1], opts, keep, path)
+        _cpp.dask_write_kept([], _records_jsonl(records), spec[-1], opts, None, keep, path)
     with open(os.path.join(directory, f"duplicates-{index:05d}.jsonl"), "w",
               encoding="utf-8") as f:
         for row in frame[~frame["keep"]].itertuples(index=False):
@@ -773,6 +857,9 @@ def _write_output(run, specs, sigs, frames, opts, summary, out: str, force: bool
         with open(os.path.join(staging, "summary.json"), "w", encoding="utf-8") as f:
             json.dump(summary, f, indent=2, ensure_ascii=False, default=int)
             f.write("\n")
+        with open(os.path.join(staging, "report.html"), "w", encoding="utf-8") as f:
+            names = [_input_name(spec) for spec in _whole_inputs(specs)]
+            f.write(_core.dask_report_html(summary, opts, names))
         if os.path.isdir(out):
             shutil.rmtree(out)
         os.rename(staging, out)
@@ -784,7 +871,8 @@ def _write_output(run, specs, sigs, frames, opts, summary, out: str, force: bool
 _FLAGS = {"--html", "--no-nfkc", "--no-casefold", "--no-t2s", "--keep-punctuation",
           "--strip-digits"}
 _USAGE = ("usage: python3 -m simdup.dask dedup INPUT... --out DIR "
-          "[--scheduler tcp://HOST:8786 | local:N] [--partitions N] [--force] [-q] "
+          "[--scheduler tcp://HOST:8786 | local:N] [--partitions N] [--partition-bytes N] "
+          "[--force] [-q] "
           "[the flags of simdup dedup]")
 
 

@@ -3,9 +3,11 @@
 // MinHash candidates within one band's buckets (minhash_pairs), Jaccard of sketch pairs, and the
 // batch engine over whole connected components. Python moves the arrays between workers.
 #include "bindings.hpp"
+#include "chunk_signer.hpp"
 
 #include <simdup/all_pairs.hpp>
 #include <simdup/dedup.hpp>
+#include <simdup/dedup_report.hpp>
 #include <simdup/minhash.hpp>
 #include <simdup/reader.hpp>
 #include <simdup/simhash.hpp>
@@ -14,13 +16,15 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
+#include <tuple>
 
 namespace simdup::python {
 namespace {
 
-constexpr std::size_t kChunkDocs = 2048;
 // Bad-record messages a partition keeps (the rest are only counted), as the CLI's default.
 constexpr std::size_t kMaxMessages = 20;
 
@@ -54,51 +58,21 @@ struct signed_part {
 
 result<signed_part> sign_all(reader& in, const dedup_settings& s) {
   signed_part out;
-  auto signer = document_signer::create(s.dedup);
+  auto signer = chunk_signer::create(s);
   if (!signer) return std::move(signer).error();
   const std::size_t bands = s.dedup.detection.minhash.bands;
-  std::vector<document> docs(kChunkDocs);
-  std::vector<doc_signature> sigs(kChunkDocs);
-  std::vector<std::string> headers(kChunkDocs);
-  error_info err;
-  bool done = false;
-  while (!done) {
-    std::size_t count = 0;
-    while (count < kChunkDocs) {
-      const read_status rs = in.next(docs[count], err);
-      if (rs == read_status::record) {
-        headers[count] = docs[count].format == input_format::csv ? std::string(in.header()) : "";
-        ++count;
-      } else if (rs == read_status::bad_record) {
-        if (!s.skip_bad_records) {
-          return make_error(err.code, err.message + " (use on_error='skip' to skip bad records)");
-        }
-        ++(in.last_skip_was_input() ? out.skipped_inputs : out.skipped);
-        ++out.skipped_reasons[std::string(in.last_skip_reason())];
-        if (out.messages.size() < kMaxMessages) out.messages.push_back(err.message);
-      } else if (rs == read_status::failed) {
-        return make_error(err.code, err.message + " (on_error='skip' skips it and goes on)");
-      } else {
-        done = true;
-        break;
-      }
-    }
-    parallel_for(count, worker_count(s.threads, count, 64), 64,
-                 [&](std::size_t begin, std::size_t end) {
-                   for (std::size_t i = begin; i < end; ++i)
-                     signer->sign(docs[i], sigs[i], headers[i]);
-                 });
-    for (std::size_t i = 0; i < count; ++i) {
-      const document& doc = docs[i];
-      const doc_signature& sig = sigs[i];
-      if (s.dedup.keep.rule == keep_rule::field && doc.format != input_format::jsonl &&
-          doc.format != input_format::csv) {
-        return make_error(errc::invalid_argument,
-                          "keep='field:" + s.dedup.keep.field +
-                              "' needs records with named fields (JSONL, or CSV with a header "
-                              "row), but " +
-                              doc.source + " is " + input_format_name(doc.format));
-      }
+  const auto skipped = [&](const error_info& err) {
+    ++(in.last_skip_was_input() ? out.skipped_inputs : out.skipped);
+    ++out.skipped_reasons[std::string(in.last_skip_reason())];
+    if (out.messages.size() < kMaxMessages) out.messages.push_back(err.message);
+  };
+  for (;;) {
+    auto signed_count = signer->next(in, skipped);
+    if (!signed_count) return std::move(signed_count).error();
+    if (*signed_count == 0) break;
+    for (std::size_t i = 0; i < *signed_count; ++i) {
+      const document& doc = signer->docs()[i];
+      const doc_signature& sig = signer->signatures()[i];
       if (out.format.empty()) out.format = input_format_name(doc.format);
       out.ids.push_back(doc.id);
       out.id_is_number.push_back(doc.id_is_number);
@@ -127,24 +101,107 @@ result<signed_part> sign_all(reader& in, const dedup_settings& s) {
   return out;
 }
 
+using range_tuple = std::tuple<uint64_t, uint64_t, uint64_t>;
+
+// Part of one file cut at line starts: bytes [begin, end), after `lines_before` lines.
+struct file_range {
+  uint64_t begin = 0, end = 0, lines_before = 0;
+};
+
+using file_ptr = std::unique_ptr<std::FILE, int (*)(std::FILE*)>;
+
+result<std::string> read_range(const std::string& path, const file_range& r) {
+  file_ptr f(std::fopen(path.c_str(), "rb"), &std::fclose);
+  std::string out(r.end - r.begin, '\0');
+  if (!f || ::fseeko(f.get(), static_cast<off_t>(r.begin), SEEK_SET) != 0 ||
+      std::fread(out.data(), 1, out.size(), f.get()) != out.size()) {
+    return make_error(errc::io_error, path + ": cannot read bytes " + std::to_string(r.begin) +
+                                          " to " + std::to_string(r.end) +
+                                          " (did it change during the run?)");
+  }
+  return out;
+}
+
+// The reader of one partition: records given as JSONL bytes (`data`), a range of inputs[0], or
+// whole inputs. Call without the GIL.
+result<reader> open_partition(const std::vector<std::string>& inputs,
+                              std::optional<std::string> data, const std::string& source_name,
+                              const std::optional<file_range>& range,
+                              const reader_options& options) {
+  if (data) return reader::from_memory(source_name, std::move(*data), options);
+  if (!range) return reader::open(inputs, options);
+  if (inputs.size() != 1) return make_error(errc::invalid_argument, "a byte range needs one input");
+  auto bytes = read_range(inputs[0], *range);
+  if (!bytes) return std::move(bytes).error();
+  return reader::from_memory(inputs[0], std::move(bytes).value(), options, range->lines_before);
+}
+
+std::optional<file_range> range_of(const std::optional<range_tuple>& r) {
+  if (!r) return std::nullopt;
+  return file_range{std::get<0>(*r), std::get<1>(*r), std::get<2>(*r)};
+}
+
+// Ranges of about `target` bytes cut at line starts, as (begin, end, lines before), for a JSONL
+// or TSV file (by the input_format option or the extension) larger than `target` and not
+// compressed; empty: the file is read whole (other formats; compressed, small or unreadable
+// files, whose errors the reader reports).
+py::list split_file(std::string path, py::dict options, uint64_t target) {
+  const dedup_settings s = read_dedup_settings(std::move(options), false);
+  const input_format format =
+      s.reader.format == input_format::auto_detect ? format_from_extension(path) : s.reader.format;
+  std::vector<file_range> ranges;
+  if (target > 0 && (format == input_format::jsonl || format == input_format::tsv)) {
+    py::gil_scoped_release nogil;
+    file_ptr f(std::fopen(path.c_str(), "rb"), &std::fclose);
+    std::vector<char> block(1 << 20);
+    uint64_t at = 0, lines = 0;
+    file_range current;
+    std::size_t got = 0;
+    while (f && (got = std::fread(block.data(), 1, block.size(), f.get())) > 0) {
+      const auto* bytes = reinterpret_cast<const unsigned char*>(block.data());
+      if (at == 0 && got >= 4 &&
+          ((bytes[0] == 0x1f && bytes[1] == 0x8b) ||  // gzip
+           (bytes[0] == 0x28 && bytes[1] == 0xb5 && bytes[2] == 0x2f && bytes[3] == 0xfd))) {
+        break;  // zstd; compressed streams are not split
+      }
+      for (const char* p = block.data();
+           (p = static_cast<const char*>(std::memchr(p, '\n', block.data() + got - p))) != nullptr;
+           ++p) {
+        ++lines;
+        const uint64_t next_line = at + static_cast<uint64_t>(p - block.data()) + 1;
+        if (next_line - current.begin >= target) {
+          current.end = next_line;
+          ranges.push_back(current);
+          current = file_range{next_line, 0, lines};
+        }
+      }
+      at += got;
+    }
+    if (f && std::ferror(f.get()) == 0 && !ranges.empty() && at > 0) {
+      if (current.begin < at) ranges.push_back(file_range{current.begin, at, current.lines_before});
+    } else {
+      ranges.clear();
+    }
+  }
+  py::list out;
+  if (ranges.size() < 2) return out;
+  for (const file_range& r : ranges) out.append(py::make_tuple(r.begin, r.end, r.lines_before));
+  return out;
+}
+
 py::dict sign(std::vector<std::string> inputs, std::optional<py::bytes> data,
-              std::string source_name, py::dict options) {
+              std::string source_name, py::dict options, std::optional<range_tuple> range) {
   const dedup_settings s = read_dedup_settings(std::move(options), data.has_value());
-  std::string buffer;
+  std::optional<std::string> buffer;
   if (data) buffer = std::string(*data);
   result<signed_part> outcome = make_error(errc::internal, "not run");
   {
     py::gil_scoped_release nogil;
-    if (data) {
-      reader in = reader::from_memory(source_name, std::move(buffer), s.reader);
-      outcome = sign_all(in, s);
+    auto opened = open_partition(inputs, std::move(buffer), source_name, range_of(range), s.reader);
+    if (opened) {
+      outcome = sign_all(*opened, s);
     } else {
-      auto opened = reader::open(inputs, s.reader);
-      if (opened) {
-        outcome = sign_all(*opened, s);
-      } else {
-        outcome = std::move(opened).error();
-      }
+      outcome = std::move(opened).error();
     }
   }
   signed_part p = take(std::move(outcome));
@@ -240,23 +297,34 @@ py::tuple bucket_pairs(const u64_array& keys, const u64_array& fingerprints, int
   return py::make_tuple(to_array(a), to_array(b));
 }
 
-// Jaccard of pair i: array i of (offsets_a, hashes_a) against array i of (offsets_b, hashes_b),
-// as the batch engine's verification computes it.
+// Jaccard of pair i: sketch rows_a[i] of store A against sketch rows_b[i] of store B (each store a
+// ragged array: offsets with one entry per sketch plus one, into hashes), as the batch engine's
+// verification computes it. Pairs carry row numbers only, so no sketch is copied per pair.
 py::array_t<double> jaccards(const u64_array& offsets_a, const u32_array& hashes_a,
-                             const u64_array& offsets_b, const u32_array& hashes_b,
-                             double threshold, std::size_t max_hashes) {
+                             const u64_array& rows_a, const u64_array& offsets_b,
+                             const u32_array& hashes_b, const u64_array& rows_b, double threshold,
+                             std::size_t max_hashes) {
   const auto oa = view(offsets_a), ob = view(offsets_b);
   const auto ha = view(hashes_a), hb = view(hashes_b);
-  if (oa.size() != ob.size() || oa.empty() || oa.back() > ha.size() || ob.back() > hb.size()) {
-    throw py::value_error("offsets must have one entry per pair plus one, within the hashes");
+  const auto ra = view(rows_a), rb = view(rows_b);
+  if (oa.empty() || ob.empty() || oa.back() > ha.size() || ob.back() > hb.size()) {
+    throw py::value_error("offsets must have one entry per sketch plus one, within the hashes");
   }
-  const std::size_t n = oa.size() - 1;
-  py::array_t<double> out(static_cast<py::ssize_t>(n));
+  if (ra.size() != rb.size()) throw py::value_error("rows_a and rows_b differ in length");
+  const auto within = [](std::span<const uint64_t> rows, std::span<const uint64_t> offsets) {
+    return std::all_of(rows.begin(), rows.end(), [&](uint64_t r) {
+      return r + 1 < offsets.size() && offsets[r] <= offsets[r + 1];
+    });
+  };
+  if (!within(ra, oa) || !within(rb, ob)) {
+    throw py::value_error("rows must name sketches of their store");
+  }
+  py::array_t<double> out(static_cast<py::ssize_t>(ra.size()));
   double* o = out.mutable_data();
   py::gil_scoped_release nogil;
-  for (std::size_t i = 0; i < n; ++i) {
-    const auto a = ha.subspan(oa[i], oa[i + 1] - oa[i]);
-    const auto b = hb.subspan(ob[i], ob[i + 1] - ob[i]);
+  for (std::size_t i = 0; i < ra.size(); ++i) {
+    const auto a = ha.subspan(oa[ra[i]], oa[ra[i] + 1] - oa[ra[i]]);
+    const auto b = hb.subspan(ob[rb[i]], ob[rb[i] + 1] - ob[rb[i]]);
     o[i] = max_hashes > 0 ? sketch_jaccard(a, b, max_hashes) : jaccard_at_least(a, b, threshold);
   }
   return out;
@@ -342,26 +410,19 @@ py::dict cluster(py::dict columns, py::dict options) {
 // Writes the records of one partition whose `keep` flag is set to `path`, byte for byte as
 // read (the CLI's kept.<format>: a CSV header row first, WARC records separated by a blank line).
 uint64_t write_kept(std::vector<std::string> inputs, std::optional<py::bytes> data,
-                    std::string source_name, py::dict options, const u8_array& keep,
-                    std::string path) {
+                    std::string source_name, py::dict options, std::optional<range_tuple> range,
+                    const u8_array& keep, std::string path) {
   const dedup_settings s = read_dedup_settings(std::move(options), data.has_value());
-  std::string buffer;
+  std::optional<std::string> buffer;
   if (data) buffer = std::string(*data);
   const auto flags = view(keep);
   result<uint64_t> outcome = make_error(errc::internal, "not run");
   {
     py::gil_scoped_release nogil;
     outcome = [&]() -> result<uint64_t> {
-      std::optional<reader> in;
-      if (data) {
-        in.emplace(reader::from_memory(source_name, std::move(buffer), s.reader));
-      } else {
-        auto opened = reader::open(inputs, s.reader);
-        if (!opened) return std::move(opened).error();
-        in.emplace(std::move(opened).value());
-      }
-      std::unique_ptr<std::FILE, int (*)(std::FILE*)> out(std::fopen(path.c_str(), "wb"),
-                                                          &std::fclose);
+      auto in = open_partition(inputs, std::move(buffer), source_name, range_of(range), s.reader);
+      if (!in) return std::move(in).error();
+      file_ptr out(std::fopen(path.c_str(), "wb"), &std::fclose);
       if (!out) return make_error(errc::io_error, "cannot create " + path);
       document doc;
       error_info err;
@@ -397,6 +458,51 @@ uint64_t write_kept(std::vector<std::string> inputs, std::optional<py::bytes> da
   return take(std::move(outcome));
 }
 
+// report.html of a simdup.dask run: the library's page (the one `simdup dedup` writes) over the
+// counts of the run's summary dict (simdup.dask._summary), the parameters of its options and
+// the names of its inputs.
+std::string report(py::dict summary, py::dict options, std::vector<std::string> inputs) {
+  const dedup_settings s = read_dedup_settings(std::move(options), false);
+  dedup_summary sum;
+  describe_parameters(sum, s.dedup, s.keep_spec, s.threads);
+  const auto count = [](py::handle dict, const char* key) {
+    return py::reinterpret_borrow<py::dict>(dict)[key].cast<uint64_t>();
+  };
+  const py::handle docs = summary["documents"], pairs = summary["pairs"];
+  sum.inputs = std::move(inputs);
+  sum.input_count = count(summary["inputs"], "count");
+  sum.skipped_inputs = count(summary["inputs"], "skipped");
+  sum.read = count(docs, "read");
+  sum.kept = count(docs, "kept");
+  sum.duplicates = count(docs, "duplicates");
+  sum.skipped = count(docs, "skipped");
+  sum.short_documents = count(docs, "short");
+  sum.invalid_utf8 = count(docs, "invalid_utf8");
+  sum.candidate_pairs = count(pairs, "candidates");
+  sum.rejected_pairs = count(pairs, "rejected_by_verify");
+  sum.minhash_pairs = count(pairs, "minhash_candidates");
+  sum.skipped_reasons = summary["skipped_reasons"].cast<std::map<std::string, uint64_t>>();
+  for (auto layer : {dedup_layer::url, dedup_layer::title, dedup_layer::exact, dedup_layer::near}) {
+    sum.by_layer[static_cast<std::size_t>(layer)] =
+        count(summary["duplicates_by_layer"], layer_name(layer));
+  }
+  for (const auto& [distance, n] : summary["distance_histogram"].cast<py::dict>()) {
+    const std::string d = distance.cast<std::string>();
+    sum.distance_histogram[d == "unknown" ? 65 : std::stoul(d)] = n.cast<uint64_t>();
+  }
+  for (const auto& [size, n] : summary["clusters"]["by_size"].cast<py::dict>()) {
+    sum.cluster_sizes[std::stoull(size.cast<std::string>())] = n.cast<uint64_t>();
+  }
+  sum.bytes = summary["bytes"].cast<uint64_t>();
+  sum.output_format = summary["output_format"].cast<std::string>();
+  for (const auto& [phase, seconds] : summary["timings"].cast<py::dict>()) {
+    sum.seconds_by_phase.emplace_back(phase.cast<std::string>(), seconds.cast<double>());
+  }
+  sum.seconds_total = summary["seconds_total"].cast<double>();
+  sum.samples_note = "simdup.dask keeps no sample texts.";
+  return report_html(sum);
+}
+
 py::list expand(std::vector<std::string> inputs, bool keep_missing) {
   auto expanded = take(expand_inputs(inputs, keep_missing));
   py::list out;
@@ -408,15 +514,18 @@ py::list expand(std::vector<std::string> inputs, bool keep_missing) {
 
 void bind_dask(py::module_& m) {
   m.def("dask_sign", &sign, py::arg("inputs"), py::arg("data"), py::arg("source_name"),
-        py::arg("options"));
+        py::arg("options"), py::arg("range"));
+  m.def("dask_split_file", &split_file, py::arg("path"), py::arg("options"), py::arg("target"));
   m.def("dask_group_pairs", &group_pairs, py::arg("fingerprints"), py::arg("starts"), py::arg("k"));
   m.def("dask_bucket_pairs", &bucket_pairs, py::arg("keys"), py::arg("fingerprints"), py::arg("k"),
         py::arg("max_bucket"));
-  m.def("dask_jaccards", &jaccards, py::arg("offsets_a"), py::arg("hashes_a"), py::arg("offsets_b"),
-        py::arg("hashes_b"), py::arg("threshold"), py::arg("max_hashes"));
+  m.def("dask_jaccards", &jaccards, py::arg("offsets_a"), py::arg("hashes_a"), py::arg("rows_a"),
+        py::arg("offsets_b"), py::arg("hashes_b"), py::arg("rows_b"), py::arg("threshold"),
+        py::arg("max_hashes"));
   m.def("dask_cluster", &cluster, py::arg("columns"), py::arg("options"));
   m.def("dask_write_kept", &write_kept, py::arg("inputs"), py::arg("data"), py::arg("source_name"),
-        py::arg("options"), py::arg("keep"), py::arg("path"));
+        py::arg("options"), py::arg("range"), py::arg("keep"), py::arg("path"));
+  m.def("dask_report_html", &report, py::arg("summary"), py::arg("options"), py::arg("inputs"));
   m.attr("MINHASH_MAX_BUCKET") = minhash_options{}.max_bucket;
   m.def("expand_inputs", &expand, py::arg("inputs"), py::arg("keep_missing"));
 }

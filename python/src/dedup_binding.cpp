@@ -3,6 +3,7 @@
 // decision per record instead of writing an output directory. Options carry the CLI's names
 // and defaults, so the decisions equal the CLI's for the same options.
 #include "bindings.hpp"
+#include "chunk_signer.hpp"
 
 #include <simdup/dedup.hpp>
 #include <simdup/dedup_report.hpp>
@@ -17,12 +18,6 @@
 #include <thread>
 
 namespace simdup::python {
-namespace {
-
-constexpr std::size_t kChunkDocs = 2048;
-
-}  // namespace
-
 dedup_settings read_dedup_settings(py::dict options, bool from_memory, const char* what) {
   option_reader r(std::move(options));
   dedup_settings s;
@@ -109,7 +104,7 @@ result<dedup_run> run(reader& in, const dedup_settings& s, const std::vector<std
   sum.inputs = inputs;
   describe_parameters(sum, d, s.keep_spec, s.threads);
 
-  auto signer = document_signer::create(d);
+  auto signer = chunk_signer::create(s);
   if (!signer) return std::move(signer).error();
   std::optional<stream_deduplicator> stream;
   std::optional<batch_deduplicator> batch;
@@ -123,54 +118,25 @@ result<dedup_run> run(reader& in, const dedup_settings& s, const std::vector<std
     batch.emplace(std::move(e).value());
   }
 
-  std::vector<document> docs(kChunkDocs);
-  std::vector<doc_signature> sigs(kChunkDocs);
-  std::vector<std::string> headers(kChunkDocs);
+  const auto skipped = [&](const error_info&) {
+    ++sum.skipped;
+    ++sum.read;
+    ++sum.skipped_reasons[std::string(in.last_skip_reason())];
+  };
   std::vector<dedup_decision> decided;
-  error_info err;
-  bool done = false;
-  while (!done) {
-    std::size_t count = 0;
-    while (count < kChunkDocs) {
-      const read_status rs = in.next(docs[count], err);
-      if (rs == read_status::record) {
-        // keep=field:NAME on CSV needs the header row naming the columns.
-        headers[count] = docs[count].format == input_format::csv ? std::string(in.header()) : "";
-        ++count;
-      } else if (rs == read_status::bad_record) {
-        if (!s.skip_bad_records) {
-          return make_error(err.code, err.message + " (use on_error='skip' to skip bad records)");
-        }
-        ++sum.skipped;
-        ++sum.read;
-        ++sum.skipped_reasons[std::string(in.last_skip_reason())];
-      } else if (rs == read_status::failed) {
-        return make_error(err.code, err.message + " (on_error='skip' skips it and goes on)");
-      } else {
-        done = true;
-        break;
-      }
-    }
-    parallel_for(count, worker_count(s.threads, count, 64), 64,
-                 [&](std::size_t begin, std::size_t end) {
-                   for (std::size_t i = begin; i < end; ++i)
-                     signer->sign(docs[i], sigs[i], headers[i]);
-                 });
-    if (stream && count > 0) {
+  for (;;) {
+    auto signed_count = signer->next(in, skipped);
+    if (!signed_count) return std::move(signed_count).error();
+    const std::size_t count = *signed_count;
+    if (count == 0) break;
+    std::vector<doc_signature>& sigs = signer->signatures();
+    if (stream) {
       if (auto st = stream->add(std::span(sigs.data(), count), decided); !st)
         return std::move(st).error();
       out.decisions.insert(out.decisions.end(), decided.begin(), decided.begin() + count);
     }
     for (std::size_t i = 0; i < count; ++i) {
-      const document& doc = docs[i];
-      if (batch && d.keep.rule == keep_rule::field && doc.format != input_format::jsonl &&
-          doc.format != input_format::csv) {
-        return make_error(errc::invalid_argument,
-                          "keep='field:" + d.keep.field +
-                              "' needs records with named fields (JSONL, or CSV with a header "
-                              "row), but " +
-                              doc.source + " is " + input_format_name(doc.format));
-      }
+      const document& doc = signer->docs()[i];
       if (sum.output_format.empty()) sum.output_format = input_format_name(doc.format);
       ++sum.read;
       sum.invalid_utf8 += sigs[i].invalid_utf8;

@@ -6,6 +6,7 @@ near phase changes nothing."""
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -129,6 +130,11 @@ def test_command_line_form_writes_the_cli_output(client, tmp_path):
     for section in ("documents", "duplicates_by_layer", "pairs", "clusters",
                     "distance_histogram", "skipped_reasons"):
         assert got[section] == want[section], section
+    # report.html: the CLI's page; its cards (counts) and cluster-size table say the same.
+    cards = re.compile(r'<div class="card"><div class="n">[^<]*</div><div class="k">'
+                       r'(?:kept|duplicates|clusters with duplicates|near pairs verified)</div>')
+    got_html, want_html = ((d / "report.html").read_text() for d in (out, cli_out))
+    assert cards.findall(got_html) == cards.findall(want_html) != []
     # A non-empty output directory is refused, as by the CLI.
     again = subprocess.run([sys.executable, "-m", "simdup.dask", "dedup", paths[0], "--out",
                             str(out), "--scheduler", client.scheduler.address, "-q"],
@@ -162,6 +168,34 @@ def test_generated_corpus_matches_single_machine(client, tmp_path, options):
         assert summary["pairs"][key] == ref_summary["pairs"][key], key
     assert summary["documents"] == {k: ref_summary["documents"][k]
                                     for k in summary["documents"]}
+
+
+def test_large_files_split_at_line_starts(client, tmp_path):
+    """Files larger than partition_bytes become several partitions (byte ranges cut at line
+    starts): the decisions, the ids generated for records without one (SOURCE:LINE, counting
+    the whole file's lines), the skip counts and the kept records are the CLI's."""
+    lines = family_corpus(seed=3)
+    for i in range(0, len(lines), 9):
+        record = json.loads(lines[i])
+        del record["id"]
+        lines[i] = json.dumps(record)
+    lines[100:100] = ["{not json", ""]
+    paths = shards(tmp_path, lines, 2)
+    out = tmp_path / "dask-out"
+    frame, summary = sdask.dedup(paths, client=client, partition_bytes=60_000, on_error="skip",
+                                 out=str(out))
+    ref, ref_summary = simdup.dedup(paths, on_error="skip")
+    got = assert_same(frame, ref)
+    assert any(":" in str(i) for i in got["id"])  # generated ids were compared
+    parts = summary["distributed"]["partitions"]
+    assert parts >= 8
+    assert summary["inputs"] == {"count": 2, "skipped": 0}
+    assert summary["documents"] == {k: ref_summary["documents"][k] for k in summary["documents"]}
+    cli_out = tmp_path / "cli-out"
+    run_cli(["dedup", *paths, "--out", cli_out, "-q", "--on-error", "skip"], check=3)
+    kept = b"".join((out / f"kept-{i:05d}.jsonl").read_bytes() for i in range(parts))
+    assert kept == (cli_out / "kept.jsonl").read_bytes()
+    assert (out / "duplicates.jsonl").read_bytes() == (cli_out / "duplicates.jsonl").read_bytes()
 
 
 def test_bad_records_counted_as_single_machine(client, tmp_path):

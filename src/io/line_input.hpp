@@ -36,6 +36,9 @@ class line_input {
   std::string_view terminator() const noexcept { return terminator_; }
   /// 1-based number of the last line returned.
   uint64_t line_number() const noexcept { return line_number_; }
+  /// Numbers the lines as if `lines` came before the first (a stream that starts mid-file);
+  /// call before reading.
+  void number_after(uint64_t lines) noexcept { line_number_ = lines; }
   /// Offset of the last line's first byte in the decompressed stream.
   uint64_t line_offset() const noexcept { return line_offset_; }
   /// Offset of the next unread byte.

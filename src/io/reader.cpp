@@ -256,6 +256,7 @@ struct reader::impl {
   std::vector<std::string> inputs;
   std::string memory;  ///< from_memory: the buffer, moved into the source when opened
   bool from_memory = false;
+  uint64_t lines_before = 0;  ///< from_memory: lines of the source before the buffer
   std::size_t next_input = 0;
   std::unique_ptr<detail::line_input> in;
   std::unique_ptr<detail::format_reader> parser;
@@ -282,6 +283,7 @@ struct reader::impl {
       return false;
     }
     in = std::make_unique<detail::line_input>(std::move(*src), options.max_record_bytes);
+    in->number_after(lines_before);
     ++stats.inputs_opened;
     input_format fmt = options.format;
     if (fmt == input_format::auto_detect) fmt = format_from_extension(path);
@@ -424,8 +426,10 @@ result<reader> reader::open(std::span<const std::string> inputs, const reader_op
   return reader(std::move(p));
 }
 
-reader reader::from_memory(std::string name, std::string data, const reader_options& options) {
+reader reader::from_memory(std::string name, std::string data, const reader_options& options,
+                           uint64_t lines_before) {
   auto p = std::make_unique<impl>();
+  p->lines_before = lines_before;
   p->options = options;
   p->inputs = {std::move(name)};
   p->memory = std::move(data);
