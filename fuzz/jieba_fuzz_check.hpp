@@ -21,6 +21,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -191,10 +192,20 @@ inline std::string check_user_dict(std::string_view bytes) {
 /// weights are numbers.
 inline std::string check_weight_files(std::string_view bytes) {
   const shm_dir& dir = base_jieba_dir();
+  // The segmenter over the base dictionary is the same for every input: loaded once (a load
+  // fills its HMM and trie tables, about 1 MB, which took most of each run).
+  static const std::shared_ptr<const jieba_segmenter> base = [&] {
+    jieba_options jo;
+    jo.dict = dir.path();
+    auto seg = jieba_segmenter::create(jo);
+    if (!seg) __builtin_trap();
+    return std::move(*seg);
+  }();
   const std::string path = dir.write("weights.txt", bytes);
   fingerprint_options o;
   o.compat = compat_mode::jieba_tfidf;
   o.features.jieba_dict = dir.path();
+  o.features.segmenter = base;
   o.weighting.idf_path = path;
   o.weighting.stopwords_path = path;
   auto fp = fingerprinter::create(o);

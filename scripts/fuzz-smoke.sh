@@ -8,7 +8,7 @@
 #              FUZZ_ONLY (a regex on harness names, e.g. 'reader'), FUZZ_CORPUS (a directory
 #              that keeps each harness's grown corpus between runs, for campaigns; default a
 #              temp dir), FUZZ_STATS (a file that gets "harness runs seconds" per harness).
-# A campaign (docs/fuzzing.md) is the same script with long FUZZ_SECONDS under nice -n 19.
+# Campaigns to a number of executions per harness: scripts/fuzz-campaign.sh (docs/fuzzing.md).
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"

@@ -156,7 +156,7 @@ class gzip_source final : public byte_source {
  private:
   std::unique_ptr<byte_source> inner_;
   std::string name_;
-  std::vector<char> in_;
+  read_buffer in_;
   z_stream z_{};
   bool initialised_ = false;
   bool eof_ = false;
@@ -206,7 +206,7 @@ class zstd_source final : public byte_source {
  private:
   std::unique_ptr<byte_source> inner_;
   std::string name_;
-  std::vector<char> in_;
+  read_buffer in_;
   ZSTD_inBuffer input_{nullptr, 0, 0};
   ZSTD_DCtx* ctx_ = nullptr;
   bool eof_ = false;

@@ -9,7 +9,13 @@ constexpr std::size_t kChunk = std::size_t{1} << 18;  // decompressed bytes per 
 }  // namespace
 
 line_input::line_input(std::unique_ptr<byte_source> source, std::size_t max_record)
-    : source_(std::move(source)), max_record_(max_record), buf_(kChunk + kLinePadding) {}
+    : source_(std::move(source)), max_record_(max_record), buf_(kChunk + kLinePadding) {
+  zero_padding();
+}
+
+void line_input::zero_padding() {
+  std::memset(buf_.data() + buf_.size() - kLinePadding, 0, kLinePadding);
+}
 
 void line_input::compact() {
   if (begin_ == 0) return;
@@ -26,6 +32,7 @@ result<bool> line_input::fill() {
   if (capacity - end_ < kChunk / 2) {
     // Doubling keeps a huge line linear in time; the padding stays zeroed past the data.
     buf_.resize(std::max(2 * capacity, end_ + kChunk) + kLinePadding);
+    zero_padding();
   }
   auto got = source_->read(buf_.data() + end_, buf_.size() - kLinePadding - end_);
   if (!got) return std::move(got).error();

@@ -54,10 +54,12 @@ class line_input {
   /// Reads more bytes after end_, growing the buffer up to max_record; false at end of input.
   result<bool> fill();
   void compact();
+  /// Zeroes the kLinePadding bytes at the end of buf_ (past any data read()).
+  void zero_padding();
 
   std::unique_ptr<byte_source> source_;
   std::size_t max_record_;
-  std::vector<char> buf_;
+  read_buffer buf_;
   std::size_t begin_ = 0;  ///< first unconsumed byte
   std::size_t end_ = 0;    ///< one past the last valid byte
   uint64_t consumed_ = 0;  ///< stream offset of buf_[0]

@@ -1,11 +1,14 @@
 #include "service/text_fingerprints.hpp"
 
+#include <simdup/detection.hpp>
 #include <simdup/document.hpp>
 
 namespace simdup::detail {
 
 result<fingerprint_options> fingerprint_settings(const collection_config& config) {
-  fingerprint_options o;
+  // dedup's profile (min_features among it): a text too short for `simdup dedup` to give it a
+  // fingerprint is too short for the service too, and is never a near-duplicate candidate.
+  fingerprint_options o = detection_profile::default_fingerprint();
   if (config.compat == "python-simhash") {
     o.compat = compat_mode::python_simhash;
   } else if (config.compat == "jieba-tfidf") {

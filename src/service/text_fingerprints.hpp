@@ -30,7 +30,8 @@ class text_fingerprints {
   std::map<std::string, std::shared_ptr<const document_signer>> by_settings_;
 };
 
-/// The fingerprint_options a collection's settings stand for.
+/// The fingerprint_options a collection's settings stand for, over dedup's defaults
+/// (detection_profile::default_fingerprint: min_features detection_min_features).
 result<fingerprint_options> fingerprint_settings(const collection_config& config);
 
 }  // namespace simdup::detail

@@ -103,7 +103,7 @@ rocks_backend::~rocks_backend() {
       }
     }
     // Make everything written durable before closing (expiry deletes are written unsynced).
-    (void)db_->FlushWAL(true);
+    (void)through_gate("sync", [&] { return db_->FlushWAL(true); });
   }
   (void)db_->DestroyColumnFamilyHandle(num_cf_);
   (void)db_->DestroyColumnFamilyHandle(time_cf_);
@@ -137,8 +137,10 @@ status rocks_backend::create(const collection_config& config) {
   if (!state) return std::move(state).error();
   rocksdb::WriteOptions wo;
   wo.sync = true;
-  auto s = db_->Put(wo, single('c', config.name), to_json(config));
-  if (!s.ok()) return write_error("put", s);
+  if (auto st = through_gate(
+          "put", [&] { return db_->Put(wo, single('c', config.name), to_json(config)); });
+      !st)
+    return st;
   collections_.insert_or_assign(config.name, std::move(*state));
   return {};
 }
@@ -310,8 +312,11 @@ result<uint64_t> rocks_backend::apply_pending(const collection_config& config, d
       }
       batch.Put(next_number_key(c.config.name), u64_value(c.next_num));
       batch.Put(totals_key(c.config.name), c.totals_after(undo.size(), 0, 0));
-      auto s = db_->Write(rocksdb::WriteOptions(), &batch);
-      if (!s.ok()) return fail(write_error("write", s));
+      if (auto st =
+              through_gate("write", [&] { return db_->Write(rocksdb::WriteOptions(), &batch); });
+          !st) {
+        return fail(std::move(st).error());
+      }
       c.last_write = db_->GetLatestSequenceNumber();
       c.inserted += undo.size();
       c.documents += undo.size() - replaced;
@@ -338,11 +343,8 @@ result<pending_removal> rocks_backend::remove_pending(const collection_config& c
   uint64_t seq;
   {
     std::lock_guard lock(c.mu);
-    if (c.dropped) return make_error(errc::not_found, "no collection \"" + config.name + "\"");
     record_edits edits;
-    std::vector<uint64_t> candidates;
-    c.ids.find(id_map::hash(id), candidates);
-    auto old = find_doc(c, id, candidates, edits);
+    auto old = find_live_doc(c, id, edits);
     if (!old) return std::move(old).error();
     // Not found may be due to a removal not synced yet.
     if (!*old) return pending_removal{false, c.last_write};
@@ -352,8 +354,11 @@ result<pending_removal> rocks_backend::remove_pending(const collection_config& c
     write_edits(c, edits, batch);
     batch.Put(removal_key(c.config.name, c.next_removal), u64_value(at.num));
     batch.Put(totals_key(c.config.name), c.totals_after(0, 0, 1));
-    auto s = db_->Write(rocksdb::WriteOptions(), &batch);
-    if (!s.ok()) return write_error("write", s);
+    if (auto st =
+            through_gate("write", [&] { return db_->Write(rocksdb::WriteOptions(), &batch); });
+        !st) {
+      return std::move(st).error();
+    }
     ++c.next_removal;
     c.removals.fetch_add(1, std::memory_order_release);
     c.index.remove_deferred(at.num);
@@ -409,9 +414,14 @@ status rocks_backend::expire(const collection_config& config, int64_t now) {
     // Unsynced: after a crash of the machine, documents whose deletion was lost are simply
     // expired again. Written out of the WAL buffer at once, so that a crash of the process
     // alone (kill -9) does not bring back a document the window already removed.
-    auto s = db_->Write(rocksdb::WriteOptions(), &batch);
-    if (s.ok()) s = db_->FlushWAL(false);
-    if (!s.ok()) return write_error("write", s);
+    if (auto st = through_gate("write",
+                               [&] {
+                                 auto s = db_->Write(rocksdb::WriteOptions(), &batch);
+                                 return s.ok() ? db_->FlushWAL(false) : s;
+                               });
+        !st) {
+      return st;
+    }
     // A probe made before this step may report expired documents' entries.
     c.removals.fetch_add(1, std::memory_order_release);
     c.expired += n;
@@ -476,17 +486,23 @@ result<std::shared_ptr<collection_state>> rocks_backend::make_state(
   return std::make_shared<collection_state>(config, std::move(*index));
 }
 
+result<std::optional<doc_location>> rocks_backend::find_live_doc(const collection_state& c,
+                                                                 const std::string& id,
+                                                                 record_edits& edits) {
+  if (c.dropped) return make_error(errc::not_found, "no collection \"" + c.config.name + "\"");
+  std::vector<uint64_t> candidates;
+  c.ids.find(id_map::hash(id), candidates);
+  return find_doc(c, id, candidates, edits);
+}
+
 result<pending_lookup> rocks_backend::lookup(const collection_config& config,
                                              const std::string& id) {
   auto found = find(config.name);
   if (!found) return std::move(found).error();
   collection_state& c = **found;
   std::lock_guard lock(c.mu);
-  if (c.dropped) return make_error(errc::not_found, "no collection \"" + config.name + "\"");
   record_edits edits;
-  std::vector<uint64_t> candidates;
-  c.ids.find(id_map::hash(id), candidates);
-  auto at = find_doc(c, id, candidates, edits);
+  auto at = find_live_doc(c, id, edits);
   if (!at) return std::move(at).error();
   // What is reported may have been written a moment ago and not be synced yet.
   pending_lookup out;
@@ -516,8 +532,7 @@ status rocks_backend::drop(const std::string& name) {
     batch.DeleteRange(time_cf_, t, prefix_end(t));
     rocksdb::WriteOptions wo;
     wo.sync = true;
-    auto s = db_->Write(wo, &batch);
-    if (!s.ok()) return write_error("write", s);
+    if (auto st = through_gate("write", [&] { return db_->Write(wo, &batch); }); !st) return st;
     c.dropped = true;
     c.removals.fetch_add(1, std::memory_order_release);
     if (!c.snapshot.file.empty()) {
@@ -687,8 +702,7 @@ void rocks_backend::when_durable(uint64_t ticket, std::function<void(status)> do
   }
   if (sync_ended_) {
     lock.unlock();
-    const auto s = db_->FlushWAL(true);
-    done(s.ok() ? status{} : status(db_error("sync", s)));
+    done(through_gate("sync", [&] { return db_->FlushWAL(true); }));
     return;
   }
   sync_queue_.push_back(std::move(done));
@@ -716,10 +730,7 @@ void rocks_backend::sync_loop() {
     // Every ticket queued is a sequence number already in the WAL buffer (manual_wal_flush), so
     // one write and fsync of the buffer now covers all of them.
     const uint64_t target = db_->GetLatestSequenceNumber();
-    status result = health();
-    if (result) {
-      if (const auto s = db_->FlushWAL(true); !s.ok()) result = write_error("sync", s);
-    }
+    const status result = through_gate("sync", [&] { return db_->FlushWAL(true); });
     lock.lock();
     if (result) synced_ = std::max(synced_, target);
     lock.unlock();

@@ -249,6 +249,22 @@ class rocks_backend final : public backend {
                             std::vector<std::optional<double>>& jaccards);
   /// db_error; an I/O error (disk full) also stops the store (failed_).
   error_info write_error(const char* what, const rocksdb::Status& s);
+  /// The gate of RocksDB's write path: every Write, Put and FlushWAL after opening runs `call`
+  /// through here, one at a time, and none runs once one has failed (health()). After a failed
+  /// write of the WAL, RocksDB's WAL writer must not be used again (Debian's build asserts in
+  /// WritableFileWriter::AssertFalseAndGetStatusForPrevError and aborts the service), and a
+  /// concurrent call could reach it before RocksDB itself has recorded the failure.
+  template <class Call>
+  status through_gate(const char* what, Call&& call) {
+    std::lock_guard lock(gate_mu_);
+    if (auto st = health(); !st) return st;
+    if (const rocksdb::Status s = call(); !s.ok()) return write_error(what, s);
+    return {};
+  }
+  /// Under the collection lock: the stored document with this id, or an error when the
+  /// collection was dropped meanwhile.
+  result<std::optional<doc_location>> find_live_doc(const collection_state& c,
+                                                    const std::string& id, record_edits& edits);
   status resolve_all(const collection_state& c, std::vector<std::vector<index_match>>& hits,
                      const hit_jaccards& jaccards, std::size_t max_matches,
                      std::span<doc_outcome> out);
@@ -276,6 +292,8 @@ class rocks_backend final : public backend {
   rocks_options options_;
   std::shared_mutex collections_mu_;
   std::map<std::string, std::shared_ptr<collection_state>, std::less<>> collections_;
+  /// Held through every call of RocksDB's write path (through_gate); taken before sync_mu_.
+  std::mutex gate_mu_;
   std::mutex sync_mu_;
   std::condition_variable sync_cv_;
   /// Completions of the tickets waiting for the next sync (under sync_mu_).

@@ -314,8 +314,7 @@ status rocks_backend::snapshot(collection_state& c) {
   }
   rocksdb::WriteOptions wo;
   wo.sync = true;
-  auto s = db_->Write(wo, &batch);
-  if (!s.ok()) return write_error("write", s);
+  if (auto st = through_gate("write", [&] { return db_->Write(wo, &batch); }); !st) return st;
   if (!c.snapshot.file.empty() && c.snapshot.file != rec.file) {
     std::filesystem::remove(std::filesystem::path(segments_dir()) / c.snapshot.file, ec);
   }

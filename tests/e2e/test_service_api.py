@@ -6,6 +6,7 @@ import urllib.parse
 
 import pytest
 
+from conftest import run, write_jsonl
 from service_harness import Server, flip, fp_hex
 
 BASE = 0x0123456789ABCDEF
@@ -173,6 +174,36 @@ def test_token(tmp_path):
         assert good.request("GET", "/metrics")[0] == 200
     finally:
         s.close()
+
+
+def test_texts_short_for_dedup_are_too_short_for_the_service(client, tmp_path):
+    # Shingles of 4 characters: 12 distinct letters make 9 distinct shingles, 13 make 10, dedup's
+    # minimum (detection_min_features). Counted by hand, and by `simdup dedup` below.
+    nine, ten = "abcdefghijkl", "abcdefghijklm"
+    texts = {"nine": nine, "ten": ten, "nine-again": nine, "word": "short",
+             "repeats": "abcdabcdabcdabcdabcd", "sentence": "a short sentence here"}
+    status, body = client.post("/v1/news/check-insert", {"documents": [
+        {"id": i, "text": t} for i, t in texts.items()]})
+    assert status == 200, body
+    got = {r["id"]: r["status"] for r in body["results"]}
+    assert got == {"nine": "too_short", "ten": "new", "nine-again": "too_short",
+                   "word": "too_short", "repeats": "too_short", "sentence": "new"}
+    # A short document has no fingerprint, is not stored, and never matches: the same short text
+    # again is too_short, not a duplicate; so is a check.
+    short = next(r for r in body["results"] if r["id"] == "nine")
+    assert short == {"id": "nine", "status": "too_short", "matches": []}
+    assert client.request("GET", "/v1/news/documents/nine")[0] == 404
+    assert client.post("/v1/news/check", {"id": "q", "text": nine})[1]["status"] == "too_short"
+    assert client.post("/v1/news/insert", {"id": "i", "text": nine})[1]["status"] == "too_short"
+    assert client.request("GET", "/v1/news/stats")[1]["documents"] == 2
+    text = client.request("GET", "/metrics")[1]
+    assert 'simdup_documents_total{collection="news",outcome="too_short"} 6' in text
+    assert 'simdup_documents_total{collection="news",outcome="new"} 2' in text
+    # `simdup dedup` counts the same documents as short.
+    path = write_jsonl(tmp_path / "texts.jsonl", [{"id": i, "text": t} for i, t in texts.items()])
+    run(["dedup", path, "--out", tmp_path / "out", "--quiet"], check=0)
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["documents"]["short"] == 4
 
 
 def test_text_documents_use_the_collection_fingerprint_settings(client):
