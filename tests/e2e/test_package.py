@@ -219,7 +219,9 @@ def test_packaged_service_answers(unpacked, tmp_path, monkeypatch):
         assert client.request("GET", "/healthz")[0] == 200
         # A jieba collection: the packaged binary loads the packaged dictionaries.
         assert client.request("PUT", "/v1/zh", {"compat": "jieba-tfidf"})[0] in (200, 201)
-        text = "今天天气很好，我们去公园散步吧。明天下雨，我们在家里看书。"
+        # Long enough for dedup's min-features (10), which the service applies too.
+        text = ("今天天气很好，我们去公园散步吧。明天下雨，我们在家里看书。周末的时候，朋友们一起去"
+                "博物馆参观历史文物，然后在附近的餐厅吃晚饭，大家聊起了工作、学习和旅行的计划。")
         status, first = client.post("/v1/zh/check-insert", {"id": "a", "text": text})
         assert status == 200 and first["status"] == "new", first
         status, second = client.post("/v1/zh/check-insert", {"id": "b", "text": text})
