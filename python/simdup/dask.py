@@ -49,6 +49,17 @@ __all__ = ["dedup", "main"]
 _LAYERS = tuple(_core.LAYER_NAMES)
 
 
+def _aligned(value):
+    """Arrays as C++ reads them: contiguous and aligned. Dask deserialises numpy arrays onto
+    the bytes of its frames, where a uint64 column can start at any address (UBSan: misaligned
+    reference), so such an array is copied; dicts of columns are handled column by column."""
+    if isinstance(value, np.ndarray):
+        return np.require(value, requirements="CA")
+    if isinstance(value, dict):
+        return {k: _aligned(v) for k, v in value.items()}
+    return value
+
+
 class _TimedCore:
     """simdup._core's functions, adding the CPU time of the calling thread spent in them to
     `seconds` (per worker process; bench/python/bench_dask.py reads it for the share of worker
@@ -60,6 +71,7 @@ class _TimedCore:
         fn = getattr(_core, name)
 
         def call(*args):
+            args = tuple(_aligned(a) for a in args)
             start = _time.thread_time()
             try:
                 return fn(*args)
