@@ -99,7 +99,7 @@ inline void add_index_options(CLI::App& cmd, index_cli_options& o) {
                  "stdin (default)");
   cmd.add_option("-k,--k", o.k, "Largest Hamming distance reported (inclusive)")
       ->capture_default_str()
-      ->check(distance_k(max_detection_k));
+      ->check(distance_k(max_index_k));
   auto* blocks = cmd.add_option(
       "--blocks", o.blocks,
       "Block layout instead of the planner's: M (M even blocks), W1,W2,... (bit widths, "

@@ -205,8 +205,8 @@ void add_detection_options(CLI::App& sub, detection_cli_options& opts, const cha
   sub.add_option("-k,--k", opts.k,
                  "Near duplicates: documents whose fingerprints differ in at most k of 64 bits "
                  "(inclusive, 0-" +
-                     std::to_string(max_detection_k) + ")")
-      ->check(distance_k(max_detection_k))
+                     std::to_string(max_index_k) + ")")
+      ->check(distance_k(max_index_k))
       ->capture_default_str()
       ->group(g);
   sub.add_option("--clusters", opts.clusters,

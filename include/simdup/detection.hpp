@@ -15,11 +15,6 @@
 
 namespace simdup {
 
-/// Largest k any consumer of a profile supports: batch all-pairs and the online index (stream
-/// dedup) both plan layouts up to max_index_k, and validate() checks k with validate_k
-/// (plan.hpp), the one range check of k.
-inline constexpr int max_detection_k = max_index_k;
-
 /// Below this many distinct features a document is "short" for dedup (exact layers only): a
 /// handful of shingles votes a fingerprint that unrelated short texts share by accident.
 inline constexpr std::size_t detection_min_features = 10;
@@ -28,7 +23,9 @@ struct detection_profile {
   /// Normalisation, features, weighting and hash; min_features defaults to
   /// detection_min_features.
   fingerprint_options fingerprint = default_fingerprint();
-  /// Near duplicates: fingerprints within this Hamming distance (inclusive), 0..max_detection_k.
+  /// Near duplicates: fingerprints within this Hamming distance (inclusive), 0..max_index_k
+  /// (plan.hpp: batch all-pairs and the online index both plan layouts up to it; validate()
+  /// checks k with validate_k, the one range check of k).
   int k = 8;
   /// Confirm near pairs by shingle Jaccard (default jaccard:0.8); unset means every pair within
   /// k is a duplicate.

@@ -44,7 +44,7 @@ dedup_settings read_dedup_settings(py::dict options, bool from_memory, const cha
   if (auto v = r.choice("mode", {"stream", "batch"})) {
     d.mode = *v == "stream" ? dedup_mode::stream : dedup_mode::batch;
   }
-  if (auto v = r.integer("k", 0, max_detection_k)) p.k = static_cast<int>(*v);
+  if (auto v = r.integer("k", 0, max_index_k)) p.k = static_cast<int>(*v);
   if (auto layers = r.texts("layers")) {
     // "url,exact,near" or ["url", "exact", "near"].
     std::string list;
