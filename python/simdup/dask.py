@@ -362,7 +362,8 @@ def _near_split(sig, offset: int, keep: str, masks: np.ndarray, parts: int, foll
     fp = sig["fingerprint"][rows]
     tables = {"table": np.repeat(np.arange(len(masks), dtype=np.uint16), len(rows)),
               "key": (fp[None, :] & masks[:, None]).reshape(-1),
-              "gid": np.tile(gid[rows], len(masks)), "fp": np.tile(fp, len(masks))}
+              "gid": np.tile(gid[rows], len(masks)), "fp": np.tile(fp, len(masks)),
+              "n": np.tile(sig["shingle_count"][rows], len(masks))}
     simhash = _split(tables, _hash_dest(tables["key"], parts, tables["table"].astype(np.uint64)),
                      parts)
     bands = len(sig["band_keys"]) // n if n else 0
@@ -379,7 +380,12 @@ def _near_split(sig, offset: int, keep: str, masks: np.ndarray, parts: int, foll
     return simhash, _split(t, _hash_dest(t["key"], parts, t["band"].astype(np.uint64)), parts)
 
 
-def _simhash_reduce(masks: np.ndarray, k: int, offsets: np.ndarray, *pieces):
+def _simhash_reduce(masks: np.ndarray, k: int, offsets: np.ndarray, size_threshold, *pieces):
+    """Pairs within k in each (table, key) group, each once. With `size_threshold` (exact
+    Jaccard verification), pairs whose shingle counts alone rule it out are marked "ruled": they
+    are counted as candidates rejected by verification, as the CLI counts them, but no shingle
+    array is signed or sent for them (most candidates of a large corpus are such chance
+    collisions)."""
     t = _concat(pieces)
     order = np.lexsort((t["gid"], t["key"], t["table"]))
     table, key, gid, fp = t["table"][order], t["key"][order], t["gid"][order], t["fp"][order]
@@ -392,7 +398,10 @@ def _simhash_reduce(masks: np.ndarray, k: int, offsets: np.ndarray, *pieces):
     diff = fp[a] ^ fp[b]
     first_table = np.argmax((diff[:, None] & masks[None, :]) == 0, axis=1) if len(a) else a
     mine = first_table == table[a]
-    return _pairs_route(gid[a][mine], gid[b][mine], False, offsets)
+    a, b = a[mine], b[mine]
+    ruled = (np.zeros(len(a), dtype=bool) if size_threshold is None else
+             _cpp.dask_size_rejects(t["n"][order][a], t["n"][order][b], size_threshold))
+    return _pairs_route(gid[a], gid[b], False, offsets, ruled)
 
 
 def _minhash_reduce(k: int, max_bucket: int, offsets: np.ndarray, *pieces):
@@ -406,12 +415,13 @@ def _minhash_reduce(k: int, max_bucket: int, offsets: np.ndarray, *pieces):
         out_b.append(t["gid"][rows][b.astype(np.int64)])
     a = np.concatenate(out_a) if out_a else np.zeros(0, np.uint64)
     b = np.concatenate(out_b) if out_b else np.zeros(0, np.uint64)
-    return _pairs_route(np.minimum(a, b), np.maximum(a, b), True, offsets)
+    return _pairs_route(np.minimum(a, b), np.maximum(a, b), True, offsets,
+                        np.zeros(len(a), dtype=bool))
 
 
-def _pairs_route(a, b, minhash: bool, offsets: np.ndarray):
+def _pairs_route(a, b, minhash: bool, offsets: np.ndarray, ruled: np.ndarray):
     t = {"a": a.astype(np.uint64), "b": b.astype(np.uint64),
-         "minhash": np.full(len(a), minhash, dtype=bool)}
+         "minhash": np.full(len(a), minhash, dtype=bool), "ruled": ruled.astype(bool)}
     return _split(t, _owner(t["a"], offsets), len(offsets) - 1)
 
 
@@ -420,6 +430,7 @@ def _endpoints_route(offsets: np.ndarray, table):
     routed to their signature partitions: those whose shingle arrays a later step needs."""
     if isinstance(table, list):
         table = _concat(table)
+        table = {"a": table["a"][~table["ruled"]], "b": table["b"][~table["ruled"]]}
     gids = np.unique(np.concatenate([table[k] for k in ("u", "v", "a", "b") if k in table]))
     return _split({"gid": gids}, _owner(gids, offsets), len(offsets) - 1)
 
@@ -448,11 +459,13 @@ def _verify_first(sketch, index: int, offsets: np.ndarray, *pieces):
     t = _concat(pieces)
     a, b = t["a"], t["b"]
     order = np.lexsort((b, a))
-    a, b, minhash = a[order], b[order], t["minhash"][order]
+    a, b, minhash, ruled = a[order], b[order], t["minhash"][order], t["ruled"][order]
     keep = np.ones(len(a), dtype=bool)
     keep[1:] = (a[1:] != a[:-1]) | (b[1:] != b[:-1])
-    a, b, minhash = a[keep], b[keep], minhash[keep]
-    counts = {"simhash": int((~minhash).sum()), "minhash": int(minhash.sum())}
+    a, b, minhash, ruled = a[keep], b[keep], minhash[keep], ruled[keep]
+    counts = {"simhash": int((~minhash).sum()), "minhash": int(minhash.sum()),
+              "ruled": int(ruled.sum())}
+    a, b = a[~ruled], b[~ruled]
     parts = len(offsets) - 1
     dest = _owner(b, offsets)
     order = np.argsort(dest, kind="stable")
@@ -686,17 +699,18 @@ def _verified(run, sketches, routed, offsets, threshold, max_hashes):
                         *[p for group in routed_pieces for p in group[i]])
              for i in range(M)]
     del routed_pieces
-    candidates = minhash_candidates = 0
+    candidates = minhash_candidates = ruled = 0
     for c in client.gather(run.get(first, "counts")):
         candidates += c["simhash"] + c["minhash"]
         minhash_candidates += c["minhash"]
+        ruled += c["ruled"]
     verify_in = run.get(first, "pairs")
     run.sizes["verify"] = [run.submit("size", _nbytes, p) for p in verify_in]
     second = [run.submit("verify-b", _verify_second, sketches[i], i, offsets, threshold,
                          max_hashes, *p)
               for i, p in enumerate(run.pieces("verify", verify_in, M))]
     del first, verify_in
-    rejected = sum(client.gather(run.get(second, "rejected")))
+    rejected = ruled + sum(client.gather(run.get(second, "rejected")))
     return run.get(second, "edges"), (candidates, minhash_candidates, rejected)
 
 
@@ -782,8 +796,11 @@ def dedup(source: Any, *, client: Any = None, scheduler: Optional[str] = None,
         run.near_tables = len(masks)
         near_in = [run.submit("near-in", _near_split, sigs[i], int(offsets[i]), keep, masks,
                               parts, followers[i], twins[i]) for i in range(M)]
+        # Shingle counts rule pairs out as jaccard_at_least does (not the bottom-k estimate).
+        size_threshold = None if stream or max_hashes else threshold
         routed.append(run.shuffle("simhash", run.get(near_in, 0), lambda x: x, parts,
-                                  functools.partial(_simhash_reduce, masks, k, offsets)))
+                                  functools.partial(_simhash_reduce, masks, k, offsets,
+                                                    size_threshold)))
         if not stream and any(client.gather([run.submit("has-mh", _has_band_keys, s)
                                              for s in sigs])):
             routed.append(run.shuffle("minhash", run.get(near_in, 1), lambda x: x, parts,

@@ -41,14 +41,14 @@ std::span<const T> view(const py::array_t<T, py::array::c_style | py::array::for
   return {a.data(), static_cast<std::size_t>(a.size())};
 }
 
-// Signatures of one partition's records, by column; without the verification shingle arrays,
-// which dask_sketches signs anew for the documents that need them.
+// Signatures of one partition's records, by column; without the verification shingle arrays
+// (only their sizes), which dask_sketches signs anew for the documents that need them.
 struct signed_part {
   std::vector<std::string> ids;
   std::vector<uint8_t> id_is_number;
   std::vector<uint64_t> fingerprint, url_key, title_key, content_key, band_keys;
   std::vector<uint8_t> has_fingerprint;
-  std::vector<uint32_t> length;
+  std::vector<uint32_t> length, shingle_count;
   std::vector<int64_t> time;
   std::vector<double> field;
   uint64_t skipped = 0, skipped_inputs = 0, invalid_utf8 = 0, short_documents = 0, bytes = 0;
@@ -83,6 +83,7 @@ result<signed_part> sign_all(reader& in, const dedup_settings& s) {
       out.title_key.push_back(sig.title_key);
       out.content_key.push_back(sig.content_key);
       out.length.push_back(sig.length);
+      out.shingle_count.push_back(static_cast<uint32_t>(sig.shingles.size()));
       out.time.push_back(sig.time);
       out.field.push_back(sig.field);
       out.invalid_utf8 += sig.invalid_utf8;
@@ -214,6 +215,7 @@ py::dict sign(std::vector<std::string> inputs, std::optional<py::bytes> data,
   out["title_key"] = to_array(p.title_key);
   out["content_key"] = to_array(p.content_key);
   out["length"] = to_array(p.length);
+  out["shingle_count"] = to_array(p.shingle_count);
   out["time"] = to_array(p.time);
   out["field"] = to_array(p.field);
   out["band_keys"] = to_array(p.band_keys);
@@ -372,6 +374,20 @@ py::array_t<double> jaccards(const u64_array& offsets_a, const u32_array& hashes
     const auto a = ha.subspan(oa[ra[i]], oa[ra[i] + 1] - oa[ra[i]]);
     const auto b = hb.subspan(ob[rb[i]], ob[rb[i] + 1] - ob[rb[i]]);
     o[i] = max_hashes > 0 ? sketch_jaccard(a, b, max_hashes) : jaccard_at_least(a, b, threshold);
+  }
+  return out;
+}
+
+// Pairs whose shingle array sizes alone rule the threshold out (jaccard_at_least's own first
+// test, so verification would reject them): such a pair needs no array sent anywhere.
+py::array_t<bool> size_rejects(const u32_array& counts_a, const u32_array& counts_b,
+                               double threshold) {
+  const auto na = view(counts_a), nb = view(counts_b);
+  if (na.size() != nb.size()) throw py::value_error("counts_a and counts_b differ in length");
+  py::array_t<bool> out(static_cast<py::ssize_t>(na.size()));
+  bool* o = out.mutable_data();
+  for (std::size_t i = 0; i < na.size(); ++i) {
+    o[i] = na[i] + nb[i] == 0 || jaccard_size_bound(na[i], nb[i], threshold).has_value();
   }
   return out;
 }
@@ -604,6 +620,8 @@ void bind_dask(py::module_& m) {
   m.def("dask_jaccards", &jaccards, py::arg("offsets_a"), py::arg("hashes_a"), py::arg("rows_a"),
         py::arg("offsets_b"), py::arg("hashes_b"), py::arg("rows_b"), py::arg("threshold"),
         py::arg("max_hashes"));
+  m.def("dask_size_rejects", &size_rejects, py::arg("counts_a"), py::arg("counts_b"),
+        py::arg("threshold"));
   m.def("dask_cluster", &cluster, py::arg("columns"), py::arg("options"));
   m.def("dask_stream", &stream, py::arg("columns"), py::arg("options"));
   m.def("dask_write_kept", &write_kept, py::arg("inputs"), py::arg("data"), py::arg("source_name"),
