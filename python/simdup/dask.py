@@ -5,10 +5,11 @@ moves numpy arrays between the steps by hash shuffles (map tasks split their out
 reduce tasks concatenate one slice of every map). The steps (docs/distributed.md):
 
 1. sign: one task per partition (a file, a byte range of a large JSONL/TSV file cut at line
-   starts, or a partition of a bag/DataFrame): fingerprints, exact-layer
-   keys, keep-policy data, verification shingles and MinHash band keys. A document's global
-   ordinal is (partition index, row): partitions follow the order of the inputs, so this is the
-   CLI's input order, and keep ``first`` means the same thing.
+   starts, or a partition of a bag/DataFrame): fingerprints, exact-layer keys, keep-policy
+   data, the sizes of the verification shingle sets and MinHash band keys (not the shingle
+   arrays: step 4 signs them anew for the documents that need them). A document's global
+   ordinal is (partition index, row): partitions follow the order of the inputs, so this is
+   the CLI's input order, and keep ``first`` means the same thing.
 2. exact layers: shuffle (layer, key, ordinal) by key; each document is linked to the first
    holder of its key; connected components (large-star/small-star) give the exact groups, whose
    best member by the keep policy is its leader.
@@ -18,9 +19,11 @@ reduce tasks concatenate one slice of every map). The steps (docs/distributed.md
    within k; a pair is kept only by the first table whose blocks it agrees on, so it is emitted
    once. MinHash: shuffle by (band, key); each bucket in keep-policy order gives the pairs
    ``minhash_pairs`` gives (the same cap on large buckets).
-4. verification where both sketches meet: pairs (ordinals) go to the partition of their first
-   document, then to the partition of the second with the shingles of the first documents it
-   lacks, each once per destination; compared there in C++ by row number.
+4. verification where both sketches meet: pairs whose shingle counts rule the threshold out are
+   counted as rejected where they are found; each partition re-signs the shingle arrays of its
+   documents in the other pairs or in exact groups; pairs (ordinals) go to the partition of
+   their first document, then to the partition of the second with the shingles of the first
+   documents it lacks, each once per destination; compared there in C++ by row number.
 5. clusters: connected components of the exact links and verified pairs (large-star/small-star,
    iterated until every component is a star), then each component's documents (components are
    small) meet in one task that runs the batch engine over them with the corpus-wide MinHash
