@@ -172,8 +172,9 @@ def main():
             print(f"  same decisions as single-machine simdup.dedup: {same}")
 
 
-# Task prefixes whose time is mostly in simdup._core (signing, all-pairs, Jaccard, clustering).
-C_HEAVY = {"sign", "simhash", "minhash", "verify", "cluster"}
+# Task prefixes whose time is mostly in simdup._core (signing, re-signing the shingle arrays of
+# documents in pairs, all-pairs, Jaccard, clustering).
+C_HEAVY = {"sign", "sketch", "simhash", "minhash", "verify", "cluster"}
 
 if __name__ == "__main__":
     main()

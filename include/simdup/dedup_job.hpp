@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -78,5 +79,16 @@ struct dedup_job_options {
 /// cannot be written, a stop request; in every error case DIR is left as it was and the
 /// staging directory is removed.
 result<dedup_summary> run_dedup_job(const dedup_job_options& options, std::FILE* log);
+
+/// The kept records of one part of a corpus, written as the job writes kept.<ext>[.zst]
+/// (simdup.dask writes one part per partition; their concatenation in order, decompressed, is
+/// the job's file): the good records `in` gives whose flag in `keep` is set, byte for byte as
+/// read, into DIR/STEM.<ext>[.zst] per input format (a CSV header row first). Bad records are
+/// passed over (the caller counted them when it read the part first). When nothing is kept, an
+/// empty DIR/STEM.<ext of `empty_format`>[.zst] is still written, as the job does. Returns the
+/// records written; errc::io_error when `in` gives more or fewer good records than `keep` has
+/// flags (the input changed) or a file cannot be written.
+result<uint64_t> write_kept_part(reader& in, std::span<const uint8_t> keep, const std::string& dir,
+                                 const std::string& stem, bool zstd, input_format empty_format);
 
 }  // namespace simdup

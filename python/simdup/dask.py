@@ -1,14 +1,15 @@
-"""simdup.dask: the dedup job of ``simdup dedup`` (batch mode) on a Dask distributed cluster.
+"""simdup.dask: the dedup job of ``simdup dedup`` on a Dask distributed cluster.
 
 Every step that touches text or pairs runs in C++ (``simdup._core``) inside Dask tasks; Dask
 moves numpy arrays between the steps by hash shuffles (map tasks split their output by a key,
 reduce tasks concatenate one slice of every map). The steps (docs/distributed.md):
 
 1. sign: one task per partition (a file, a byte range of a large JSONL/TSV file cut at line
-   starts, or a partition of a bag/DataFrame): fingerprints, exact-layer
-   keys, keep-policy data, verification shingles and MinHash band keys. A document's global
-   ordinal is (partition index, row): partitions follow the order of the inputs, so this is the
-   CLI's input order, and keep ``first`` means the same thing.
+   starts, or a partition of a bag/DataFrame): fingerprints, exact-layer keys, keep-policy
+   data, the sizes of the verification shingle sets and MinHash band keys (not the shingle
+   arrays: step 4 signs them anew for the documents that need them). A document's global
+   ordinal is (partition index, row): partitions follow the order of the inputs, so this is
+   the CLI's input order, and keep ``first`` means the same thing.
 2. exact layers: shuffle (layer, key, ordinal) by key; each document is linked to the first
    holder of its key; connected components (large-star/small-star) give the exact groups, whose
    best member by the keep policy is its leader.
@@ -18,13 +19,19 @@ reduce tasks concatenate one slice of every map). The steps (docs/distributed.md
    within k; a pair is kept only by the first table whose blocks it agrees on, so it is emitted
    once. MinHash: shuffle by (band, key); each bucket in keep-policy order gives the pairs
    ``minhash_pairs`` gives (the same cap on large buckets).
-4. verification where both sketches meet: pairs (ordinals) go to the partition of their first
-   document, then to the partition of the second with the shingles of the first documents it
-   lacks, each once per destination; compared there in C++ by row number.
+4. verification where both sketches meet: pairs whose shingle counts rule the threshold out are
+   counted as rejected where they are found; each partition re-signs the shingle arrays of its
+   documents in the other pairs or in exact groups; pairs (ordinals) go to the partition of
+   their first document, then to the partition of the second with the shingles of the first
+   documents it lacks, each once per destination; compared there in C++ by row number.
 5. clusters: connected components of the exact links and verified pairs (large-star/small-star,
    iterated until every component is a star), then each component's documents (components are
    small) meet in one task that runs the batch engine over them with the corpus-wide MinHash
    candidates: its clusters, representatives, distances and Jaccards are the CLI's.
+
+Stream mode (keep the first; the CLI's single pass) uses the same steps without MinHash: the
+near layer skips the documents an earlier one shares a key with, the components join the
+unverified candidates, and each component runs the stream engine in input order.
 
 Dask is imported here only; ``import simdup`` works without it.
 """
@@ -164,17 +171,29 @@ def _unique_pairs(u: np.ndarray, v: np.ndarray):
 # ---------------------------------------------------------------------------------------------
 # Task functions (top level, so that workers unpickle them by name).
 
-def _sign(spec: Tuple, options: Dict[str, Any], records: Any = None) -> Dict[str, Any]:
+def _partition(spec: Tuple, options: Dict[str, Any], records: Any = None) -> Tuple:
+    """The arguments that name a partition's records to the C++ steps: (inputs, JSONL bytes,
+    source name, options, byte range)."""
     if spec[0] in ("files", "range"):
-        part = _cpp.dask_sign(list(spec[1]), None, "", options, _range(spec))
-    else:
-        if hasattr(records, "to_dict"):  # a pandas partition
-            records = records.to_dict("records")
-        from . import _records_jsonl
-        data = _records_jsonl(records)
-        opts = dict(options)
-        opts.setdefault("input_format", "jsonl")
-        part = _cpp.dask_sign([], data, spec[-1], opts, None)
+        return list(spec[1]), None, "", options, _range(spec)
+    if hasattr(records, "to_dict"):  # a pandas partition
+        records = records.to_dict("records")
+    from . import _records_jsonl
+    opts = dict(options)
+    opts.setdefault("input_format", "jsonl")
+    return [], _records_jsonl(records), spec[-1], opts, None
+
+
+def _task_spec(spec: Tuple) -> Tuple:
+    """(spec, records) as tasks take them: a records partition travels as its own argument, so
+    that Dask passes the computed records."""
+    if spec[0] == "records":
+        return spec[:1] + spec[2:], spec[1]
+    return spec, None
+
+
+def _sign(spec: Tuple, options: Dict[str, Any], records: Any = None) -> Dict[str, Any]:
+    part = _cpp.dask_sign(*_partition(spec, options, records))
     ids = part.pop("ids")
     part["ids"] = np.empty(len(ids), dtype=object)
     part["ids"][:] = ids
@@ -304,6 +323,19 @@ def _followers(offsets: np.ndarray, *pieces):
     return _split({"gid": out}, _owner(out, offsets), len(offsets) - 1)
 
 
+def _later_route(offsets: np.ndarray, exact):
+    """Stream mode: the documents an earlier one shares a key with (each is dropped by the
+    exact layers and never kept, so it stays out of the near layer), routed to their
+    signature partitions."""
+    later = np.unique(exact["edges"]["v"])
+    return _split({"gid": later}, _owner(later, offsets), len(offsets) - 1)
+
+
+def _pairs_as_edges(routed):
+    t = _concat(routed)
+    return _edges(t["a"], t["b"])
+
+
 def _first_followers(*pieces):
     """keep first: the best member is the smallest ordinal, which is the component's label."""
     t = _concat(pieces)
@@ -333,7 +365,8 @@ def _near_split(sig, offset: int, keep: str, masks: np.ndarray, parts: int, foll
     fp = sig["fingerprint"][rows]
     tables = {"table": np.repeat(np.arange(len(masks), dtype=np.uint16), len(rows)),
               "key": (fp[None, :] & masks[:, None]).reshape(-1),
-              "gid": np.tile(gid[rows], len(masks)), "fp": np.tile(fp, len(masks))}
+              "gid": np.tile(gid[rows], len(masks)), "fp": np.tile(fp, len(masks)),
+              "n": np.tile(sig["shingle_count"][rows], len(masks))}
     simhash = _split(tables, _hash_dest(tables["key"], parts, tables["table"].astype(np.uint64)),
                      parts)
     bands = len(sig["band_keys"]) // n if n else 0
@@ -350,7 +383,12 @@ def _near_split(sig, offset: int, keep: str, masks: np.ndarray, parts: int, foll
     return simhash, _split(t, _hash_dest(t["key"], parts, t["band"].astype(np.uint64)), parts)
 
 
-def _simhash_reduce(masks: np.ndarray, k: int, offsets: np.ndarray, *pieces):
+def _simhash_reduce(masks: np.ndarray, k: int, offsets: np.ndarray, size_threshold, *pieces):
+    """Pairs within k in each (table, key) group, each once. With `size_threshold` (exact
+    Jaccard verification), pairs whose shingle counts alone rule it out are marked "ruled": they
+    are counted as candidates rejected by verification, as the CLI counts them, but no shingle
+    array is signed or sent for them (most candidates of a large corpus are such chance
+    collisions)."""
     t = _concat(pieces)
     order = np.lexsort((t["gid"], t["key"], t["table"]))
     table, key, gid, fp = t["table"][order], t["key"][order], t["gid"][order], t["fp"][order]
@@ -363,7 +401,10 @@ def _simhash_reduce(masks: np.ndarray, k: int, offsets: np.ndarray, *pieces):
     diff = fp[a] ^ fp[b]
     first_table = np.argmax((diff[:, None] & masks[None, :]) == 0, axis=1) if len(a) else a
     mine = first_table == table[a]
-    return _pairs_route(gid[a][mine], gid[b][mine], False, offsets)
+    a, b = a[mine], b[mine]
+    ruled = (np.zeros(len(a), dtype=bool) if size_threshold is None else
+             _cpp.dask_size_rejects(t["n"][order][a], t["n"][order][b], size_threshold))
+    return _pairs_route(gid[a], gid[b], False, offsets, ruled)
 
 
 def _minhash_reduce(k: int, max_bucket: int, offsets: np.ndarray, *pieces):
@@ -377,16 +418,43 @@ def _minhash_reduce(k: int, max_bucket: int, offsets: np.ndarray, *pieces):
         out_b.append(t["gid"][rows][b.astype(np.int64)])
     a = np.concatenate(out_a) if out_a else np.zeros(0, np.uint64)
     b = np.concatenate(out_b) if out_b else np.zeros(0, np.uint64)
-    return _pairs_route(np.minimum(a, b), np.maximum(a, b), True, offsets)
+    return _pairs_route(np.minimum(a, b), np.maximum(a, b), True, offsets,
+                        np.zeros(len(a), dtype=bool))
 
 
-def _pairs_route(a, b, minhash: bool, offsets: np.ndarray):
+def _pairs_route(a, b, minhash: bool, offsets: np.ndarray, ruled: np.ndarray):
     t = {"a": a.astype(np.uint64), "b": b.astype(np.uint64),
-         "minhash": np.full(len(a), minhash, dtype=bool)}
+         "minhash": np.full(len(a), minhash, dtype=bool), "ruled": ruled.astype(bool)}
     return _split(t, _owner(t["a"], offsets), len(offsets) - 1)
 
 
-def _verify_first(sig, index: int, offsets: np.ndarray, *pieces):
+def _endpoints_route(offsets: np.ndarray, table):
+    """The documents a table of edges ({u, v}) or of routed pairs (a list of {a, b}) names,
+    routed to their signature partitions: those whose shingle arrays a later step needs."""
+    if isinstance(table, list):
+        table = _concat(table)
+        table = {"a": table["a"][~table["ruled"]], "b": table["b"][~table["ruled"]]}
+    gids = np.unique(np.concatenate([table[k] for k in ("u", "v", "a", "b") if k in table]))
+    return _split({"gid": gids}, _owner(gids, offsets), len(offsets) - 1)
+
+
+def _sketch(spec, options, records, offset: int, *pieces):
+    """The shingle arrays of this partition's documents that pieces name (ascending ordinals
+    "gid"; "sh_off"/"sh" ragged), signed anew from the partition's records: the documents of
+    candidate pairs and exact groups, which verification and the clusters need."""
+    gids = np.unique(_concat(pieces)["gid"]) if pieces else np.zeros(0, np.uint64)
+    if options.get("verify") == "off" or len(gids) == 0:  # no arrays to sign
+        return {"gid": gids, "sh_off": np.zeros(len(gids) + 1, np.uint64),
+                "sh": np.zeros(0, np.uint32)}
+    sh_off, sh = _cpp.dask_sketches(*_partition(spec, options, records), gids - np.uint64(offset))
+    return {"gid": gids, "sh_off": sh_off, "sh": sh}
+
+
+def _sketch_rows(sketch, gids: np.ndarray) -> np.ndarray:
+    return np.searchsorted(sketch["gid"], gids).astype(np.int64)
+
+
+def _verify_first(sketch, index: int, offsets: np.ndarray, *pieces):
     """Candidate pairs of this partition's documents (each once), as ordinals, routed to the
     second document's partition; with each pair list the sketches of its first documents that
     the destination does not hold, each once however many pairs name it (none for pairs within
@@ -394,11 +462,13 @@ def _verify_first(sig, index: int, offsets: np.ndarray, *pieces):
     t = _concat(pieces)
     a, b = t["a"], t["b"]
     order = np.lexsort((b, a))
-    a, b, minhash = a[order], b[order], t["minhash"][order]
+    a, b, minhash, ruled = a[order], b[order], t["minhash"][order], t["ruled"][order]
     keep = np.ones(len(a), dtype=bool)
     keep[1:] = (a[1:] != a[:-1]) | (b[1:] != b[:-1])
-    a, b, minhash = a[keep], b[keep], minhash[keep]
-    counts = {"simhash": int((~minhash).sum()), "minhash": int(minhash.sum())}
+    a, b, minhash, ruled = a[keep], b[keep], minhash[keep], ruled[keep]
+    counts = {"simhash": int((~minhash).sum()), "minhash": int(minhash.sum()),
+              "ruled": int(ruled.sum())}
+    a, b = a[~ruled], b[~ruled]
     parts = len(offsets) - 1
     dest = _owner(b, offsets)
     order = np.argsort(dest, kind="stable")
@@ -408,14 +478,14 @@ def _verify_first(sig, index: int, offsets: np.ndarray, *pieces):
         rows = order[bounds[j]:bounds[j + 1]]
         piece = {"a": a[rows], "b": b[rows]}
         firsts = np.unique(piece["a"]) if j != index else np.zeros(0, np.uint64)
-        sketch_off, sketches = _ragged_take(sig["shingle_offsets"], sig["shingles"],
-                                            (firsts - offsets[index]).astype(np.int64))
+        sketch_off, sketches = _ragged_take(sketch["sh_off"], sketch["sh"],
+                                            _sketch_rows(sketch, firsts))
         out.append({"pairs": piece, "sketches": {"gid": firsts, "sh_off": sketch_off,
                                                  "sh": sketches}})
     return {"counts": counts, "pairs": out}
 
 
-def _verify_second(sig, index: int, offsets: np.ndarray, threshold: Optional[float],
+def _verify_second(sketch, index: int, offsets: np.ndarray, threshold: Optional[float],
                    max_hashes: int, *pieces):
     """Verifies the pairs whose second document is here: against this partition's own sketch
     when the first is here too, else against the one sent with the pairs."""
@@ -423,22 +493,21 @@ def _verify_second(sig, index: int, offsets: np.ndarray, threshold: Optional[flo
     if threshold is None:
         return {"edges": _edges(t["a"], t["b"]), "rejected": 0}
     a, b = t["a"], t["b"]
-    offset = offsets[index]
     local = _owner(a, offsets) == index
-    own = (sig["shingle_offsets"], sig["shingles"])
+    own = (sketch["sh_off"], sketch["sh"])
     ok = np.empty(len(a), dtype=bool)
-    j = _cpp.dask_jaccards(*own, a[local] - offset, *own, b[local] - offset, threshold,
-                            max_hashes)
+    j = _cpp.dask_jaccards(*own, _sketch_rows(sketch, a[local]), *own,
+                            _sketch_rows(sketch, b[local]), threshold, max_hashes)
     ok[local] = j >= threshold
     sent = _concat([p["sketches"] for p in pieces])  # ascending ordinals: sources in order
     rows = np.searchsorted(sent["gid"], a[~local])
-    j = _cpp.dask_jaccards(sent["sh_off"], sent["sh"], rows, *own, b[~local] - offset,
-                            threshold, max_hashes)
+    j = _cpp.dask_jaccards(sent["sh_off"], sent["sh"], rows, *own,
+                            _sketch_rows(sketch, b[~local]), threshold, max_hashes)
     ok[~local] = j >= threshold
     return {"edges": _edges(a[ok], b[ok]), "rejected": int((~ok).sum())}
 
 
-def _members_split(sig, offset: int, parts: int, *pieces):
+def _members_split(sig, sketch, offset: int, parts: int, *pieces):
     """This partition's documents of non-trivial components, by component."""
     t = _concat(pieces)
     rows = (t["node"] - np.uint64(offset)).astype(np.int64)
@@ -449,12 +518,14 @@ def _members_split(sig, offset: int, parts: int, *pieces):
     n = len(sig["fingerprint"])
     bands = len(sig["band_keys"]) // n if n else 0
     m["band_keys"] = sig["band_keys"].reshape(n, bands)[rows]
-    m["sh_off"], m["sh"] = _ragged_take(sig["shingle_offsets"], sig["shingles"], rows)
+    m["sh_off"], m["sh"] = _ragged_take(sketch["sh_off"], sketch["sh"],
+                                        _sketch_rows(sketch, t["node"]))
     return _split(m, _hash_dest(m["comp"], parts), parts)
 
 
 def _cluster(options: Dict[str, Any], offsets: np.ndarray, *pieces):
-    """The batch engine over whole components, in global order: the CLI's decisions."""
+    """The batch engine (or in stream mode the stream engine) over whole components, in global
+    order: the CLI's decisions."""
     t = _concat(pieces)
     t = _take(t, np.argsort(t["gid"], kind="stable"))
     gid = t["gid"]
@@ -464,7 +535,8 @@ def _cluster(options: Dict[str, Any], offsets: np.ndarray, *pieces):
     columns["shingle_offsets"] = t["sh_off"]
     columns["shingles"] = t["sh"]
     columns["band_keys"] = np.ascontiguousarray(t["band_keys"]).reshape(-1)
-    d = _cpp.dask_cluster(columns, options)
+    stream = options.get("mode") == "stream"
+    d = (_cpp.dask_stream if stream else _cpp.dask_cluster)(columns, options)
     rep = d["representative"].astype(np.int64)
     dup = rep != np.arange(n)
     out = {"gid": gid[dup], "rep": gid[rep][dup], "rep_id": t["id"][rep][dup],
@@ -475,6 +547,8 @@ def _cluster(options: Dict[str, Any], offsets: np.ndarray, *pieces):
              "clusters_with_duplicates": int((sizes > 1).sum()),
              "layers": np.bincount(d["layer"][dup], minlength=len(_LAYERS)),
              "distances": np.bincount(np.where(dist < 0, 65, dist), minlength=66)}
+    if stream:
+        stats["pairs"] = (int(d["candidates"]), int(d["rejected"]))
     return {"decisions": _split(out, _owner(out["gid"], offsets), len(offsets) - 1),
             "stats": stats}
 
@@ -598,11 +672,57 @@ def _client_for(scheduler: Optional[str]):
     return Client(scheduler), None
 
 
+def _exact_followers(run, sigs, exact, exact_edges, offsets, keep: str, parts: int):
+    """Batch mode: the exact groups (components of the exact links) and, per signature
+    partition, the members that are not their group's best (followers) and the twins."""
+    M = len(sigs)
+    exact_labels, exact_rounds = run.components("exact-cc", exact_edges)
+    label_splits = [run.submit("label-route", _label_route, lab, offsets) for lab in exact_labels]
+    by_sig = run.pieces("labels", label_splits, M)
+    if keep == "first":
+        followers = [run.submit("followers", _first_followers, *by_sig[i]) for i in range(M)]
+    else:
+        ranked = [run.submit("rank", _attach_rank, sigs[i], int(offsets[i]), keep, parts,
+                             *by_sig[i]) for i in range(M)]
+        grouped = run.shuffle("leaders", ranked, lambda x: x, parts,
+                              functools.partial(_followers, offsets))
+        followers = [run.submit("cat", _concat_args, *p) for p in run.pieces("fl", grouped, M)]
+    twins = [run.submit("cat", _concat_args, *p)
+             for p in run.pieces("twins", run.get(exact, "twins"), M)]
+    return followers, twins, exact_rounds
+
+
+def _verified(run, sketches, routed, offsets, threshold, max_hashes):
+    """Batch mode: each candidate pair (SimHash's and MinHash's, routed to their first
+    documents' partitions) verified where both sketches meet; the verified pairs as edges and
+    the (candidate, MinHash, rejected) counts."""
+    client, M = run.client, len(sketches)
+    routed_pieces = [run.pieces("pairs", group, M) for group in routed]
+    first = [run.submit("verify-a", _verify_first, sketches[i], i, offsets,
+                        *[p for group in routed_pieces for p in group[i]])
+             for i in range(M)]
+    del routed_pieces
+    candidates = minhash_candidates = ruled = 0
+    for c in client.gather(run.get(first, "counts")):
+        candidates += c["simhash"] + c["minhash"]
+        minhash_candidates += c["minhash"]
+        ruled += c["ruled"]
+    verify_in = run.get(first, "pairs")
+    run.sizes["verify"] = [run.submit("size", _nbytes, p) for p in verify_in]
+    second = [run.submit("verify-b", _verify_second, sketches[i], i, offsets, threshold,
+                         max_hashes, *p)
+              for i, p in enumerate(run.pieces("verify", verify_in, M))]
+    del first, verify_in
+    rejected = ruled + sum(client.gather(run.get(second, "rejected")))
+    return run.get(second, "edges"), (candidates, minhash_candidates, rejected)
+
+
 def dedup(source: Any, *, client: Any = None, scheduler: Optional[str] = None,
           partitions: Optional[int] = None, near_prefix_blocks: int = 1,
           partition_bytes: int = 256 << 20,
-          out: Optional[str] = None, force: bool = False, **options: Any):
-    """Deduplicates on a Dask cluster; the same decisions as ``simdup dedup`` (batch mode).
+          out: Optional[str] = None, force: bool = False, zstd: bool = False, **options: Any):
+    """Deduplicates on a Dask cluster; the same decisions as ``simdup dedup`` (batch or
+    stream mode).
 
     ``source``: paths/globs (one partition per file, in the given order; a JSONL or TSV file
     larger than ``partition_bytes`` becomes several, cut at line starts; 0: never split), a Dask
@@ -617,7 +737,7 @@ def dedup(source: Any, *, client: Any = None, scheduler: Optional[str] = None,
     partition, ``kept-NNNNN.<format>``, duplicates.jsonl in input order, summary.json,
     report.html); it must be
     visible to the workers under the same path (shared storage). ``force``: replace a non-empty
-    one.
+    one. ``zstd``: kept shards zstd-compressed (``kept-NNNNN.<format>.zst``, as ``--zstd``).
 
     Returns ``(frame, summary)``: a Dask DataFrame with one row per record in input order (``id``,
     ``keep``, ``cluster``, ``duplicate_of``, ``distance``, ``layer``, ``jaccard``, as
@@ -628,8 +748,7 @@ def dedup(source: Any, *, client: Any = None, scheduler: Optional[str] = None,
     opts = dict(options)
     if opts.get("verify") in (None, False) and "verify" in opts:
         opts["verify"] = "off"
-    if opts.get("mode", "batch") != "batch":
-        raise ValueError("simdup.dask runs batch mode only (mode='batch')")
+    stream = opts.get("mode", "batch") == "stream"
     opts.setdefault("threads", 1)
     if out is not None:
         _check_out(out, force)
@@ -649,8 +768,8 @@ def dedup(source: Any, *, client: Any = None, scheduler: Optional[str] = None,
     max_hashes = int(opts.get("verify_max_hashes", 0))
 
     t = _time.perf_counter()
-    sigs = [run.submit("sign", _sign, spec[:1] + spec[2:], opts, *spec[1:2])
-            if spec[0] == "records" else run.submit("sign", _sign, spec, opts) for spec in specs]
+    sigs = [run.submit("sign", _sign, *_task_spec(spec)[:1], opts, _task_spec(spec)[1])
+            for spec in specs]
     counts = client.gather([run.submit("count", _count, s) for s in sigs])
     offsets = np.zeros(len(sigs) + 1, dtype=np.uint64)
     np.cumsum(counts, out=offsets[1:])
@@ -662,56 +781,56 @@ def dedup(source: Any, *, client: Any = None, scheduler: Optional[str] = None,
                                   for i, s in enumerate(sigs)],
                         lambda x: x, parts, functools.partial(_exact_reduce, offsets))
     exact_edges = run.get(exact, "edges")
-    exact_labels, exact_rounds = run.components("exact-cc", exact_edges)
-    label_splits = [run.submit("label-route", _label_route, lab, offsets) for lab in exact_labels]
-    by_sig = run.pieces("labels", label_splits, M)
-    if keep == "first":
-        followers = [run.submit("followers", _first_followers, *by_sig[i]) for i in range(M)]
+    exact_rounds = 0
+    if stream:
+        later = [run.submit("later", _later_route, offsets, e) for e in exact]
+        followers = [run.submit("cat", _concat_args, *p) for p in run.pieces("later", later, M)]
+        twins = followers  # no MinHash in stream mode
     else:
-        ranked = [run.submit("rank", _attach_rank, sigs[i], int(offsets[i]), keep, parts,
-                             *by_sig[i]) for i in range(M)]
-        grouped = run.shuffle("leaders", ranked, lambda x: x, parts,
-                              functools.partial(_followers, offsets))
-        followers = [run.submit("cat", _concat_args, *p) for p in run.pieces("fl", grouped, M)]
-    twins = [run.submit("cat", _concat_args, *p)
-             for p in run.pieces("twins", run.get(exact, "twins"), M)]
+        followers, twins, exact_rounds = _exact_followers(run, sigs, exact, exact_edges, offsets,
+                                                          keep, parts)
     t = run.stage("exact layers", t)
 
     near_edges: List[Any] = []
+    routed: List[Any] = []  # candidate pairs (SimHash, MinHash), by their first document
     candidates = minhash_candidates = rejected = 0
     if "near" in _layers(opts):
         masks = _block_masks(k, near_prefix_blocks)
         run.near_tables = len(masks)
         near_in = [run.submit("near-in", _near_split, sigs[i], int(offsets[i]), keep, masks,
                               parts, followers[i], twins[i]) for i in range(M)]
-        sim = run.shuffle("simhash", run.get(near_in, 0), lambda x: x, parts,
-                          functools.partial(_simhash_reduce, masks, k, offsets))
-        routed = [sim]
-        if any(client.gather([run.submit("has-mh", _has_band_keys, s) for s in sigs])):
+        # Shingle counts rule pairs out as jaccard_at_least does (not the bottom-k estimate).
+        size_threshold = None if stream or max_hashes else threshold
+        routed.append(run.shuffle("simhash", run.get(near_in, 0), lambda x: x, parts,
+                                  functools.partial(_simhash_reduce, masks, k, offsets,
+                                                    size_threshold)))
+        if not stream and any(client.gather([run.submit("has-mh", _has_band_keys, s)
+                                             for s in sigs])):
             routed.append(run.shuffle("minhash", run.get(near_in, 1), lambda x: x, parts,
                                       functools.partial(_minhash_reduce, k,
                                                         int(_core.MINHASH_MAX_BUCKET), offsets)))
-        routed_pieces = [run.pieces("pairs", group, M) for group in routed]
-        first = [run.submit("verify-a", _verify_first, sigs[i], i, offsets,
-                            *[p for group in routed_pieces for p in group[i]])
-                 for i in range(M)]
-        del near_in, sim, routed, routed_pieces  # their results are freed once consumed
-        for c in client.gather(run.get(first, "counts")):
-            candidates += c["simhash"] + c["minhash"]
-            minhash_candidates += c["minhash"]
-        verify_in = run.get(first, "pairs")
-        run.sizes["verify"] = [run.submit("size", _nbytes, p) for p in verify_in]
-        second = [run.submit("verify-b", _verify_second, sigs[i], i, offsets, threshold,
-                             max_hashes, *p)
-                  for i, p in enumerate(run.pieces("verify", verify_in, M))]
-        del first, verify_in
-        rejected = sum(client.gather(run.get(second, "rejected")))
-        near_edges = run.get(second, "edges")
+        del near_in  # its results are freed once consumed
+    # Shingle arrays, signed anew, of the documents in candidate pairs or exact groups only: the
+    # sign results hold none, verification and the clusters need no others.
+    need = [run.submit("need", _endpoints_route, offsets, e)
+            for e in exact_edges + [r for group in routed for r in group]]
+    sketches = [run.submit("sketch", _sketch, *_task_spec(spec)[:1], opts, _task_spec(spec)[1],
+                           int(offsets[i]), *p)
+                for i, (spec, p) in enumerate(zip(specs, run.pieces("need", need, M)))]
+    del need
+    if stream:  # unverified: the stream engine verifies, and counts, as the CLI does
+        near_edges = [run.submit("edges", _pairs_as_edges, r) for group in routed for r in group]
+    elif routed:
+        near_edges, counts = _verified(run, sketches, routed, offsets, threshold, max_hashes)
+        candidates, minhash_candidates, rejected = counts
+    del routed
+    if "near" in _layers(opts):
         t = run.stage("near pairs, verification", t)
 
     labels, rounds = run.components("cc", exact_edges + near_edges)
     t = run.stage("connected components", t)
-    members = [run.submit("members", _members_split, sigs[i], int(offsets[i]), parts, *p)
+    members = [run.submit("members", _members_split, sigs[i], sketches[i], int(offsets[i]),
+                          parts, *p)
                for i, p in enumerate(run.pieces("lab2", [run.submit("lr", _label_route, lab,
                                                                     offsets)
                                                          for lab in labels], M))]
@@ -719,6 +838,9 @@ def dedup(source: Any, *, client: Any = None, scheduler: Optional[str] = None,
     clustered = [run.submit("cluster", _cluster, opts, offsets, *member_pieces[j])
                  for j in range(parts)]
     cstats = client.gather(run.get(clustered, "stats"))
+    if stream:
+        candidates = sum(c["pairs"][0] for c in cstats)
+        rejected = sum(c["pairs"][1] for c in cstats)
     decision_pieces = run.pieces("decisions", run.get(clustered, "decisions"), M)
     frames = [run.submit("frame", _frame, sigs[i], int(offsets[i]), *decision_pieces[i])
               for i in range(M)]
@@ -732,7 +854,7 @@ def dedup(source: Any, *, client: Any = None, scheduler: Optional[str] = None,
                    "distance": np.zeros(0, np.int8), "jaccard": np.zeros(0, np.float32)})
     frame = dd.from_delayed(frames, meta=meta, verify_meta=False)
     if out is not None:
-        _write_output(run, specs, sigs, frames, opts, summary, out, force)
+        _write_output(run, specs, frames, opts, summary, out, force, zstd)
     return frame, summary
 
 
@@ -813,21 +935,14 @@ def _summary(opts, specs, stats, n, cstats, candidates, minhash_candidates, reje
     }
 
 
-def _write_part(spec, options, records, frame, directory: str, index: int, fmt: str) -> int:
-    """One partition's kept records (as read) and duplicate lines, into `directory`."""
+def _write_part(spec, options, records, frame, directory: str, index: int, fmt: str,
+                zstd: bool) -> int:
+    """One partition's kept records (as read; kept-NNNNN.<ext>[.zst], by the CLI's writer) and
+    duplicate lines, into `directory`."""
     import pandas as pd
     keep = frame["keep"].to_numpy().astype(np.uint8)
-    ext = {"text": "txt"}.get(fmt, fmt or "jsonl")
-    path = os.path.join(directory, f"kept-{index:05d}.{ext}")
-    if spec[0] in ("files", "range"):
-        _cpp.dask_write_kept(list(spec[1]), None, "", options, _range(spec), keep, path)
-    else:
-        if hasattr(records, "to_dict"):
-            records = records.to_dict("records")
-        from . import _records_jsonl
-        opts = dict(options)
-        opts.setdefault("input_format", "jsonl")
-        _cpp.dask_write_kept([], _records_jsonl(records), spec[-1], opts, None, keep, path)
+    _cpp.dask_write_kept(*_partition(spec, options, records), keep, directory,
+                         f"kept-{index:05d}", zstd, fmt)
     with open(os.path.join(directory, f"duplicates-{index:05d}.jsonl"), "w",
               encoding="utf-8") as f:
         for row in frame[~frame["keep"]].itertuples(index=False):
@@ -848,16 +963,15 @@ def _check_out(out: str, force: bool) -> str:
     return path
 
 
-def _write_output(run, specs, sigs, frames, opts, summary, out: str, force: bool):
+def _write_output(run, specs, frames, opts, summary, out: str, force: bool, zstd: bool):
     import shutil
     import tempfile
     out = _check_out(out, force)
     staging = tempfile.mkdtemp(prefix=os.path.basename(out) + ".tmp-", dir=os.path.dirname(out))
     try:
         fmt = summary["output_format"] or "jsonl"
-        writes = [run.submit("write", _write_part, spec[:1] + spec[2:] if spec[0] == "records"
-                             else spec, opts, spec[1] if spec[0] == "records" else None,
-                             frames[i], staging, i, fmt)
+        writes = [run.submit("write", _write_part, _task_spec(spec)[0], opts,
+                             _task_spec(spec)[1], frames[i], staging, i, fmt, zstd)
                   for i, spec in enumerate(specs)]
         run.client.gather(writes)
         with open(os.path.join(staging, "duplicates.jsonl"), "wb") as dst:
@@ -884,7 +998,7 @@ _FLAGS = {"--html", "--no-nfkc", "--no-casefold", "--no-t2s", "--keep-punctuatio
           "--strip-digits"}
 _USAGE = ("usage: python3 -m simdup.dask dedup INPUT... --out DIR "
           "[--scheduler tcp://HOST:8786 | local:N] [--partitions N] [--partition-bytes N] "
-          "[--force] [-q] "
+          "[--force] [--zstd] [-q] "
           "[the flags of simdup dedup]")
 
 
@@ -909,7 +1023,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     inputs: List[str] = []
     options: Dict[str, Any] = {}
     out = scheduler = None
-    force = quiet = False
+    force = quiet = zstd = False
     partitions = None
     i = 1
     try:
@@ -919,6 +1033,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 quiet = True
             elif a == "--force":
                 force = True
+            elif a == "--zstd":
+                zstd = True
+            elif a == "--annotate":
+                raise ValueError("--annotate is not supported by simdup.dask; the returned frame "
+                                 "(simdup.dask.dedup) has each record's decision")
             elif a in _FLAGS:
                 options[a[2:].replace("-", "_")] = True
             elif a.startswith("-") and a != "-":
@@ -935,8 +1054,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                     scheduler = inline
                 elif key == "partitions":
                     partitions = int(inline)
-                elif key == "zstd":
-                    raise ValueError("--zstd is not supported by simdup.dask")
                 else:
                     options[key] = _value(inline)
             else:
@@ -953,7 +1070,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         client, cluster = _client_for(scheduler or "local:2")
         _, summary = dedup(inputs, client=client, partitions=partitions, out=out, force=force,
-                           **options)
+                           zstd=zstd, **options)
     except FileExistsError as e:  # a usage error, as in the CLI
         print(f"simdup.dask dedup: {e}", file=sys.stderr)
         return 2

@@ -7,6 +7,7 @@
 
 #include <simdup/all_pairs.hpp>
 #include <simdup/dedup.hpp>
+#include <simdup/dedup_job.hpp>
 #include <simdup/dedup_report.hpp>
 #include <simdup/minhash.hpp>
 #include <simdup/reader.hpp>
@@ -40,16 +41,16 @@ std::span<const T> view(const py::array_t<T, py::array::c_style | py::array::for
   return {a.data(), static_cast<std::size_t>(a.size())};
 }
 
-// Signatures of one partition's records, by column.
+// Signatures of one partition's records, by column; without the verification shingle arrays
+// (only their sizes), which dask_sketches signs anew for the documents that need them.
 struct signed_part {
   std::vector<std::string> ids;
   std::vector<uint8_t> id_is_number;
   std::vector<uint64_t> fingerprint, url_key, title_key, content_key, band_keys;
   std::vector<uint8_t> has_fingerprint;
-  std::vector<uint32_t> length, shingles;
+  std::vector<uint32_t> length, shingle_count;
   std::vector<int64_t> time;
   std::vector<double> field;
-  std::vector<uint64_t> shingle_offsets{0};
   uint64_t skipped = 0, skipped_inputs = 0, invalid_utf8 = 0, short_documents = 0, bytes = 0;
   std::map<std::string, uint64_t> skipped_reasons;
   std::vector<std::string> messages;
@@ -82,12 +83,11 @@ result<signed_part> sign_all(reader& in, const dedup_settings& s) {
       out.title_key.push_back(sig.title_key);
       out.content_key.push_back(sig.content_key);
       out.length.push_back(sig.length);
+      out.shingle_count.push_back(static_cast<uint32_t>(sig.shingles.size()));
       out.time.push_back(sig.time);
       out.field.push_back(sig.field);
       out.invalid_utf8 += sig.invalid_utf8;
       if (!sig.has_fingerprint) ++out.short_documents;
-      out.shingles.insert(out.shingles.end(), sig.shingles.begin(), sig.shingles.end());
-      out.shingle_offsets.push_back(out.shingles.size());
       if (bands > 0) {
         if (sig.band_keys.size() == bands) {
           out.band_keys.insert(out.band_keys.end(), sig.band_keys.begin(), sig.band_keys.end());
@@ -215,11 +215,10 @@ py::dict sign(std::vector<std::string> inputs, std::optional<py::bytes> data,
   out["title_key"] = to_array(p.title_key);
   out["content_key"] = to_array(p.content_key);
   out["length"] = to_array(p.length);
+  out["shingle_count"] = to_array(p.shingle_count);
   out["time"] = to_array(p.time);
   out["field"] = to_array(p.field);
   out["band_keys"] = to_array(p.band_keys);
-  out["shingle_offsets"] = to_array(p.shingle_offsets);
-  out["shingles"] = to_array(p.shingles);
   py::dict reasons;
   for (const auto& [reason, n] : p.skipped_reasons) reasons[py::str(reason)] = n;
   out["skipped"] = p.skipped;
@@ -236,6 +235,55 @@ py::dict sign(std::vector<std::string> inputs, std::optional<py::bytes> data,
 using u32_array = py::array_t<uint32_t, py::array::c_style | py::array::forcecast>;
 using u8_array = py::array_t<uint8_t, py::array::c_style | py::array::forcecast>;
 using f64_array = py::array_t<double, py::array::c_style | py::array::forcecast>;
+
+// The verification shingle arrays of the documents at `rows` (ascending positions among the
+// partition's good records), signed anew from the partition's records, as (offsets, hashes):
+// sign results keep no shingle arrays, since only the documents in candidate pairs or exact
+// groups need them, and re-reading a partition costs less than holding every array.
+py::tuple sketches(std::vector<std::string> inputs, std::optional<py::bytes> data,
+                   std::string source_name, py::dict options, std::optional<range_tuple> range,
+                   const u64_array& rows) {
+  const dedup_settings s = read_dedup_settings(std::move(options), data.has_value());
+  std::optional<std::string> buffer;
+  if (data) buffer = std::string(*data);
+  const auto wanted = view(rows);
+  std::vector<uint64_t> offsets{0};
+  std::vector<uint32_t> hashes;
+  status outcome;
+  {
+    py::gil_scoped_release nogil;
+    outcome = [&]() -> status {
+      auto signer = document_signer::create(s.dedup);
+      if (!signer) return std::move(signer).error();
+      auto in = open_partition(inputs, std::move(buffer), source_name, range_of(range), s.reader);
+      if (!in) return std::move(in).error();
+      document doc;
+      doc_signature sig;
+      error_info err;
+      uint64_t ordinal = 0;
+      std::size_t next = 0;
+      while (next < wanted.size()) {
+        const read_status rs = in->next(doc, err);
+        if (rs == read_status::end) break;
+        if (rs == read_status::bad_record) continue;  // counted when signing
+        if (rs == read_status::failed) return err;
+        if (ordinal++ != wanted[next]) continue;
+        signer->sign(doc, sig, doc.format == input_format::csv ? in->header() : "");
+        hashes.insert(hashes.end(), sig.shingles.begin(), sig.shingles.end());
+        offsets.push_back(hashes.size());
+        ++next;
+      }
+      if (next != wanted.size()) {
+        return make_error(errc::invalid_argument,
+                          "rows must ascend within the partition's records (or the input "
+                          "changed during the run)");
+      }
+      return {};
+    }();
+  }
+  check(outcome);
+  return py::make_tuple(to_array(offsets), to_array(hashes));
+}
 
 // Pairs within k inside each group [starts[g], starts[g+1]) of `fingerprints`, as positions.
 py::tuple group_pairs(const u64_array& fingerprints, const u64_array& starts, int k) {
@@ -330,65 +378,81 @@ py::array_t<double> jaccards(const u64_array& offsets_a, const u32_array& hashes
   return out;
 }
 
-// The batch engine over whole connected components (documents in global input order);
-// decisions by position.
-py::dict cluster(py::dict columns, py::dict options) {
-  dedup_settings s = read_dedup_settings(std::move(options), false);
-  s.dedup.mode = dedup_mode::batch;
-  const u64_array fp = columns["fingerprint"].cast<u64_array>();
-  const u8_array has_fp = columns["has_fingerprint"].cast<u8_array>();
-  const u64_array url = columns["url_key"].cast<u64_array>();
-  const u64_array title = columns["title_key"].cast<u64_array>();
-  const u64_array content = columns["content_key"].cast<u64_array>();
-  const u32_array length = columns["length"].cast<u32_array>();
-  const i64_array time = columns["time"].cast<i64_array>();
-  const f64_array field = columns["field"].cast<f64_array>();
-  const u64_array offsets = columns["shingle_offsets"].cast<u64_array>();
-  const u32_array shingles = columns["shingles"].cast<u32_array>();
-  const u64_array band_keys = columns["band_keys"].cast<u64_array>();
-  const std::size_t bands = s.dedup.detection.minhash.bands;
-  const std::size_t n = static_cast<std::size_t>(fp.size());
-  for (py::ssize_t size : {has_fp.size(), url.size(), title.size(), content.size(), length.size(),
-                           time.size(), field.size()}) {
-    if (static_cast<std::size_t>(size) != n) throw py::value_error("columns differ in length");
+// Pairs whose shingle array sizes alone rule the threshold out (jaccard_at_least's own first
+// test, so verification would reject them): such a pair needs no array sent anywhere.
+py::array_t<bool> size_rejects(const u32_array& counts_a, const u32_array& counts_b,
+                               double threshold) {
+  const auto na = view(counts_a), nb = view(counts_b);
+  if (na.size() != nb.size()) throw py::value_error("counts_a and counts_b differ in length");
+  py::array_t<bool> out(static_cast<py::ssize_t>(na.size()));
+  bool* o = out.mutable_data();
+  for (std::size_t i = 0; i < na.size(); ++i) {
+    o[i] = na[i] + nb[i] == 0 || jaccard_size_bound(na[i], nb[i], threshold).has_value();
   }
-  if (static_cast<std::size_t>(offsets.size()) != n + 1 ||
-      view(offsets).back() > static_cast<uint64_t>(shingles.size()) ||
-      static_cast<std::size_t>(band_keys.size()) != n * bands) {
-    throw py::value_error("shingle offsets or band keys do not match the columns");
+  return out;
+}
+
+// The signature columns of whole connected components (documents in global input order), as
+// _members_split gathers them; checked for consistent lengths on construction (with the GIL).
+struct component_columns {
+  u64_array fp, url, title, content, offsets, band_keys;
+  u8_array has_fp;
+  u32_array length, shingles;
+  i64_array time;
+  f64_array field;
+  std::size_t n = 0, bands = 0;
+
+  component_columns(const py::dict& c, std::size_t minhash_bands)
+      : fp(c["fingerprint"].cast<u64_array>()),
+        url(c["url_key"].cast<u64_array>()),
+        title(c["title_key"].cast<u64_array>()),
+        content(c["content_key"].cast<u64_array>()),
+        offsets(c["shingle_offsets"].cast<u64_array>()),
+        band_keys(c["band_keys"].cast<u64_array>()),
+        has_fp(c["has_fingerprint"].cast<u8_array>()),
+        length(c["length"].cast<u32_array>()),
+        shingles(c["shingles"].cast<u32_array>()),
+        time(c["time"].cast<i64_array>()),
+        field(c["field"].cast<f64_array>()),
+        n(static_cast<std::size_t>(fp.size())),
+        bands(minhash_bands) {
+    for (py::ssize_t size : {has_fp.size(), url.size(), title.size(), content.size(), length.size(),
+                             time.size(), field.size()}) {
+      if (static_cast<std::size_t>(size) != n) throw py::value_error("columns differ in length");
+    }
+    if (static_cast<std::size_t>(offsets.size()) != n + 1 ||
+        view(offsets).back() > static_cast<uint64_t>(shingles.size()) ||
+        static_cast<std::size_t>(band_keys.size()) != n * bands) {
+      throw py::value_error("shingle offsets or band keys do not match the columns");
+    }
   }
-  result<std::vector<dedup_decision>> outcome = make_error(errc::internal, "not run");
-  {
-    py::gil_scoped_release nogil;
-    outcome = [&]() -> result<std::vector<dedup_decision>> {
-      auto engine = batch_deduplicator::create(s.dedup);
-      if (!engine) return std::move(engine).error();
-      const auto sh = view(shingles);
-      const auto off = view(offsets);
-      for (std::size_t i = 0; i < n; ++i) {
-        doc_signature sig;
-        sig.fingerprint = fp.data()[i];
-        sig.has_fingerprint = has_fp.data()[i] != 0;
-        sig.url_key = url.data()[i];
-        sig.title_key = title.data()[i];
-        sig.content_key = content.data()[i];
-        sig.length = length.data()[i];
-        sig.time = time.data()[i];
-        sig.field = field.data()[i];
-        if (off[i] > off[i + 1]) return make_error(errc::invalid_argument, "bad shingle offsets");
-        const auto hashes = sh.subspan(off[i], off[i + 1] - off[i]);
-        sig.shingles.assign(hashes.begin(), hashes.end());
-        const uint64_t* keys = band_keys.data() + i * bands;
-        // A document without shingles has all-zero keys; the engine expects none then.
-        if (bands > 0 && std::any_of(keys, keys + bands, [](uint64_t x) { return x != 0; })) {
-          sig.band_keys.assign(keys, keys + bands);
-        }
-        if (auto st = engine->add(std::move(sig)); !st) return std::move(st).error();
-      }
-      return engine->finish();
-    }();
+
+  // Document i's signature, as the signer made it. Callable without the GIL.
+  result<doc_signature> at(std::size_t i) const {
+    doc_signature sig;
+    sig.fingerprint = fp.data()[i];
+    sig.has_fingerprint = has_fp.data()[i] != 0;
+    sig.url_key = url.data()[i];
+    sig.title_key = title.data()[i];
+    sig.content_key = content.data()[i];
+    sig.length = length.data()[i];
+    sig.time = time.data()[i];
+    sig.field = field.data()[i];
+    const auto off = view(offsets);
+    if (off[i] > off[i + 1]) return make_error(errc::invalid_argument, "bad shingle offsets");
+    const auto hashes = view(shingles).subspan(off[i], off[i + 1] - off[i]);
+    sig.shingles.assign(hashes.begin(), hashes.end());
+    const uint64_t* keys = band_keys.data() + i * bands;
+    // A document without shingles has all-zero keys; the engine expects none then.
+    if (bands > 0 && std::any_of(keys, keys + bands, [](uint64_t x) { return x != 0; })) {
+      sig.band_keys.assign(keys, keys + bands);
+    }
+    return sig;
   }
-  const std::vector<dedup_decision> decisions = take(std::move(outcome));
+};
+
+py::dict decisions_dict(const std::vector<dedup_decision>& decisions) {
+  const std::size_t n = decisions.size();
   py::array_t<uint32_t> rep(static_cast<py::ssize_t>(n));
   py::array_t<uint8_t> layer(static_cast<py::ssize_t>(n));
   py::array_t<int8_t> distance(static_cast<py::ssize_t>(n));
@@ -407,53 +471,85 @@ py::dict cluster(py::dict columns, py::dict options) {
   return out;
 }
 
-// Writes the records of one partition whose `keep` flag is set to `path`, byte for byte as
-// read (the CLI's kept.<format>: a CSV header row first, WARC records separated by a blank line).
+// The batch engine over whole connected components (documents in global input order);
+// decisions by position.
+py::dict cluster(py::dict columns, py::dict options) {
+  dedup_settings s = read_dedup_settings(std::move(options), false);
+  s.dedup.mode = dedup_mode::batch;
+  const component_columns c(columns, s.dedup.detection.minhash.bands);
+  result<std::vector<dedup_decision>> outcome = make_error(errc::internal, "not run");
+  {
+    py::gil_scoped_release nogil;
+    outcome = [&]() -> result<std::vector<dedup_decision>> {
+      auto engine = batch_deduplicator::create(s.dedup);
+      if (!engine) return std::move(engine).error();
+      for (std::size_t i = 0; i < c.n; ++i) {
+        auto sig = c.at(i);
+        if (!sig) return std::move(sig).error();
+        if (auto st = engine->add(std::move(sig).value()); !st) return std::move(st).error();
+      }
+      return engine->finish();
+    }();
+  }
+  return decisions_dict(take(std::move(outcome)));
+}
+
+// The stream engine over whole connected components of the exact links and the near
+// candidates among documents no earlier one shares a key with (documents in global input
+// order): each document meets the kept documents the CLI's single pass would compare it with,
+// so the decisions and the candidate and rejected pair counts are the CLI's.
+py::dict stream(py::dict columns, py::dict options) {
+  dedup_settings s = read_dedup_settings(std::move(options), false);
+  s.dedup.mode = dedup_mode::stream;
+  const component_columns c(columns, s.dedup.detection.minhash.bands);
+  std::vector<dedup_decision> decisions;
+  uint64_t candidates = 0, rejected = 0;
+  status outcome;
+  {
+    py::gil_scoped_release nogil;
+    outcome = [&]() -> status {
+      auto engine = stream_deduplicator::create(s.dedup);
+      if (!engine) return std::move(engine).error();
+      for (std::size_t i = 0; i < c.n; ++i) {
+        auto sig = c.at(i);
+        if (!sig) return std::move(sig).error();
+        auto d = engine->add(*sig);
+        if (!d) return std::move(d).error();
+        decisions.push_back(*d);
+      }
+      candidates = engine->candidate_pairs();
+      rejected = engine->rejected_pairs();
+      return {};
+    }();
+  }
+  check(outcome);
+  py::dict out = decisions_dict(decisions);
+  out["candidates"] = candidates;
+  out["rejected"] = rejected;
+  return out;
+}
+
+// Writes the records of one partition whose `keep` flag is set into DIR/STEM.<ext>[.zst], as the
+// CLI writes kept.<ext>[.zst] (the library's write_kept_part). `empty_format`: the format named
+// when nothing is kept.
 uint64_t write_kept(std::vector<std::string> inputs, std::optional<py::bytes> data,
                     std::string source_name, py::dict options, std::optional<range_tuple> range,
-                    const u8_array& keep, std::string path) {
+                    const u8_array& keep, std::string dir, std::string stem, bool zstd,
+                    std::string empty_format) {
   const dedup_settings s = read_dedup_settings(std::move(options), data.has_value());
+  const input_format fallback = take(parse_input_format(empty_format));
   std::optional<std::string> buffer;
   if (data) buffer = std::string(*data);
   const auto flags = view(keep);
   result<uint64_t> outcome = make_error(errc::internal, "not run");
   {
     py::gil_scoped_release nogil;
-    outcome = [&]() -> result<uint64_t> {
-      auto in = open_partition(inputs, std::move(buffer), source_name, range_of(range), s.reader);
-      if (!in) return std::move(in).error();
-      file_ptr out(std::fopen(path.c_str(), "wb"), &std::fclose);
-      if (!out) return make_error(errc::io_error, "cannot create " + path);
-      document doc;
-      error_info err;
-      uint64_t ordinal = 0, written = 0;
-      bool header_written = false;
-      for (;;) {
-        const read_status rs = in->next(doc, err);
-        if (rs == read_status::end) break;
-        if (rs == read_status::bad_record) continue;  // counted when signing
-        if (rs == read_status::failed) return err;
-        if (ordinal >= flags.size()) {
-          return make_error(errc::io_error, "input changed during the run: more records");
-        }
-        if (flags[ordinal++] == 0) continue;
-        std::string bytes;
-        if (doc.format == input_format::csv && !header_written) {
-          bytes.append(in->header()).append("\n");
-          header_written = true;
-        }
-        bytes.append(doc.raw).append(doc.format == input_format::warc ? "\r\n\r\n" : "\n");
-        if (std::fwrite(bytes.data(), 1, bytes.size(), out.get()) != bytes.size()) {
-          return make_error(errc::io_error, "cannot write " + path);
-        }
-        ++written;
-      }
-      if (ordinal != flags.size()) {
-        return make_error(errc::io_error, "input changed during the run: fewer records");
-      }
-      if (std::fflush(out.get()) != 0) return make_error(errc::io_error, "cannot write " + path);
-      return written;
-    }();
+    auto in = open_partition(inputs, std::move(buffer), source_name, range_of(range), s.reader);
+    if (in) {
+      outcome = write_kept_part(*in, flags, dir, stem, zstd, fallback);
+    } else {
+      outcome = std::move(in).error();
+    }
   }
   return take(std::move(outcome));
 }
@@ -515,6 +611,8 @@ py::list expand(std::vector<std::string> inputs, bool keep_missing) {
 void bind_dask(py::module_& m) {
   m.def("dask_sign", &sign, py::arg("inputs"), py::arg("data"), py::arg("source_name"),
         py::arg("options"), py::arg("range"));
+  m.def("dask_sketches", &sketches, py::arg("inputs"), py::arg("data"), py::arg("source_name"),
+        py::arg("options"), py::arg("range"), py::arg("rows"));
   m.def("dask_split_file", &split_file, py::arg("path"), py::arg("options"), py::arg("target"));
   m.def("dask_group_pairs", &group_pairs, py::arg("fingerprints"), py::arg("starts"), py::arg("k"));
   m.def("dask_bucket_pairs", &bucket_pairs, py::arg("keys"), py::arg("fingerprints"), py::arg("k"),
@@ -522,9 +620,13 @@ void bind_dask(py::module_& m) {
   m.def("dask_jaccards", &jaccards, py::arg("offsets_a"), py::arg("hashes_a"), py::arg("rows_a"),
         py::arg("offsets_b"), py::arg("hashes_b"), py::arg("rows_b"), py::arg("threshold"),
         py::arg("max_hashes"));
+  m.def("dask_size_rejects", &size_rejects, py::arg("counts_a"), py::arg("counts_b"),
+        py::arg("threshold"));
   m.def("dask_cluster", &cluster, py::arg("columns"), py::arg("options"));
+  m.def("dask_stream", &stream, py::arg("columns"), py::arg("options"));
   m.def("dask_write_kept", &write_kept, py::arg("inputs"), py::arg("data"), py::arg("source_name"),
-        py::arg("options"), py::arg("range"), py::arg("keep"), py::arg("path"));
+        py::arg("options"), py::arg("range"), py::arg("keep"), py::arg("dir"), py::arg("stem"),
+        py::arg("zstd"), py::arg("empty_format"));
   m.def("dask_report_html", &report, py::arg("summary"), py::arg("options"), py::arg("inputs"));
   m.attr("MINHASH_MAX_BUCKET") = minhash_options{}.max_bucket;
   m.def("expand_inputs", &expand, py::arg("inputs"), py::arg("keep_missing"));

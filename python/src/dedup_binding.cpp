@@ -159,6 +159,8 @@ result<dedup_run> run(reader& in, const dedup_settings& s, const std::vector<std
     sum.engine_memory_bytes = batch->memory_bytes();
     sum.verify_spill_bytes = batch->spilled_bytes();
   } else {
+    sum.candidate_pairs = stream->candidate_pairs();
+    sum.rejected_pairs = stream->rejected_pairs();
     sum.engine_memory_bytes = stream->memory_bytes();
     sum.verify_spill_bytes = stream->spilled_bytes();
   }

@@ -142,6 +142,39 @@ def test_command_line_form_writes_the_cli_output(client, tmp_path):
     assert again.returncode == 2 and b"not empty" in again.stderr
 
 
+def test_zstd_shards_decompress_to_the_cli_kept_file(client, tmp_path):
+    """--zstd: one kept-NNNNN.jsonl.zst per partition, written by the CLI's writer; decompressed
+    in order they are the CLI's kept.jsonl.zst decompressed. The last input repeats earlier
+    records only, so its shard is an empty zstd frame (the CLI too writes a kept file then)."""
+    lines = SAMPLE.read_text().splitlines()
+    paths = shards(tmp_path, lines, 3)
+    repeat = tmp_path / "repeat.jsonl"
+    repeat.write_text("".join(line + "\n" for line in lines[:20]))
+    paths.append(str(repeat))
+    out, cli_out = tmp_path / "dask-out", tmp_path / "cli-out"
+    proc = subprocess.run([sys.executable, "-m", "simdup.dask", "dedup", *paths, "--out", str(out),
+                           "--zstd", "--scheduler", client.scheduler.address, "-q"],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=600)
+    assert proc.returncode == 0, proc.stderr.decode(errors="replace")[-3000:]
+    run_cli(["dedup", *paths, "--out", cli_out, "--zstd", "-q"])
+    names = sorted(p.name for p in out.iterdir() if p.name.startswith("kept-"))
+    assert names == [f"kept-{i:05d}.jsonl.zst" for i in range(4)]
+
+    def unzstd(*files):
+        return subprocess.run(["zstd", "-dcq", *map(str, files)], stdout=subprocess.PIPE,
+                              check=True).stdout
+
+    assert unzstd(out / names[-1]) == b""
+    kept = unzstd(*(out / name for name in names))
+    assert kept == unzstd(cli_out / "kept.jsonl.zst")
+    assert kept.count(b"\n") == json.loads((out / "summary.json").read_text())["documents"]["kept"]
+    assert (out / "duplicates.jsonl").read_bytes() == (cli_out / "duplicates.jsonl").read_bytes()
+    refused = subprocess.run([sys.executable, "-m", "simdup.dask", "dedup", *paths, "--out",
+                              str(tmp_path / "x"), "--annotate"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, timeout=600)
+    assert refused.returncode == 2 and b"--annotate is not supported" in refused.stderr
+
+
 def test_sample_matches_single_machine(client, tmp_path):
     paths = shards(tmp_path, SAMPLE.read_text().splitlines(), 4)
     frame, summary = sdask.dedup(paths, client=client)
@@ -168,6 +201,36 @@ def test_generated_corpus_matches_single_machine(client, tmp_path, options):
         assert summary["pairs"][key] == ref_summary["pairs"][key], key
     assert summary["documents"] == {k: ref_summary["documents"][k]
                                     for k in summary["documents"]}
+
+
+@pytest.mark.parametrize("options", [
+    {"mode": "stream"},
+    {"mode": "stream", "k": 3, "verify": "off", "layers": "exact,near"},
+])
+def test_stream_mode_matches_single_machine(client, tmp_path, options):
+    """Stream mode (keep the first, drop a later document that shares a key with an earlier one
+    or is within k of a kept one): the stream engine runs over each connected component of the
+    exact links and the near candidates among the documents no earlier one shares a key with,
+    in input order, so the decisions and the pair counts are the single pass's."""
+    lines = family_corpus(seed=5)
+    # A key chain: C shares no key with A but the late B shares A's URL and C's text, so the
+    # batch exact group {A, B, C} has one leader while the single pass keeps both A and C.
+    lines[10:10] = [json.dumps({"id": "chain-a", "url": "http://chain.example/1",
+                                "text": "first page of the chain " * 8}),
+                    json.dumps({"id": "chain-c", "url": "http://chain.example/2",
+                                "text": "second page of the chain " * 8})]
+    lines.append(json.dumps({"id": "chain-b", "url": "http://chain.example/1",
+                             "text": "second page of the chain " * 8}))
+    paths = shards(tmp_path, lines, 4)
+    frame, summary = sdask.dedup(paths, client=client, **options)
+    ref, ref_summary = simdup.dedup(paths, **options)
+    got = assert_same(frame, ref)
+    assert (~got["keep"]).sum() > 300
+    for key in ("candidates", "rejected_by_verify", "minhash_candidates"):
+        assert summary["pairs"][key] == ref_summary["pairs"][key], key
+    assert summary["documents"] == {k: ref_summary["documents"][k]
+                                    for k in summary["documents"]}
+    assert summary["clusters"] == ref_summary["clusters"]
 
 
 def test_large_files_split_at_line_starts(client, tmp_path):
@@ -246,6 +309,7 @@ def test_worker_killed_in_near_phase(client, tmp_path):
     assert killed.is_set()
     assert_same(frame, ref)
     assert len(got) == len(ref)
+    client.wait_for_workers(2, timeout=600)  # the nanny restarts the killed worker
 
 
 def test_dask_bag_and_dataframe_of_records(client):

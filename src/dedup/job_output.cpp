@@ -68,17 +68,9 @@ status job_output::close_files(dedup_summary& summary, const std::vector<std::st
                                                   ? format_from_extension(inputs.front())
                                                   : options_->reader.format);
   }
-  // An empty kept file still exists, so consumers can rely on it.
   if (kept_->names().empty()) {
-    const std::string ext = summary.output_format == "auto" || summary.output_format.empty()
-                                ? "jsonl"
-                            : summary.output_format == "text" ? "txt"
-                                                              : summary.output_format;
-    auto empty =
-        file_sink::open(dir_->temp_path() / ("kept." + ext + (options_->zstd_output ? ".zst" : "")),
-                        options_->zstd_output);
-    if (!empty) return std::move(empty).error();
-    if (auto st = empty->close(); !st) return st;
+    auto format = parse_input_format(summary.output_format);
+    return kept_->write_empty(format ? *format : input_format::jsonl);
   }
   return {};
 }

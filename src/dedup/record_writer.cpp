@@ -1,5 +1,6 @@
 #include "dedup/record_writer.hpp"
 
+#include <simdup/dedup_job.hpp>
 #include <simdup/json.hpp>
 #include <simdup/reader.hpp>
 
@@ -150,6 +151,13 @@ status record_writer::close() {
   return {};
 }
 
+status record_writer::write_empty(input_format format) {
+  const char* ext = format == input_format::auto_detect ? "jsonl" : extension(format);
+  auto empty = file_sink::open(dir_ / (stem_ + "." + ext + (zstd_ ? ".zst" : "")), zstd_);
+  if (!empty) return std::move(empty).error();
+  return empty->close();
+}
+
 std::vector<std::string> record_writer::names() const {
   return names_;
 }
@@ -176,3 +184,35 @@ void append_duplicate_line(std::string& out, std::string_view id, bool id_is_num
 }
 
 }  // namespace simdup::detail
+
+namespace simdup {
+
+result<uint64_t> write_kept_part(reader& in, std::span<const uint8_t> keep, const std::string& dir,
+                                 const std::string& stem, bool zstd, input_format empty_format) {
+  detail::record_writer kept(dir, zstd, stem);
+  document doc;
+  error_info err;
+  uint64_t ordinal = 0, written = 0;
+  for (;;) {
+    const read_status rs = in.next(doc, err);
+    if (rs == read_status::end) break;
+    if (rs == read_status::bad_record) continue;
+    if (rs == read_status::failed) return err;
+    if (ordinal >= keep.size()) {
+      return make_error(errc::io_error, "input changed during the run: more records");
+    }
+    if (keep[ordinal++] == 0) continue;
+    if (auto st = kept.write(doc, in.header()); !st) return std::move(st).error();
+    ++written;
+  }
+  if (ordinal != keep.size()) {
+    return make_error(errc::io_error, "input changed during the run: fewer records");
+  }
+  if (auto st = kept.close(); !st) return std::move(st).error();
+  if (kept.names().empty()) {
+    if (auto st = kept.write_empty(empty_format); !st) return std::move(st).error();
+  }
+  return written;
+}
+
+}  // namespace simdup

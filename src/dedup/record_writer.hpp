@@ -35,6 +35,9 @@ class record_writer {
   /// annotated; errc::invalid_argument for a format that cannot carry it (text, WARC).
   status write(const document& doc, std::string_view csv_header, const annotation* note = nullptr);
   status close();
+  /// Writes an empty STEM.<ext>[.zst] of `format` (jsonl for auto_detect): the job's output
+  /// has a kept file even when nothing was kept, so consumers can rely on it.
+  status write_empty(input_format format);
   /// File names written so far ("kept.jsonl").
   std::vector<std::string> names() const;
   /// Format of the first record written ("jsonl"), or "" when nothing was kept.
