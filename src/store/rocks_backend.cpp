@@ -767,7 +767,9 @@ void rocks_backend::sync_loop() {
 // file: one that fills during a long fsync is written by the next Append). So the fsync is not
 // RocksDB's: it runs on descriptors of our own, outside the gate, and RocksDB's writers never
 // learn of it, failed or not (Linux's fdatasync writes back the file's data whichever
-// descriptor wrote it).
+// descriptor wrote it). That also closes a way to the abort that RocksDB's own sync had left:
+// a flush syncs the closed log files (SyncClosedLogs, with Sync), and SyncWAL would sync one
+// whose Sync failed again.
 status rocks_backend::sync_log() {
   std::unique_ptr<rocksdb::LogFile> current;
   if (auto st = through_gate("sync",
