@@ -20,11 +20,14 @@
 // collection lock is held, so the log order is the order the index saw; the lock is then
 // released and the request gets a ticket (its sequence number). A sync thread writes and fsyncs
 // the WAL once for every ticket queued while its previous sync ran (group commit) and then
-// completes them; the service sends an answer only after that.
+// completes them; the service sends an answer only after that. Writers go on during the fsync
+// (sync_log says why that is safe).
 #include "store/rocks_backend.hpp"
 
+#include <fcntl.h>
 #include <rocksdb/cache.h>
 #include <rocksdb/table.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -103,8 +106,9 @@ rocks_backend::~rocks_backend() {
       }
     }
     // Make everything written durable before closing (expiry deletes are written unsynced).
-    (void)through_gate("sync", [&] { return db_->FlushWAL(true); });
+    (void)sync_log();
   }
+  if (log_fd_ >= 0) ::close(log_fd_);
   (void)db_->DestroyColumnFamilyHandle(num_cf_);
   (void)db_->DestroyColumnFamilyHandle(time_cf_);
   (void)db_->Close();
@@ -702,7 +706,7 @@ void rocks_backend::when_durable(uint64_t ticket, std::function<void(status)> do
   }
   if (sync_ended_) {
     lock.unlock();
-    done(through_gate("sync", [&] { return db_->FlushWAL(true); }));
+    done(sync_log());
     return;
   }
   sync_queue_.push_back(std::move(done));
@@ -730,7 +734,7 @@ void rocks_backend::sync_loop() {
     // Every ticket queued is a sequence number already in the WAL buffer (manual_wal_flush), so
     // one write and fsync of the buffer now covers all of them.
     const uint64_t target = db_->GetLatestSequenceNumber();
-    const status result = through_gate("sync", [&] { return db_->FlushWAL(true); });
+    const status result = sync_log();
     lock.lock();
     if (result) synced_ = std::max(synced_, target);
     lock.unlock();
@@ -747,6 +751,90 @@ void rocks_backend::sync_loop() {
     batch.clear();
     lock.lock();
   }
+}
+
+// Why writers may go on while the log is fsynced. RocksDB 7.8's WAL writer
+// (WritableFileWriter) remembers a failed write or sync of its file (seen_error), and its next
+// Append, Flush or Sync asserts unless that failure was a SyncWithoutFlush's
+// (AssertFalseAndGetStatusForPrevError; Debian's build keeps assertions: the abort of issue 20).
+// Every call that can write the log file through it goes through the gate, one at a time, and
+// a failure is recorded (failed_) before the gate opens again, so no call can follow one: a
+// Write (its Append; at a memtable switch, the old log's buffer, written from the writer's
+// thread) and FlushWAL(false) (the buffer; manual_wal_flush keeps records there until then).
+// RocksDB's own sync (FlushWAL(true), SyncWAL) could not run outside the gate: a writer's
+// failed write of an old log at a memtable switch, between SyncWAL's choice of the logs and its
+// SyncWithoutFlush of that log, makes the sync assert (and no buffer size keeps writers off the
+// file: one that fills during a long fsync is written by the next Append). So the fsync is not
+// RocksDB's: it runs on descriptors of our own, outside the gate, and RocksDB's writers never
+// learn of it, failed or not (Linux's fdatasync writes back the file's data whichever
+// descriptor wrote it). That also closes a way to the abort that RocksDB's own sync had left:
+// a flush syncs the closed log files (SyncClosedLogs, with Sync), and SyncWAL would sync one
+// whose Sync failed again.
+status rocks_backend::sync_log() {
+  std::unique_ptr<rocksdb::LogFile> current;
+  if (auto st = through_gate("sync",
+                             [&] {
+                               // Read under the gate: no write can start a newer log meanwhile,
+                               // so every record written so far is in this file or an older one.
+                               const rocksdb::Status s = db_->FlushWAL(false);
+                               return s.ok() ? db_->GetCurrentWalFile(&current) : s;
+                             });
+      !st) {
+    return st;
+  }
+  std::lock_guard lock(log_sync_mu_);
+  // After a failed fdatasync a later one may succeed without the lost pages: nothing more is
+  // acknowledged.
+  if (auto st = health(); !st) return st;
+  return sync_log_files(*current);
+}
+
+status rocks_backend::sync_log_files(const rocksdb::LogFile& current) {
+  const auto failed = [&](const std::string& path) {
+    const std::string why = std::strerror(errno);
+    return write_error("sync", errno == ENOSPC ? rocksdb::Status::NoSpace(path, why)
+                                               : rocksdb::Status::IOError(path, why));
+  };
+  const auto sync_file = [&](const std::string& path) -> status {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    // Gone: its memtables were flushed to table files (synced) before RocksDB deleted it.
+    if (fd < 0) return errno == ENOENT ? status{} : status(failed(path));
+    const bool ok = ::fdatasync(fd) == 0;
+    const int saved = errno;
+    ::close(fd);
+    errno = saved;
+    return ok ? status{} : status(failed(path));
+  };
+  if (current.LogNumber() != log_number_) {
+    // A new log since the last sync: the older ones may hold records written since (the tail
+    // written at the switch), and the directory does not hold the new file durably yet.
+    if (log_fd_ >= 0 && ::fdatasync(log_fd_) != 0) return failed(log_path_);
+    rocksdb::VectorLogPtr logs;
+    if (auto s = db_->GetSortedWalFiles(logs); !s.ok()) return write_error("sync", s);
+    for (const auto& log : logs) {
+      if (log->Type() != rocksdb::kAliveLogFile || log->LogNumber() <= log_number_ ||
+          log->LogNumber() >= current.LogNumber()) {
+        continue;
+      }
+      if (auto st = sync_file(dir_ + log->PathName()); !st) return st;
+    }
+    const std::string path = dir_ + current.PathName();
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return failed(path);
+    if (log_fd_ >= 0) ::close(log_fd_);
+    log_fd_ = fd;
+    log_number_ = current.LogNumber();
+    log_path_ = path;
+    const int dir = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir < 0 || ::fsync(dir) != 0) {
+      const auto st = failed(dir_);
+      if (dir >= 0) ::close(dir);
+      return st;
+    }
+    ::close(dir);
+  }
+  if (::fdatasync(log_fd_) != 0) return failed(log_path_);
+  return {};
 }
 
 status rocks_backend::verify_hits(const collection_state& c, const doc_input& d,

@@ -4,6 +4,7 @@
 
 #include <pthread.h>
 #include <rocksdb/db.h>
+#include <rocksdb/transaction_log.h>
 #include <rocksdb/write_batch.h>
 
 #include <atomic>
@@ -231,6 +232,13 @@ class rocks_backend final : public backend {
   /// The group commit, on its own thread: writes and fsyncs the WAL once for every ticket
   /// queued while the previous sync ran, then completes them all.
   void sync_loop();
+  /// Makes every write made so far durable: RocksDB writes its WAL buffer out through the gate,
+  /// then the log files are fsynced through descriptors of our own, outside the gate, so that
+  /// writers go on meanwhile (why that cannot reach RocksDB's abort: rocks_backend.cpp).
+  status sync_log();
+  /// The fdatasync of sync_log (under log_sync_mu_): the log files numbered from log_number_ to
+  /// `current`, and the directory when a new file appeared.
+  status sync_log_files(const rocksdb::LogFile& current);
   /// Seals and merges the index segments that writers set aside, on its own thread, so that
   /// no writer holds the collection lock through a merge.
   void maintenance_loop();
@@ -253,7 +261,8 @@ class rocks_backend final : public backend {
   /// through here, one at a time, and none runs once one has failed (health()). After a failed
   /// write of the WAL, RocksDB's WAL writer must not be used again (Debian's build asserts in
   /// WritableFileWriter::AssertFalseAndGetStatusForPrevError and aborts the service), and a
-  /// concurrent call could reach it before RocksDB itself has recorded the failure.
+  /// concurrent call could reach it before RocksDB itself has recorded the failure. The fsync
+  /// of the group commit is not a RocksDB call (sync_log) and runs outside.
   template <class Call>
   status through_gate(const char* what, Call&& call) {
     std::lock_guard lock(gate_mu_);
@@ -294,6 +303,14 @@ class rocks_backend final : public backend {
   std::map<std::string, std::shared_ptr<collection_state>, std::less<>> collections_;
   /// Held through every call of RocksDB's write path (through_gate); taken before sync_mu_.
   std::mutex gate_mu_;
+  /// Serialises the fsyncs of sync_log_files (the sync thread's, and callers' once it ended);
+  /// taken after gate_mu_ is released, before sync_mu_.
+  std::mutex log_sync_mu_;
+  /// The newest log file fsynced (its number, path, and an open descriptor or -1), under
+  /// log_sync_mu_.
+  uint64_t log_number_ = 0;
+  std::string log_path_;
+  int log_fd_ = -1;
   std::mutex sync_mu_;
   std::condition_variable sync_cv_;
   /// Completions of the tickets waiting for the next sync (under sync_mu_).

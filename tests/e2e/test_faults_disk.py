@@ -178,93 +178,89 @@ def stored_ids(client, sent):
     return held
 
 
-# Other requests write while the log's write fails: RocksDB 7.8 (Debian's, built with assertions)
-# aborts if its WAL writer is used again after a failed write, so every write and sync passes
-# the backend's gate, which none passes after a failure (rocks_backend::through_gate). Before
-# the gate, about 1 run in 6 ended with the service dead instead of answering 507.
-def test_service_log_full_answers_507_then_503_and_keeps_what_it_acknowledged(tmp_path):
-    data = tmp_path / "db"
-    s = Server(["--data", str(data), "--window", "0", "--collection", "crawl", "--k", "3"],
-               preexec_fn=ignore_sigxfsz())
-    acked, sent, answers = {}, {}, []
+def preload(client, acked):
+    """1000 documents inserted and acknowledged before the fault."""
+    rng = random.Random(1)
+    for b in range(10):
+        docs = [(f"a{b}-{i}", rng.getrandbits(64)) for i in range(100)]
+        status, body = client.post("/v1/crawl/check-insert", {"documents": [
+            {"id": d, "fingerprint": fp_hex(v)} for d, v in docs]})
+        assert status == 200, body
+        acked.update((d, v) for (d, v), r in zip(docs, body["results"]) if r["status"] == "new")
+
+
+def write_until_refused(s, acked, sent):
+    """Four clients insert batches at once until the service has refused more than 20; returns
+    every answer as (status, body, whether an error answer had come before it was sent)."""
+    answers = []
     lock = threading.Lock()
     refused = threading.Event()  # some request was answered with an error
-    try:
-        client = s.client()
-        rng = random.Random(1)
-        for b in range(10):
-            docs = [(f"a{b}-{i}", rng.getrandbits(64)) for i in range(100)]
-            status, body = client.post("/v1/crawl/check-insert", {"documents": [
+
+    def writer(w):
+        c = s.client()
+        r = random.Random(100 + w)
+        for b in range(200):
+            docs = [(f"w{w}-{b}-{i}", r.getrandbits(64)) for i in range(50)]
+            with lock:
+                sent.update(docs)
+            after_refusal = refused.is_set()
+            status, body = c.post("/v1/crawl/check-insert", {"documents": [
                 {"id": d, "fingerprint": fp_hex(v)} for d, v in docs]})
-            assert status == 200, body
-            acked.update((d, v) for (d, v), r in zip(docs, body["results"])
-                         if r["status"] == "new")
-        sent.update(acked)
-        # The disk fills: no file may grow past 64 KiB beyond the largest one there now.
-        resource.prlimit(s.proc.pid, resource.RLIMIT_FSIZE,
-                         (largest_file(data) + 65536, UNLIMITED))
+            if status != 200:
+                refused.set()
+            with lock:
+                answers.append((status, body, after_refusal))
+                if status == 200:
+                    acked.update((d, v) for (d, v), res in zip(docs, body["results"])
+                                 if res["status"] == "new")
+            if status != 200 and len([a for a in answers if a[0] != 200]) > 20:
+                break
+        c.close()
 
-        def writer(w):
-            c = s.client()
-            r = random.Random(100 + w)
-            for b in range(200):
-                docs = [(f"w{w}-{b}-{i}", r.getrandbits(64)) for i in range(50)]
-                with lock:
-                    sent.update(docs)
-                after_refusal = refused.is_set()
-                status, body = c.post("/v1/crawl/check-insert", {"documents": [
-                    {"id": d, "fingerprint": fp_hex(v)} for d, v in docs]})
-                if status != 200:
-                    refused.set()
-                with lock:
-                    answers.append((status, body, after_refusal))
-                    if status == 200:
-                        acked.update((d, v) for (d, v), res in zip(docs, body["results"])
-                                     if res["status"] == "new")
-                if status != 200 and len([a for a in answers if a[0] != 200]) > 20:
-                    break
-            c.close()
+    threads = [threading.Thread(target=writer, args=(w,)) for w in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return answers
 
-        threads = [threading.Thread(target=writer, args=(w,)) for w in range(4)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        statuses = [a[0] for a in answers]
-        assert 507 in statuses, statuses
-        assert set(statuses) <= {200, 503, 507}, statuses
-        full = next(body for status, body, _ in answers if status == 507)
-        assert full["error"]["code"] == "no_space"
-        assert "File too large" in full["error"]["message"] and ".log" in full["error"]["message"]
-        # No request sent after an error answer is acknowledged: the service refuses what it
-        # might not keep. (Requests in flight at the failure may be, from an earlier sync.)
-        assert not [a for a in answers if a[0] == 200 and a[2]], answers
-        # The refusals say why, and what to do.
-        for status, body, _ in answers:
-            if status == 503:
-                assert "File too large" in body["error"]["message"], body
-                assert "restart" in body["error"]["message"], body
 
-        # Space comes back; the service still refuses everything, reads included (its index may
-        # hold documents the store never got), and says why.
-        resource.prlimit(s.proc.pid, resource.RLIMIT_FSIZE, (UNLIMITED, UNLIMITED))
-        for method, path, body in [
-                ("POST", "/v1/crawl/check", {"id": "x", "fingerprint": fp_hex(1)}),
-                ("POST", "/v1/crawl/check-insert", {"id": "x", "fingerprint": fp_hex(1)}),
-                ("GET", "/v1/crawl/documents/a0-0", None),
-                ("DELETE", "/v1/crawl/documents/a0-0", None),
-                ("GET", "/healthz", None)]:
-            status, answer = client.request(method, path, body)
-            assert status == 503, (path, status, answer)
-            assert "restart" in answer["error"]["message"]
-        # It ends as asked (not aborted by RocksDB when closing its failed log).
-        assert s.terminate() >= 0
-        stderr = s.proc.stderr.read()
-        assert "failed write of its log" in stderr, stderr
-    finally:
-        s.close()
+def assert_stopped_after(answers, failed_status, reason):
+    """The request whose log write failed is answered `failed_status`; every request after an
+    error answer is refused (503), none acknowledged, and the refusals say why and what to do."""
+    statuses = [a[0] for a in answers]
+    assert failed_status in statuses, statuses
+    assert set(statuses) <= {200, 503, failed_status}, statuses
+    # (Requests in flight at the failure may be acknowledged, from an earlier sync.)
+    assert not [a for a in answers if a[0] == 200 and a[2]], answers
+    for status, body, _ in answers:
+        if status == 503:
+            assert reason in body["error"]["message"], body
+            assert "restart" in body["error"]["message"], body
+    return next(body for status, body, _ in answers if status == failed_status)
 
-    # Restarted with space: everything acknowledged is there, and only documents that were sent.
+
+def assert_refuses_everything_then_ends(s):
+    """Reads included (the index may hold documents the store never got); then it ends as asked
+    (not aborted by RocksDB when closing its failed log)."""
+    client = s.client()
+    for method, path, body in [
+            ("POST", "/v1/crawl/check", {"id": "x", "fingerprint": fp_hex(1)}),
+            ("POST", "/v1/crawl/check-insert", {"id": "x", "fingerprint": fp_hex(1)}),
+            ("GET", "/v1/crawl/documents/a0-0", None),
+            ("DELETE", "/v1/crawl/documents/a0-0", None),
+            ("GET", "/healthz", None)]:
+        status, answer = client.request(method, path, body)
+        assert status == 503, (path, status, answer)
+        assert "restart" in answer["error"]["message"]
+    assert s.terminate() >= 0
+    stderr = s.proc.stderr.read()
+    assert "failed write of its log" in stderr, stderr
+
+
+def assert_restart_keeps(data, acked, sent):
+    """Restarted without the fault: everything acknowledged is there, only documents that were
+    sent, and it takes writes again."""
     s = Server(["--data", str(data)])
     try:
         client = s.client()
@@ -273,12 +269,65 @@ def test_service_log_full_answers_507_then_503_and_keeps_what_it_acknowledged(tm
         assert set(acked) <= held
         status, stats = client.request("GET", "/v1/crawl/stats")
         assert stats["documents"] == len(held)
-        # And it takes writes again.
         status, body = client.post("/v1/crawl/check-insert", {"id": "after",
                                                               "fingerprint": fp_hex(12345)})
         assert status == 200 and body["status"] == "new"
     finally:
         s.close()
+
+
+SERVE = ["--window", "0", "--collection", "crawl", "--k", "3"]
+
+
+# Other requests write while the log's write fails: RocksDB 7.8 (Debian's, built with assertions)
+# aborts if its WAL writer is used again after a failed write, so every call that may write the
+# log passes the backend's gate, which none passes after a failure (rocks_backend::through_gate).
+# Before the gate, about 1 run in 6 ended with the service dead instead of answering 507.
+def test_service_log_full_answers_507_then_503_and_keeps_what_it_acknowledged(tmp_path):
+    data = tmp_path / "db"
+    s = Server(["--data", str(data), *SERVE], preexec_fn=ignore_sigxfsz())
+    acked, sent = {}, {}
+    try:
+        preload(s.client(), acked)
+        sent.update(acked)
+        # The disk fills: no file may grow past 64 KiB beyond the largest one there now.
+        resource.prlimit(s.proc.pid, resource.RLIMIT_FSIZE,
+                         (largest_file(data) + 65536, UNLIMITED))
+        answers = write_until_refused(s, acked, sent)
+        full = assert_stopped_after(answers, 507, "File too large")
+        assert full["error"]["code"] == "no_space"
+        assert "File too large" in full["error"]["message"] and ".log" in full["error"]["message"]
+        # Space comes back; the service still refuses everything and says why.
+        resource.prlimit(s.proc.pid, resource.RLIMIT_FSIZE, (UNLIMITED, UNLIMITED))
+        assert_refuses_everything_then_ends(s)
+    finally:
+        s.close()
+    assert_restart_keeps(data, acked, sent)
+
+
+# The group commit's fsync runs while other requests write (rocks_backend::sync_log): a failed
+# fsync of the log must stop the service the same way, with RocksDB's writer still in use by
+# them, and never acknowledge a later request (a later fsync may succeed without the lost pages).
+def test_service_log_sync_failure_answers_500_then_503_and_keeps_what_it_acknowledged(tmp_path):
+    shim = os.environ.get("SIMDUP_FAIL_LOG_SYNC_LIB")
+    assert shim and os.path.exists(shim), "SIMDUP_FAIL_LOG_SYNC_LIB (set by CTest) names no library"
+    data, trigger = tmp_path / "db", tmp_path / "fail-syncs"
+    env = {"LD_PRELOAD": shim, "SIMDUP_FAIL_LOG_SYNC": str(trigger),
+           "ASAN_OPTIONS": "detect_leaks=0:verify_asan_link_order=0"}
+    s = Server(["--data", str(data), *SERVE], env=env)
+    acked, sent = {}, {}
+    try:
+        preload(s.client(), acked)
+        sent.update(acked)
+        trigger.touch()  # from now on every fsync of the log fails (EIO)
+        answers = write_until_refused(s, acked, sent)
+        failed = assert_stopped_after(answers, 500, "Input/output error")
+        assert failed["error"]["code"] == "io_error"
+        assert ".log" in failed["error"]["message"], failed
+        assert_refuses_everything_then_ends(s)
+    finally:
+        s.close()
+    assert_restart_keeps(data, acked, sent)
 
 
 def test_segment_file_full_keeps_serving_and_leaves_no_partial_file(tmp_path):
