@@ -1,5 +1,6 @@
-// Per-document work of the dedup job (the parallel stage): normalise once, then derive the
-// exact keys, the fingerprint and the shingle hashes from the same normalised text.
+// Per-document work of the dedup job (the parallel stage): normalise, then derive the exact keys
+// and the fingerprint from the normalised text, and the shingle hashes from verification's own
+// text (verify_normalize_options: punctuation kept, CJK text by its content).
 #include <simdup/dedup.hpp>
 #include <simdup/exact_layer.hpp>
 #include <simdup/normalize.hpp>
