@@ -11,7 +11,7 @@
 namespace simdup {
 
 /// Steps, applied in this order: html, utf-8 repair, nfkc, casefold, t2s, digits, punctuation,
-/// whitespace. Defaults suit web text in English and Chinese.
+/// whitespace, cjk_content. Defaults suit web text in English and Chinese.
 struct normalize_options {
   /// Treat input as HTML: drop tags, comments and <script>/<style> bodies; decode entities
   /// (&amp; &nbsp; &#x4e2d; ...). Block-level and unknown tags become whitespace; phrasing
@@ -33,10 +33,22 @@ struct normalize_options {
   /// Collapse runs of whitespace (Unicode White_Space, and other control characters) to one
   /// ASCII space and trim both ends.
   bool collapse_whitespace = true;
+  /// In CJK text (CJK ideographs, hiragana and katakana are at least cjk_content_share of its
+  /// letters), remove every white space and punctuation (P*) character; symbols (S*) stay. CJK
+  /// writing puts no space between words, so spaces and punctuation there are layout, in which
+  /// two editions of one text differ (zh-CN and zh-TW punctuation, line breaks). Other text is
+  /// left as the steps before made it. Off by default; the dedup job's verification shingles use
+  /// it (verify.hpp).
+  bool cjk_content = false;
   /// OpenCC configuration used for t2s. Empty means "t2s.json" in the OpenCC data directory
   /// chosen at build time (CMake's SIMDUP_OPENCC_DATA_DIR, /usr/share/opencc on Debian).
   std::string opencc_config;
 };
+
+/// normalize_options::cjk_content: the least share of CJK characters among a text's letters
+/// (Unicode L*) that makes it CJK text. Below it, a Latin text that quotes Chinese words or
+/// carries a Chinese site's navigation is compared as a Latin text (docs/tuning.md).
+inline constexpr double cjk_content_share = 0.3;
 
 /// What normalisation had to repair. normalize() overwrites every field.
 struct normalize_stats {

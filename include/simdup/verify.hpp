@@ -5,6 +5,7 @@
 #pragma once
 
 #include <simdup/error.hpp>
+#include <simdup/normalize.hpp>
 
 #include <array>
 #include <cstddef>
@@ -30,6 +31,15 @@ struct verify_options {
   /// (default) means the system's temporary directory (TMPDIR, else /tmp).
   std::string tmp_dir;
 };
+
+/// The normalisation of the text whose shingles verification compares, made from the
+/// fingerprint's (`fingerprint`, whose NFKC, case folding, t2s and OpenCC settings it keeps):
+/// punctuation, symbols and digits kept, white space collapsed, and in a text that contains a
+/// CJK ideograph or kana every white space and punctuation character removed
+/// (normalize_options::cjk_content). With the default options this is the similarity the
+/// evaluation's ground truth defines (docs/tuning.md): NFKC, case folding and collapsed white
+/// space; for Chinese the content: t2s, white space and punctuation removed.
+normalize_options verify_normalize_options(const normalize_options& fingerprint);
 
 /// Parses the `--verify` value "jaccard:T" (T in (0, 1]) into options with that threshold.
 result<verify_options> parse_verify_spec(std::string_view spec);

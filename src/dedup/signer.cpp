@@ -1,5 +1,6 @@
-// Per-document work of the dedup job (the parallel stage): normalise once, then derive the
-// exact keys, the fingerprint and the shingle hashes from the same normalised text.
+// Per-document work of the dedup job (the parallel stage): normalise, then derive the exact keys
+// and the fingerprint from the normalised text, and the shingle hashes from verification's own
+// text (verify_normalize_options: punctuation kept, CJK text by its content).
 #include <simdup/dedup.hpp>
 #include <simdup/exact_layer.hpp>
 #include <simdup/normalize.hpp>
@@ -23,6 +24,9 @@ struct document_signer::impl {
   dedup_options options;
   normalizer plain;
   normalizer html;
+  // The verification shingles' text (verify_normalize_options): punctuation kept, CJK content.
+  normalizer verify_plain;
+  normalizer verify_html;
   // Fingerprints already-normalised text (every normalise step off), so the text is normalised
   // once per document; in a compat mode the compat fingerprinter sees the raw text instead,
   // because those modes define their own normalisation.
@@ -31,36 +35,6 @@ struct document_signer::impl {
 };
 
 namespace {
-
-// Chinese (and Japanese) put no spaces between words: a space that normalisation leaves next to
-// an ideograph or kana (where punctuation or a line break was) is layout, and two editions of
-// one text differ in exactly that. The verification shingles skip such spaces, so that their
-// Jaccard is of the content, as the evaluation's ground truth defines it for Chinese. Spaces
-// between other characters (English words) stay. Returns `text` itself when it is all ASCII.
-std::string_view without_cjk_spaces(std::string_view text, std::string& scratch) {
-  if (utf8::ascii_prefix_length(text) == text.size()) return text;
-  const auto cjk = [](char32_t c) {
-    return utf8::is_cjk_ideograph(c) || (c >= 0x3040 && c <= 0x30FF);  // + hiragana, katakana
-  };
-  scratch.clear();
-  scratch.reserve(text.size());
-  bool previous_cjk = false;
-  std::size_t invalid = 0;
-  for (std::size_t pos = 0; pos < text.size();) {
-    if (text[pos] == ' ') {
-      std::size_t next = pos + 1;
-      const bool next_cjk = next < text.size() && cjk(utf8::decode(text, next, invalid));
-      if (!previous_cjk && !next_cjk) scratch.push_back(' ');
-      previous_cjk = false;
-      ++pos;
-      continue;
-    }
-    const std::size_t start = pos;
-    previous_cjk = cjk(utf8::decode(text, pos, invalid));
-    scratch.append(text.substr(start, pos - start));
-  }
-  return scratch;
-}
 
 // A number, or -infinity (also for NaN, which would break the keep order).
 double parse_number(std::string_view text) {
@@ -115,6 +89,10 @@ result<document_signer> document_signer::create(const dedup_options& options) {
   if (!plain) return std::move(plain).error();
   auto html = normalizer::create(html_options);
   if (!html) return std::move(html).error();
+  auto verify_plain = normalizer::create(verify_normalize_options(plain_options));
+  if (!verify_plain) return std::move(verify_plain).error();
+  auto verify_html = normalizer::create(verify_normalize_options(html_options));
+  if (!verify_html) return std::move(verify_html).error();
 
   const bool compat = fingerprint.compat != compat_mode::none;
   fingerprint_options inner = fingerprint;
@@ -122,7 +100,8 @@ result<document_signer> document_signer::create(const dedup_options& options) {
   auto fp = fingerprinter::create(inner);
   if (!fp) return std::move(fp).error();
   return document_signer(std::make_unique<impl>(impl{
-      options, std::move(plain).value(), std::move(html).value(), std::move(fp).value(), compat}));
+      options, std::move(plain).value(), std::move(html).value(), std::move(verify_plain).value(),
+      std::move(verify_html).value(), std::move(fp).value(), compat}));
 }
 
 void document_signer::sign(const document& doc, doc_signature& out,
@@ -157,8 +136,8 @@ void document_signer::sign(const document& doc, doc_signature& out,
   out.html = html;
   if (s.options.detection.verify && s.options.near_layer && out.has_fingerprint) {
     thread_local std::string content;
-    shingle_hashes(without_cjk_spaces(normalized, content),
-                   s.options.detection.verify->shingle_width,
+    (html ? s.verify_html : s.verify_plain).normalize(doc.text, content);
+    shingle_hashes(content, s.options.detection.verify->shingle_width,
                    s.options.detection.verify->max_hashes, out.shingles);
     minhash_band_keys(out.shingles, s.options.detection.minhash, out.band_keys);
   } else {

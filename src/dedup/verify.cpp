@@ -111,6 +111,15 @@ window_hash_kernel best_window_hash_kernel() noexcept {
 
 }  // namespace detail
 
+normalize_options verify_normalize_options(const normalize_options& fingerprint) {
+  normalize_options o = fingerprint;
+  o.strip_punctuation = false;
+  o.strip_digits = false;
+  o.collapse_whitespace = true;
+  o.cjk_content = true;
+  return o;
+}
+
 result<verify_options> parse_verify_spec(std::string_view spec) {
   constexpr std::string_view prefix = "jaccard:";
   const auto bad = [&] {

@@ -13,10 +13,67 @@
 #include "text/html.hpp"
 #include "text/t2s.hpp"
 
+#include <simdup/utf8.hpp>
+
+#include <utf8proc.h>
+
+#include <cstring>
 #include <optional>
 #include <utility>
 
 namespace simdup {
+
+namespace {
+
+constexpr bool is_cjk_or_kana(char32_t cp) noexcept {
+  return utf8::is_cjk_ideograph(cp) || (cp >= 0x3040 && cp <= 0x30FF);
+}
+
+// Unicode punctuation (P*) and white space: the separators (Z*) and the control characters
+// that are white space (TAB..CR, the information separators U+001C..U+001F, NEL).
+bool is_layout(char32_t cp) noexcept {
+  if ((cp >= 0x09 && cp <= 0x0D) || (cp >= 0x1C && cp <= 0x1F) || cp == 0x85) return true;
+  const auto category = utf8proc_category(static_cast<utf8proc_int32_t>(cp));
+  return (category >= UTF8PROC_CATEGORY_PC && category <= UTF8PROC_CATEGORY_PO) ||
+         (category >= UTF8PROC_CATEGORY_ZS && category <= UTF8PROC_CATEGORY_ZP);
+}
+
+// normalize_options::cjk_content, in place on valid UTF-8 (the output of the steps before).
+void keep_cjk_content(std::string& text) {
+  if (utf8::ascii_prefix_length(text) == text.size()) return;
+  const char* const begin = text.data();
+  const char* const end = begin + text.size();
+  std::size_t cjk = 0;
+  std::size_t letters = 0;  // all letters, CJK included
+  for (const char* p = begin; p < end;) {
+    const char32_t cp = utf8::decode(p, end);
+    if (cp < 0x80) {
+      letters += (cp | 0x20) >= 'a' && (cp | 0x20) <= 'z';
+    } else if (is_cjk_or_kana(cp)) {
+      ++cjk;
+      ++letters;
+    } else {
+      const auto category = utf8proc_category(static_cast<utf8proc_int32_t>(cp));
+      letters += category >= UTF8PROC_CATEGORY_LU && category <= UTF8PROC_CATEGORY_LO;
+    }
+  }
+  if (cjk == 0 || static_cast<double>(cjk) < cjk_content_share * static_cast<double>(letters)) {
+    return;
+  }
+  char* out = text.data();
+  for (const char* p = begin; p < end;) {
+    const char* const start = p;
+    const char32_t cp = utf8::decode(p, end);
+    if (utf8::is_cjk_ideograph(cp) || !is_layout(cp)) {  // ideographs skip the lookup
+      const auto length = static_cast<std::size_t>(p - start);
+      std::memmove(out, start, length);  // out <= start: the text only shrinks
+      out += length;
+    }
+  }
+  text.resize(static_cast<std::size_t>(out - begin));
+}
+
+}  // namespace
 
 struct normalizer::impl {
   normalize_options options;
@@ -65,6 +122,7 @@ void normalizer::normalize(std::string_view text, std::string& out, normalize_st
     const std::size_t from = impl_->t2s->has_ascii_keys() ? 0 : r.first_t2s_trigger;
     if (!impl_->t2s->convert(out, from) && stats) stats->t2s_failures = 1;
   }
+  if (impl_->options.cjk_content) keep_cjk_content(out);
 }
 
 std::string normalizer::normalize(std::string_view text, normalize_stats* stats) const {

@@ -65,10 +65,9 @@ def corpus(seed=7):
 
 
 def normalise(text):
-    """The default normalisation for ASCII/Latin text: NFKC, casefold, punctuation and symbols
-    to spaces, collapsed whitespace."""
+    """Verification's normalisation of Latin text (docs/dedup.md, Verification): NFKC, casefold,
+    collapsed whitespace; punctuation and symbols stay."""
     text = unicodedata.normalize("NFKC", text).casefold()
-    text = "".join(" " if unicodedata.category(c)[0] in "PS" else c for c in text)
     return re.sub(r"\s+", " ", text).strip()
 
 

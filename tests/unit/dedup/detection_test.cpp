@@ -136,6 +136,26 @@ TEST(ExplainPair, HtmlPageAndItsTextAreTheSameContent) {
   EXPECT_EQ(e->layer, dedup_layer::exact);
 }
 
+// Verification compares the text the evaluation's truth defines (verify_normalize_options):
+// punctuation counts in English; Chinese is compared by its content, so two editions are one.
+TEST(ExplainPair, VerificationComparesTheDocumentedText) {
+  std::string exclaimed = kText;
+  for (char& c : exclaimed) c = c == ',' || c == '.' ? '!' : c;
+  auto e = explain_pair(dedup_options{}, doc(kText), doc(exclaimed));
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->layer, dedup_layer::exact);  // the exact layer ignores punctuation
+  EXPECT_LT(e->jaccard, 1.0);
+  EXPECT_GT(e->jaccard, 0.8);
+
+  e = explain_pair(
+      dedup_options{},
+      doc("港口在週二因風暴損壞北防波堤而關閉，漁船留在港內。 工程師檢查碼頭的損壞情況。"),
+      doc("港口在周二因风暴损坏北防波堤而关闭, 渔船留在港内.\n工程师检查码头的损坏情况."));
+  ASSERT_TRUE(e);
+  EXPECT_DOUBLE_EQ(e->jaccard, 1.0);
+  EXPECT_TRUE(e->duplicate);
+}
+
 TEST(ExplainPair, LayersInDedupsOrder) {
   dedup_options o;
   auto e = explain_pair(o, doc(kText, "http://www.a.com/x/"), doc("other text", "https://a.com/x"));

@@ -41,6 +41,17 @@ TEST(ParseVerifySpec, AcceptsJaccardThresholds) {
   }
 }
 
+TEST(VerifyNormalizeOptions, KeepPunctuationAndTheFingerprintsOtherChoices) {
+  normalize_options fingerprint;
+  fingerprint.t2s = false;
+  fingerprint.strip_digits = true;
+  fingerprint.opencc_config = "/x/t2s.json";
+  const normalize_options v = verify_normalize_options(fingerprint);
+  EXPECT_FALSE(v.strip_punctuation || v.strip_digits || v.t2s);
+  EXPECT_TRUE(v.nfkc && v.casefold && v.collapse_whitespace && v.cjk_content);
+  EXPECT_EQ(v.opencc_config, "/x/t2s.json");
+}
+
 TEST(ShingleHashes, CountsDistinctCodePointShingles) {
   // abc bca cab abc: three distinct 3-shingles.
   EXPECT_EQ(shingles("abcabc", 3).size(), 3u);

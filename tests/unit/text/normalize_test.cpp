@@ -285,6 +285,35 @@ TEST(Normalize, PunctuationRunsBecomeOneSpace) {
   EXPECT_EQ(make(o).normalize("中文，标点。"), "中文 标点 ");
 }
 
+// The evaluation's Chinese truth (eval/truth.py): t2s, then white space and punctuation (P*,
+// Z*) removed; symbols stay.
+TEST(Normalize, CjkContentKeepsTheContentOfChineseText) {
+  normalize_options o;
+  o.strip_punctuation = false;
+  o.cjk_content = true;
+  const normalizer n = make(o);
+  EXPECT_EQ(n.normalize("中文文本，很好。 Hi! $5 \t「引号」"), "中文文本很好hi$5引号");
+  // Two editions of one text: zh-TW characters and punctuation, zh-CN with ASCII punctuation.
+  EXPECT_EQ(n.normalize("中國人民， 熱愛和平。"), n.normalize("中国人民,热爱和平."));
+  EXPECT_EQ(n.normalize("中國人民， 熱愛和平。"), "中国人民热爱和平");
+  // Kana count as CJK; their middle dot is punctuation.
+  EXPECT_EQ(n.normalize("カタカナ・テスト です"), "カタカナテストです");
+}
+
+TEST(Normalize, CjkContentLeavesLatinTextAsItWas) {
+  normalize_options o;
+  o.strip_punctuation = false;
+  o.cjk_content = true;
+  const normalizer n = make(o);
+  EXPECT_EQ(n.normalize("Hello,  World! (x)"), "hello, world! (x)");
+  // Under cjk_content_share of the letters: a Latin text with a Chinese navigation line.
+  EXPECT_EQ(n.normalize("Sets the seed, once. 首页 新闻"), "sets the seed, once. 首页 新闻");
+  // Above the share (4 of 11 letters) it is CJK text.
+  EXPECT_EQ(n.normalize("abcdefg 中文字文"), "abcdefg中文字文");
+  o.cjk_content = false;
+  EXPECT_EQ(make(o).normalize("中文， 文本。"), "中文, 文本。");
+}
+
 TEST(Normalize, HtmlStep) {
   normalize_options o;
   o.html = true;
