@@ -19,6 +19,26 @@ namespace {
 constexpr std::size_t kInputChunk = std::size_t{1} << 17;  // compressed bytes per read
 constexpr int kCancelPollMs = 100;  // how soon a blocked pipe read notices a cancellation
 
+/// The compressed bytes under a decompressor, read in chunks from kFirstReadChunk up to `max`.
+class input_chunks {
+ public:
+  explicit input_chunks(std::size_t max) : max_(max) {}
+  /// Reads the next chunk of `src` (the previous one is consumed); its bytes start at data().
+  result<std::size_t> read(byte_source& src) {
+    const std::size_t want = std::min(buf_.empty() ? kFirstReadChunk : 2 * buf_.size(), max_);
+    if (want != buf_.size()) {
+      buf_.clear();  // nothing to keep: the growth copies no bytes
+      buf_.resize(want);
+    }
+    return src.read(buf_.data(), buf_.size());
+  }
+  char* data() noexcept { return buf_.data(); }
+
+ private:
+  std::size_t max_;
+  read_buffer buf_;
+};
+
 /// A file descriptor (a file or stdin). Bytes already peeked at are served first.
 class fd_source final : public byte_source {
  public:
@@ -114,7 +134,7 @@ class gzip_source final : public byte_source {
     z_.avail_out = static_cast<uInt>(std::min<std::size_t>(size, 1u << 30));
     while (z_.avail_out > 0) {
       if (z_.avail_in == 0 && !eof_) {
-        auto got = inner_->read(in_.data(), in_.size());
+        auto got = in_.read(*inner_);
         if (!got) return std::move(got).error();
         if (*got == 0) {
           eof_ = true;
@@ -156,7 +176,7 @@ class gzip_source final : public byte_source {
  private:
   std::unique_ptr<byte_source> inner_;
   std::string name_;
-  read_buffer in_;
+  input_chunks in_;
   z_stream z_{};
   bool initialised_ = false;
   bool eof_ = false;
@@ -180,7 +200,7 @@ class zstd_source final : public byte_source {
     ZSTD_outBuffer out{buffer, size, 0};
     while (out.pos < out.size) {
       if (input_.pos == input_.size && !eof_) {
-        auto got = inner_->read(in_.data(), in_.size());
+        auto got = in_.read(*inner_);
         if (!got) return std::move(got).error();
         if (*got == 0) eof_ = true;
         input_ = ZSTD_inBuffer{in_.data(), *got, 0};
@@ -206,7 +226,7 @@ class zstd_source final : public byte_source {
  private:
   std::unique_ptr<byte_source> inner_;
   std::string name_;
-  read_buffer in_;
+  input_chunks in_;
   ZSTD_inBuffer input_{nullptr, 0, 0};
   ZSTD_DCtx* ctx_ = nullptr;
   bool eof_ = false;

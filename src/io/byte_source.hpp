@@ -40,6 +40,12 @@ struct default_init_allocator : std::allocator<T> {
 /// time of a fuzz run over small inputs went to those page faults).
 using read_buffer = std::vector<char, default_init_allocator<char>>;
 
+/// Readers start with read chunks this small and double them with each read up to their full
+/// size (hundreds of KiB): an input of a few bytes (an HTTP body, a small file, a fuzz input)
+/// no longer allocates the full buffers, which under ASan are a fresh mmap per input; a large
+/// one reaches the full size within a few reads.
+inline constexpr std::size_t kFirstReadChunk = std::size_t{1} << 14;
+
 /// A sequential stream of bytes. read() returns 0 only at the end of the stream.
 class byte_source {
  public:

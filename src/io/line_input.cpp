@@ -5,11 +5,14 @@
 
 namespace simdup::detail {
 namespace {
-constexpr std::size_t kChunk = std::size_t{1} << 18;  // decompressed bytes per read
+constexpr std::size_t kChunk = std::size_t{1} << 18;  // decompressed bytes per read, at full size
 }  // namespace
 
 line_input::line_input(std::unique_ptr<byte_source> source, std::size_t max_record)
-    : source_(std::move(source)), max_record_(max_record), buf_(kChunk + kLinePadding) {
+    : source_(std::move(source)),
+      max_record_(max_record),
+      chunk_(kFirstReadChunk),
+      buf_(chunk_ + kLinePadding) {
   zero_padding();
 }
 
@@ -29,13 +32,14 @@ result<bool> line_input::fill() {
   if (eof_) return false;
   compact();
   const std::size_t capacity = buf_.size() - kLinePadding;
-  if (capacity - end_ < kChunk / 2) {
+  if (capacity - end_ < chunk_ / 2) {
     // Doubling keeps a huge line linear in time; the padding stays zeroed past the data.
-    buf_.resize(std::max(2 * capacity, end_ + kChunk) + kLinePadding);
+    buf_.resize(std::max(2 * capacity, end_ + chunk_) + kLinePadding);
     zero_padding();
   }
   auto got = source_->read(buf_.data() + end_, buf_.size() - kLinePadding - end_);
   if (!got) return std::move(got).error();
+  chunk_ = std::min(2 * chunk_, kChunk);
   if (*got == 0) {
     eof_ = true;
     return false;

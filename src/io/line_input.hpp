@@ -59,6 +59,7 @@ class line_input {
 
   std::unique_ptr<byte_source> source_;
   std::size_t max_record_;
+  std::size_t chunk_;  ///< free bytes a read needs, else the buffer grows; doubles to kChunk
   read_buffer buf_;
   std::size_t begin_ = 0;  ///< first unconsumed byte
   std::size_t end_ = 0;    ///< one past the last valid byte

@@ -125,7 +125,8 @@ status jieba_segmenter::impl::load(const std::string& path) {
       if (!r.get(t)) return corrupt("truncated HMM");
   uint32_t emits = 0;
   if (!r.get(emits)) return corrupt("truncated HMM");
-  hmm.emit.assign((detail::hmm_last_char - detail::hmm_first_char + 1) * 4, detail::hmm_min_float);
+  hmm.emit.assign(4, detail::hmm_min_float);
+  hmm.emit_row.reset(new uint16_t[detail::hmm_last_char - detail::hmm_first_char + 1]());
   for (uint32_t i = 0; i < emits; ++i) {
     uint32_t cp = 0;
     double e[4];
@@ -133,7 +134,12 @@ status jieba_segmenter::impl::load(const std::string& path) {
       return corrupt("truncated HMM emissions");
     }
     if (!detail::hmm_char(cp)) continue;  // jieba's HMM never sees other characters
-    std::memcpy(&hmm.emit[(cp - detail::hmm_first_char) * 4], e, sizeof e);
+    uint16_t& row = hmm.emit_row[cp - detail::hmm_first_char];
+    if (row == 0) {  // a later entry for the same character replaces the earlier one
+      row = static_cast<uint16_t>(hmm.emit.size() / 4);
+      hmm.emit.resize(hmm.emit.size() + 4);
+    }
+    std::memcpy(&hmm.emit[std::size_t{row} * 4], e, sizeof e);
   }
   if (!r.done()) return corrupt("trailing bytes");
   trie.build(words, freqs);

@@ -29,10 +29,10 @@ void hmm_model::viterbi(std::span<const uint32_t> chars, std::vector<uint8_t>& s
   if (n == 0) return;
   back.resize(n * 4);
   std::array<double, 4> v{};
-  const double* em = &emit[(chars[0] - hmm_first_char) * 4];
+  const double* em = emissions(chars[0]);
   for (int y = 0; y < 4; ++y) v[y] = start[y] + em[y];
   for (std::size_t t = 1; t < n; ++t) {
-    em = &emit[(chars[t] - hmm_first_char) * 4];
+    em = emissions(chars[t]);
     std::array<double, 4> next{};
     for (int y = 0; y < 4; ++y) {
       const uint8_t a = prev_states[y][0];

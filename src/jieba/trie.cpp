@@ -6,14 +6,10 @@
 
 namespace simdup::detail {
 
-namespace {
-constexpr std::size_t direct_root_size = 0x10000;
-}
-
 void word_trie::build(std::span<const std::string_view> words, std::span<const uint64_t> freqs) {
   nodes_.assign(1, node_info{});
   edges_.clear();
-  root_direct_.assign(direct_root_size, none);
+  for (auto& page : root_pages_) page.reset();
   max_len_ = 0;
   // Words sharing a prefix are contiguous in sorted order, and share its byte length too, so
   // each pending node is a range of words plus a byte depth. Every node's children are made at
@@ -48,7 +44,7 @@ void word_trie::build(std::span<const std::string_view> words, std::span<const u
       std::vector<edge> far;
       for (const edge& e : kids) {
         if (e.cp < direct_root_size)
-          root_direct_[e.cp] = e.node;
+          root_slot(e.cp) = e.node;
         else
           far.push_back(e);
       }
@@ -60,11 +56,18 @@ void word_trie::build(std::span<const std::string_view> words, std::span<const u
   }
 }
 
+uint32_t& word_trie::root_slot(uint32_t cp) {
+  static_assert(none == 0);
+  auto& page = root_pages_[cp / root_page_size];
+  if (page == nullptr) page.reset(new uint32_t[root_page_size]());  // all none
+  return page[cp % root_page_size];
+}
+
 uint32_t word_trie::add_child(uint32_t node, uint32_t cp) {
   const auto id = static_cast<uint32_t>(nodes_.size());
   nodes_.push_back(node_info{});
   if (node == 0 && cp < direct_root_size) {
-    root_direct_[cp] = id;
+    root_slot(cp) = id;
     return id;
   }
   // Move the node's edges to the end with the new one in place: the old block becomes unused.

@@ -2,8 +2,10 @@
 // word and every prefix of a word), with the word's frequency (0 for a prefix only).
 #pragma once
 
+#include <array>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -21,7 +23,10 @@ class word_trie {
 
   /// The node of prefix + cp, or none.
   uint32_t child(uint32_t node, uint32_t cp) const noexcept {
-    if (node == 0 && cp < root_direct_.size()) return root_direct_[cp];
+    if (node == 0 && cp < direct_root_size) {
+      const uint32_t* page = root_pages_[cp / root_page_size].get();
+      return page != nullptr ? page[cp % root_page_size] : none;
+    }
     const node_info& n = nodes_[node];
     const edge* first = edges_.data() + n.first;
     const edge* last = first + n.count;
@@ -77,8 +82,15 @@ class word_trie {
 
   std::vector<node_info> nodes_;
   std::vector<edge> edges_;
-  /// The root's children below U+10000 by direct index: the first step of every walk.
-  std::vector<uint32_t> root_direct_;
+  /// The root's slot for `cp` (below direct_root_size), its page made if missing.
+  uint32_t& root_slot(uint32_t cp);
+
+  /// The root's children below U+10000 by direct index, the first step of every walk, in
+  /// pages of 256 code points made where a child falls: a flat table (256 KiB) had to be
+  /// allocated and cleared by every load, and a dictionary fills few pages (Latin, CJK).
+  static constexpr std::size_t direct_root_size = 0x10000;
+  static constexpr std::size_t root_page_size = 256;
+  std::array<std::unique_ptr<uint32_t[]>, direct_root_size / root_page_size> root_pages_;
   std::size_t max_len_ = 0;
 };
 

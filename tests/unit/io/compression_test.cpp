@@ -44,6 +44,38 @@ TEST(Compression, MultiMemberGzipAndMultiFrameZstd) {
   EXPECT_EQ(r.docs[9].id, "9");
 }
 
+// Readers start with small reads that double up to full-size chunks (kFirstReadChunk): lines
+// of every length, one longer than the largest chunk, must come out whole across the growth,
+// plain and compressed, from files and from memory.
+TEST(Compression, LinesCrossReadChunksWhileTheyGrow) {
+  std::vector<std::string> lines;
+  std::string text;
+  uint32_t x = 12345;
+  for (int i = 0; i < 400; ++i) {
+    x = x * 1103515245u + 12345u;  // lengths 1 .. 24 KiB, reproducible
+    const std::size_t len = i == 200 ? (std::size_t{1} << 19) + 17 : 1 + (x >> 8) % 24576;
+    lines.emplace_back(len, static_cast<char>('a' + i % 26));
+    text += lines.back() + (i % 3 == 0 ? "\r\n" : "\n");
+  }
+  temp_dir dir;
+  const std::vector<std::string> files = {dir.write("plain.txt", text),
+                                          dir.write("packed.txt.gz", test::gzip(text)),
+                                          dir.write("packed.txt.zst", test::zstd(text))};
+  std::vector<test::read_all_result> reads;
+  for (const std::string& f : files) reads.push_back(read_files({f}));
+  reads.push_back(test::read_string("memory.txt", text, input_format::text));
+  for (const auto& r : reads) {
+    ASSERT_TRUE(r.failure.empty()) << r.failure;
+    ASSERT_EQ(r.docs.size(), lines.size());
+    std::size_t offset = 0;
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+      ASSERT_EQ(r.docs[i].text, lines[i]) << "line " << i + 1;
+      ASSERT_EQ(r.docs[i].offset, offset) << "line " << i + 1;
+      offset += lines[i].size() + (i % 3 == 0 ? 2 : 1);
+    }
+  }
+}
+
 TEST(Compression, DetectedByMagicBytesNotOnlyExtension) {
   temp_dir dir;
   const std::string a = dir.write("plain.jsonl", test::gzip(test::numbered_jsonl(0, 2)));
