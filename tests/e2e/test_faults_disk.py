@@ -352,9 +352,14 @@ def test_segment_file_full_keeps_serving_and_leaves_no_partial_file(tmp_path):
         insert("a", 4)
         segments = data / "segments"
         deadline = time.time() + 60
-        while not (segments.exists() and any(segments.iterdir())) and time.time() < deadline:
+
+        def saved():  # finished segment files only: a save writes NAME.tmp, then renames it
+            return sorted(p for p in segments.iterdir() if not p.name.endswith(".tmp")) \
+                if segments.exists() else []
+
+        while not saved() and time.time() < deadline:
             time.sleep(0.02)
-        first = sorted(segments.iterdir())
+        first = saved()
         assert len(first) == 1
         # The next segment file is larger than the first; the log stays far below the limit.
         limit = first[0].stat().st_size
