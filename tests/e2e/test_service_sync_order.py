@@ -128,37 +128,47 @@ def wal_files(data):
     return {str(p): p.read_bytes() for p in data.iterdir() if WAL.search(str(p))}
 
 
-def test_no_insert_is_answered_before_its_wal_write_is_synced(logged_server):
-    server, log, data = logged_server
-    values = spread_fingerprints(8 * 30 + 8 * 5 * 4, 6, seed=3)
+def run_clients(worker, count):
+    """Runs worker(0), ..., worker(count - 1) on threads at once and fails the test with what
+    any of them raised (an exception in a thread cannot fail the test itself)."""
     errors = []
 
-    def worker(t):
+    def guarded(t):
         try:
-            client = server.client()
-            for i in range(30):  # one at a time, three endpoints
-                doc_id = f"sync-{t * 1000 + i:05d}-one"
-                path = ("/v1/crawl/insert", "/v1/crawl/check-insert")[i % 2]
-                status, body = client.post(path, {"id": doc_id,
-                                                  "fingerprint": fp_hex(values[t * 30 + i])})
-                assert status == 200 and body["status"] in ("inserted", "new"), body
-            for b in range(5):  # batches of four
-                base = 8 * 30 + (t * 5 + b) * 4
-                docs = [{"id": f"sync-{t * 1000 + 100 + b * 4 + j:05d}-batch",
-                         "fingerprint": fp_hex(values[base + j])} for j in range(4)]
-                status, body = client.post("/v1/crawl/check-insert", {"documents": docs})
-                assert status == 200, body
-            client.close()
-        except Exception as e:  # reported below: a thread cannot fail the test itself
+            worker(t)
+        except Exception as e:
             errors.append(e)
 
-    # Eight clients at once: the group commit syncs requests of several connections together.
-    threads = [threading.Thread(target=worker, args=(t,)) for t in range(8)]
+    threads = [threading.Thread(target=guarded, args=(t,)) for t in range(count)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     assert not errors, errors
+
+
+def test_no_insert_is_answered_before_its_wal_write_is_synced(logged_server):
+    server, log, data = logged_server
+    values = spread_fingerprints(8 * 30 + 8 * 5 * 4, 6, seed=3)
+
+    def worker(t):
+        client = server.client()
+        for i in range(30):  # one at a time, three endpoints
+            doc_id = f"sync-{t * 1000 + i:05d}-one"
+            path = ("/v1/crawl/insert", "/v1/crawl/check-insert")[i % 2]
+            status, body = client.post(path, {"id": doc_id,
+                                              "fingerprint": fp_hex(values[t * 30 + i])})
+            assert status == 200 and body["status"] in ("inserted", "new"), body
+        for b in range(5):  # batches of four
+            base = 8 * 30 + (t * 5 + b) * 4
+            docs = [{"id": f"sync-{t * 1000 + 100 + b * 4 + j:05d}-batch",
+                     "fingerprint": fp_hex(values[base + j])} for j in range(4)]
+            status, body = client.post("/v1/crawl/check-insert", {"documents": docs})
+            assert status == 200, body
+        client.close()
+
+    # Eight clients at once: the group commit syncs requests of several connections together.
+    run_clients(worker, 8)
     server.terminate()
 
     calls = read_log(log)
@@ -183,34 +193,25 @@ def test_answers_wait_for_the_sync_of_an_old_log_file_after_a_switch(logged_serv
     server, log, data = logged_server
     seen = set()  # log files seen in the directory, however briefly
     switched = threading.Event()
-    errors = []
 
     def worker(t):
-        try:
-            client = server.client()
-            for b in range(1000):
-                if switched.is_set():
-                    break
-                # The checked id first, so that the logged start of the request holds it.
-                docs = [{"id": f"sync-{t}{b:04d}-switch", "fingerprint": fp_hex(t << 32 | b)}]
-                docs += [{"id": f"fill-{t}-{b}-{i}-" + "f" * 980,
-                          "fingerprint": fp_hex((t << 48) | (b << 8) | (i + 1))}
-                         for i in range(99)]
-                status, body = client.post("/v1/crawl/insert", {"documents": docs})
-                assert status == 200, body
-                seen.update(p.name for p in data.iterdir() if WAL.search(str(p)))
-                if len(seen) >= 3:
-                    switched.set()
-            client.close()
-        except Exception as e:  # reported below: a thread cannot fail the test itself
-            errors.append(e)
+        client = server.client()
+        for b in range(1000):
+            if switched.is_set():
+                break
+            # The checked id first, so that the logged start of the request holds it.
+            docs = [{"id": f"sync-{t}{b:04d}-switch", "fingerprint": fp_hex(t << 32 | b)}]
+            docs += [{"id": f"fill-{t}-{b}-{i}-" + "f" * 980,
+                      "fingerprint": fp_hex((t << 48) | (b << 8) | (i + 1))}
+                     for i in range(99)]
+            status, body = client.post("/v1/crawl/insert", {"documents": docs})
+            assert status == 200, body
+            seen.update(p.name for p in data.iterdir() if WAL.search(str(p)))
+            if len(seen) >= 3:
+                switched.set()
+        client.close()
 
-    threads = [threading.Thread(target=worker, args=(t,)) for t in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
+    run_clients(worker, 4)
     assert switched.is_set(), f"no two log switches: {sorted(seen)}"
     server.terminate()
 
