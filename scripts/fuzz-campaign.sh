@@ -19,8 +19,12 @@
 #   FUZZ_WORK      where the grown corpora (corpus/<harness>), crashes (crashes/) and logs
 #                  (logs/) are kept between campaigns (default build/fuzz-campaign)
 #   FUZZ_TABLE     the table file, appended to (default $FUZZ_WORK/campaign.tsv)
+#   ASAN_OPTIONS   default malloc_context_size=5:max_malloc_fill_size=0 (short allocation
+#                  stacks, no fill of new blocks: about 25 % more executions a second; a crash
+#                  is still caught and kept, and replays under any options)
 # Run under nice -n 19 on a shared machine.
 set -euo pipefail
+export ASAN_OPTIONS="${ASAN_OPTIONS:-malloc_context_size=5:max_malloc_fill_size=0}"
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${1:-$root/build/fuzz}"
