@@ -258,14 +258,19 @@ inline std::string check_reader(input_format format, wrapping wrap, std::string_
   const bool plain_text = !has_compression_magic(payload);
   // A few such bytes can expand to megabytes (the campaign found 406 bytes giving 8 MB of line
   // breaks, 0.8 s a run): skip what expands past the bound, as check_compressed does.
+  std::size_t bound = 0;
   if (!plain_text) {
     std::string expanded;
     if (decompress_all(payload, expanded) == decompressed::too_large) return "";
+    // What the oracle decoded (before a corruption too), plus the stream: a bound on what the
+    // reader can decode (found by the campaign: a 17-byte corrupt zstd frame whose RLE block
+    // gives 85,697 line breaks before the corrupt block after it).
+    bound = payload.size() + expanded.size();
   }
   std::vector<read_item> direct;
   if (auto e = read_all(std::string(payload),
                         plain_text ? std::optional<std::string_view>(payload) : std::nullopt,
-                        options, direct);
+                        options, direct, bound);
       !e.empty()) {
     return "plain: " + e;
   }
