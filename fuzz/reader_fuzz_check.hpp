@@ -245,6 +245,16 @@ inline decompressed decompress_all(std::string_view data, std::string& out) {
   return verdict;
 }
 
+/// A bound on the bytes a streaming reader can decode from `stream`, of which the one-shot
+/// oracle decoded `oracle_out` (up to a corruption, if any): the stream's own bytes plus those,
+/// plus one block, since a streaming decoder may emit a block that the oracle, given the whole
+/// input at once, still held when it met the corruption after it (found by the campaign: the
+/// reader gave 163,840 bytes of a stream where the oracle stopped at 131,072). A zstd block is at
+/// most 128 KiB, a deflate window 32 KiB. It bounds the reads that detect a reader that never ends.
+inline std::size_t decoded_bound(std::string_view stream, std::string_view oracle_out) {
+  return stream.size() + oracle_out.size() + (std::size_t{128} << 10);
+}
+
 /// How one format harness wraps its payload.
 enum class wrapping { plain, gzip, zstd };
 
@@ -262,10 +272,9 @@ inline std::string check_reader(input_format format, wrapping wrap, std::string_
   if (!plain_text) {
     std::string expanded;
     if (decompress_all(payload, expanded) == decompressed::too_large) return "";
-    // What the oracle decoded (before a corruption too), plus the stream: a bound on what the
-    // reader can decode (found by the campaign: a 17-byte corrupt zstd frame whose RLE block
-    // gives 85,697 line breaks before the corrupt block after it).
-    bound = payload.size() + expanded.size();
+    // Found by the campaign: a 17-byte corrupt zstd frame whose RLE block gives 85,697 line
+    // breaks before the corrupt block after it.
+    bound = decoded_bound(payload, expanded);
   }
   std::vector<read_item> direct;
   if (auto e = read_all(std::string(payload),
@@ -301,9 +310,8 @@ inline std::string check_compressed(std::string_view data) {
   const std::optional<std::string_view> known = verdict == decompressed::ok && !nested
                                                     ? std::optional<std::string_view>(plain)
                                                     : std::nullopt;
-  // What the oracle decoded before the corruption, plus the stream: a bound on what the reader
   // can decode (found by the campaign: a corrupt member expands past its compressed size).
-  const std::size_t bound = data.size() + plain.size();
+  const std::size_t bound = decoded_bound(data, plain);
   if (auto e = read_all(std::string(data), known, options, got, bound); !e.empty()) return e;
   if (verdict == decompressed::corrupt) {
     if (got.back().status != read_status::failed) return "a corrupt stream was read to its end";

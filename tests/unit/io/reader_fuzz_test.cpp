@@ -67,7 +67,16 @@ TEST_P(ReaderFuzz, CorpusKeepsInvariants) {
 }
 
 TEST_P(ReaderFuzz, RandomMutationsKeepInvariants) {
-  const auto inputs = read_fuzz_corpus(GetParam());
+  auto inputs = read_fuzz_corpus(GetParam());
+  // A format harness's payload that is itself a compressed stream (the campaign's finds) can
+  // expand to 512 KiB of records, a second a check here: replayed as found above, not mutated
+  // (compressed_reader mutates compressed streams).
+  if (std::string_view(GetParam()) != "compressed_reader") {
+    std::erase_if(inputs, [](const std::string& in) {
+      return !in.empty() && has_compression_magic(std::string_view(in).substr(1));
+    });
+  }
+  ASSERT_FALSE(inputs.empty());
   std::mt19937 rng(20261125);
   for (int iter = 0; iter < 1500; ++iter) {
     const std::string s = mutate(inputs[rng() % inputs.size()], kTokens, rng, 64);
