@@ -11,9 +11,11 @@
 #include <atomic>
 #include <cstdio>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace simdup {
@@ -90,5 +92,29 @@ result<dedup_summary> run_dedup_job(const dedup_job_options& options, std::FILE*
 /// flags (the input changed) or a file cannot be written.
 result<uint64_t> write_kept_part(reader& in, std::span<const uint8_t> keep, const std::string& dir,
                                  const std::string& stem, bool zstd, input_format empty_format);
+
+/// One record's decision as --annotate writes it beside the record (JSONL: a "simdup" object;
+/// CSV and TSV: six simdup_* columns).
+struct record_annotation {
+  bool keep = true;
+  /// The cluster id: the representative's ordinal in the whole corpus.
+  uint64_t cluster = 0;
+  /// The representative's id and whether it is a JSON number; ignored when kept.
+  std::string_view duplicate_of;
+  bool duplicate_of_is_number = false;
+  /// Hamming distance to the representative; -1 when either has no fingerprint or when kept.
+  int distance = -1;
+  dedup_layer layer = dedup_layer::none;
+  /// Verified Jaccard with the representative; NaN when not verified.
+  double jaccard = std::numeric_limits<double>::quiet_NaN();
+};
+
+/// Every good record of one part of a corpus with its decision (`notes`, one per good record in
+/// order), as the job writes annotated.<ext>[.zst]: into DIR/STEM.<ext>[.zst] per input format,
+/// in the same cases and with the same errors as write_kept_part; errc::invalid_argument for a
+/// format that cannot carry an annotation (text, WARC).
+result<uint64_t> write_annotated_part(reader& in, std::span<const record_annotation> notes,
+                                      const std::string& dir, const std::string& stem, bool zstd,
+                                      input_format empty_format);
 
 }  // namespace simdup

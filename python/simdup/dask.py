@@ -720,7 +720,8 @@ def _verified(run, sketches, routed, offsets, threshold, max_hashes):
 def dedup(source: Any, *, client: Any = None, scheduler: Optional[str] = None,
           partitions: Optional[int] = None, near_prefix_blocks: int = 1,
           partition_bytes: int = 256 << 20,
-          out: Optional[str] = None, force: bool = False, zstd: bool = False, **options: Any):
+          out: Optional[str] = None, force: bool = False, zstd: bool = False,
+          annotate: bool = False, **options: Any):
     """Deduplicates on a Dask cluster; the same decisions as ``simdup dedup`` (batch or
     stream mode).
 
@@ -738,6 +739,9 @@ def dedup(source: Any, *, client: Any = None, scheduler: Optional[str] = None,
     report.html); it must be
     visible to the workers under the same path (shared storage). ``force``: replace a non-empty
     one. ``zstd``: kept shards zstd-compressed (``kept-NNNNN.<format>.zst``, as ``--zstd``).
+    ``annotate``: also every record with its decision, one shard per input partition
+    (``annotated-NNNNN.<format>[.zst]``, as ``--annotate``: JSONL records get a ``simdup`` object,
+    CSV and TSV six ``simdup_*`` columns).
 
     Returns ``(frame, summary)``: a Dask DataFrame with one row per record in input order (``id``,
     ``keep``, ``cluster``, ``duplicate_of``, ``distance``, ``layer``, ``jaccard``, as
@@ -776,6 +780,12 @@ def dedup(source: Any, *, client: Any = None, scheduler: Optional[str] = None,
     stats = client.gather([run.submit("stats", _stats, s) for s in sigs])
     M = len(sigs)
     t = run.stage("sign", t)
+    if annotate and out is not None:
+        # As the CLI, before any work: these formats cannot carry the decision fields.
+        bare = sorted({s["format"] for s in stats} & {"text", "warc"})
+        if bare:
+            raise ValueError(f"--annotate writes JSONL, CSV and TSV records; the input has "
+                             f"{' and '.join(bare)} records")
 
     exact = run.shuffle("exact", [run.submit("exact-in", _exact_split, s, int(offsets[i]), parts)
                                   for i, s in enumerate(sigs)],
@@ -854,7 +864,7 @@ def dedup(source: Any, *, client: Any = None, scheduler: Optional[str] = None,
                    "distance": np.zeros(0, np.int8), "jaccard": np.zeros(0, np.float32)})
     frame = dd.from_delayed(frames, meta=meta, verify_meta=False)
     if out is not None:
-        _write_output(run, specs, frames, opts, summary, out, force, zstd)
+        _write_output(run, specs, frames, opts, summary, out, force, zstd, annotate)
     return frame, summary
 
 
@@ -936,13 +946,21 @@ def _summary(opts, specs, stats, n, cstats, candidates, minhash_candidates, reje
 
 
 def _write_part(spec, options, records, frame, directory: str, index: int, fmt: str,
-                zstd: bool) -> int:
-    """One partition's kept records (as read; kept-NNNNN.<ext>[.zst], by the CLI's writer) and
-    duplicate lines, into `directory`."""
+                zstd: bool, annotate: bool) -> int:
+    """One partition's kept records (as read; kept-NNNNN.<ext>[.zst], by the CLI's writer),
+    with `annotate` every record with its decision (annotated-NNNNN.<ext>[.zst]), and duplicate
+    lines, into `directory`."""
     import pandas as pd
     keep = frame["keep"].to_numpy().astype(np.uint8)
     _cpp.dask_write_kept(*_partition(spec, options, records), keep, directory,
                          f"kept-{index:05d}", zstd, fmt)
+    if annotate:
+        _cpp.dask_write_annotated(
+            *_partition(spec, options, records), keep, frame["cluster"].to_numpy(np.int64),
+            frame["duplicate_of"].tolist(),
+            frame["distance"].to_numpy(dtype=np.int64, na_value=-1),
+            frame["layer"].cat.codes.to_numpy().astype(np.uint8),
+            frame["jaccard"].to_numpy(np.float64), directory, f"annotated-{index:05d}", zstd, fmt)
     with open(os.path.join(directory, f"duplicates-{index:05d}.jsonl"), "w",
               encoding="utf-8") as f:
         for row in frame[~frame["keep"]].itertuples(index=False):
@@ -963,7 +981,8 @@ def _check_out(out: str, force: bool) -> str:
     return path
 
 
-def _write_output(run, specs, frames, opts, summary, out: str, force: bool, zstd: bool):
+def _write_output(run, specs, frames, opts, summary, out: str, force: bool, zstd: bool,
+                  annotate: bool):
     import shutil
     import tempfile
     out = _check_out(out, force)
@@ -971,7 +990,7 @@ def _write_output(run, specs, frames, opts, summary, out: str, force: bool, zstd
     try:
         fmt = summary["output_format"] or "jsonl"
         writes = [run.submit("write", _write_part, _task_spec(spec)[0], opts,
-                             _task_spec(spec)[1], frames[i], staging, i, fmt, zstd)
+                             _task_spec(spec)[1], frames[i], staging, i, fmt, zstd, annotate)
                   for i, spec in enumerate(specs)]
         run.client.gather(writes)
         with open(os.path.join(staging, "duplicates.jsonl"), "wb") as dst:
@@ -998,7 +1017,7 @@ _FLAGS = {"--html", "--no-nfkc", "--no-casefold", "--no-t2s", "--keep-punctuatio
           "--strip-digits"}
 _USAGE = ("usage: python3 -m simdup.dask dedup INPUT... --out DIR "
           "[--scheduler tcp://HOST:8786 | local:N] [--partitions N] [--partition-bytes N] "
-          "[--force] [--zstd] [-q] "
+          "[--force] [--zstd] [--annotate] [-q] "
           "[the flags of simdup dedup]")
 
 
@@ -1023,7 +1042,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     inputs: List[str] = []
     options: Dict[str, Any] = {}
     out = scheduler = None
-    force = quiet = zstd = False
+    force = quiet = zstd = annotate = False
     partitions = None
     i = 1
     try:
@@ -1036,8 +1055,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             elif a == "--zstd":
                 zstd = True
             elif a == "--annotate":
-                raise ValueError("--annotate is not supported by simdup.dask; the returned frame "
-                                 "(simdup.dask.dedup) has each record's decision")
+                annotate = True
             elif a in _FLAGS:
                 options[a[2:].replace("-", "_")] = True
             elif a.startswith("-") and a != "-":
@@ -1070,7 +1088,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         client, cluster = _client_for(scheduler or "local:2")
         _, summary = dedup(inputs, client=client, partitions=partitions, out=out, force=force,
-                           zstd=zstd, **options)
+                           zstd=zstd, annotate=annotate, **options)
     except FileExistsError as e:  # a usage error, as in the CLI
         print(f"simdup.dask dedup: {e}", file=sys.stderr)
         return 2

@@ -235,6 +235,7 @@ py::dict sign(std::vector<std::string> inputs, std::optional<py::bytes> data,
 using u32_array = py::array_t<uint32_t, py::array::c_style | py::array::forcecast>;
 using u8_array = py::array_t<uint8_t, py::array::c_style | py::array::forcecast>;
 using f64_array = py::array_t<double, py::array::c_style | py::array::forcecast>;
+using i64_array = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
 
 // The verification shingle arrays of the documents at `rows` (ascending positions among the
 // partition's good records), signed anew from the partition's records, as (offsets, hashes):
@@ -529,6 +530,27 @@ py::dict stream(py::dict columns, py::dict options) {
   return out;
 }
 
+// Opens one partition's records as the other steps do and runs `write(reader&)` on them, without
+// the GIL: the part writers below.
+template <class Write>
+uint64_t write_partition(std::vector<std::string> inputs, std::optional<py::bytes> data,
+                         std::string source_name, const dedup_settings& s,
+                         std::optional<range_tuple> range, Write write) {
+  std::optional<std::string> buffer;
+  if (data) buffer = std::string(*data);
+  result<uint64_t> outcome = make_error(errc::internal, "not run");
+  {
+    py::gil_scoped_release nogil;
+    auto in = open_partition(inputs, std::move(buffer), source_name, range_of(range), s.reader);
+    if (in) {
+      outcome = write(*in);
+    } else {
+      outcome = std::move(in).error();
+    }
+  }
+  return take(std::move(outcome));
+}
+
 // Writes the records of one partition whose `keep` flag is set into DIR/STEM.<ext>[.zst], as the
 // CLI writes kept.<ext>[.zst] (the library's write_kept_part). `empty_format`: the format named
 // when nothing is kept.
@@ -538,20 +560,57 @@ uint64_t write_kept(std::vector<std::string> inputs, std::optional<py::bytes> da
                     std::string empty_format) {
   const dedup_settings s = read_dedup_settings(std::move(options), data.has_value());
   const input_format fallback = take(parse_input_format(empty_format));
-  std::optional<std::string> buffer;
-  if (data) buffer = std::string(*data);
   const auto flags = view(keep);
-  result<uint64_t> outcome = make_error(errc::internal, "not run");
-  {
-    py::gil_scoped_release nogil;
-    auto in = open_partition(inputs, std::move(buffer), source_name, range_of(range), s.reader);
-    if (in) {
-      outcome = write_kept_part(*in, flags, dir, stem, zstd, fallback);
-    } else {
-      outcome = std::move(in).error();
-    }
+  return write_partition(
+      std::move(inputs), std::move(data), std::move(source_name), s, range,
+      [&](reader& in) { return write_kept_part(in, flags, dir, stem, zstd, fallback); });
+}
+
+// Writes every record of one partition with its decision (the frame's columns, one row per good
+// record; `duplicate_of` holds None, str or the number a numeric id came back as) into
+// DIR/STEM.<ext>[.zst], as the CLI writes annotated.<ext>[.zst] (write_annotated_part).
+uint64_t write_annotated(std::vector<std::string> inputs, std::optional<py::bytes> data,
+                         std::string source_name, py::dict options,
+                         std::optional<range_tuple> range, const u8_array& keep,
+                         const i64_array& cluster, py::list duplicate_of, const i64_array& distance,
+                         const u8_array& layer, const f64_array& jaccard, std::string dir,
+                         std::string stem, bool zstd, std::string empty_format) {
+  const dedup_settings s = read_dedup_settings(std::move(options), data.has_value());
+  const input_format fallback = take(parse_input_format(empty_format));
+  const std::size_t n = static_cast<std::size_t>(keep.size());
+  if (cluster.size() != keep.size() || distance.size() != keep.size() ||
+      layer.size() != keep.size() || jaccard.size() != keep.size() || duplicate_of.size() != n) {
+    throw py::value_error("dask_write_annotated: the decision columns differ in length");
   }
-  return take(std::move(outcome));
+  const auto keeps = view(keep), layers = view(layer);
+  const auto clusters = view(cluster), distances = view(distance);
+  const auto jaccards = view(jaccard);
+  // The representatives' ids first: the notes view these strings.
+  std::vector<std::string> reps(n);
+  std::vector<uint8_t> rep_is_number(n, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (keeps[i] != 0) continue;  // a kept record's duplicate_of is null (None or NaN)
+    const py::handle rep = duplicate_of[i];
+    if (rep.is_none()) throw py::value_error("dask_write_annotated: a duplicate without its id");
+    rep_is_number[i] = !py::isinstance<py::str>(rep);
+    reps[i] = py::str(rep).cast<std::string>();
+  }
+  std::vector<record_annotation> notes(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (layers[i] > static_cast<uint8_t>(dedup_layer::near)) {
+      throw py::value_error("dask_write_annotated: a layer code out of range");
+    }
+    notes[i] = {.keep = keeps[i] != 0,
+                .cluster = static_cast<uint64_t>(clusters[i]),
+                .duplicate_of = reps[i],
+                .duplicate_of_is_number = rep_is_number[i] != 0,
+                .distance = static_cast<int>(distances[i]),
+                .layer = static_cast<dedup_layer>(layers[i]),
+                .jaccard = jaccards[i]};
+  }
+  return write_partition(
+      std::move(inputs), std::move(data), std::move(source_name), s, range,
+      [&](reader& in) { return write_annotated_part(in, notes, dir, stem, zstd, fallback); });
 }
 
 // report.html of a simdup.dask run: the library's page (the one `simdup dedup` writes) over the
@@ -627,6 +686,11 @@ void bind_dask(py::module_& m) {
   m.def("dask_write_kept", &write_kept, py::arg("inputs"), py::arg("data"), py::arg("source_name"),
         py::arg("options"), py::arg("range"), py::arg("keep"), py::arg("dir"), py::arg("stem"),
         py::arg("zstd"), py::arg("empty_format"));
+  m.def("dask_write_annotated", &write_annotated, py::arg("inputs"), py::arg("data"),
+        py::arg("source_name"), py::arg("options"), py::arg("range"), py::arg("keep"),
+        py::arg("cluster"), py::arg("duplicate_of"), py::arg("distance"), py::arg("layer"),
+        py::arg("jaccard"), py::arg("dir"), py::arg("stem"), py::arg("zstd"),
+        py::arg("empty_format"));
   m.def("dask_report_html", &report, py::arg("summary"), py::arg("options"), py::arg("inputs"));
   m.attr("MINHASH_MAX_BUCKET") = minhash_options{}.max_bucket;
   m.def("expand_inputs", &expand, py::arg("inputs"), py::arg("keep_missing"));

@@ -169,10 +169,46 @@ def test_zstd_shards_decompress_to_the_cli_kept_file(client, tmp_path):
     assert kept == unzstd(cli_out / "kept.jsonl.zst")
     assert kept.count(b"\n") == json.loads((out / "summary.json").read_text())["documents"]["kept"]
     assert (out / "duplicates.jsonl").read_bytes() == (cli_out / "duplicates.jsonl").read_bytes()
-    refused = subprocess.run([sys.executable, "-m", "simdup.dask", "dedup", *paths, "--out",
-                              str(tmp_path / "x"), "--annotate"], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, timeout=600)
-    assert refused.returncode == 2 and b"--annotate is not supported" in refused.stderr
+
+
+def test_annotate_shards_are_the_cli_annotated_file(client, tmp_path):
+    """--annotate: one annotated-NNNNN.jsonl per partition with every record and its `simdup`
+    object, written by the CLI's writer: in order they are the CLI's annotated.jsonl byte for
+    byte, numeric ids (written as numbers in duplicate_of) included. A text input, which cannot
+    carry annotations, fails as in the CLI and leaves no output directory."""
+    lines = SAMPLE.read_text().splitlines()
+    paths = shards(tmp_path, lines, 3)
+    numbered = tmp_path / "numbered.jsonl"
+    # Ten texts twice each, under numeric ids: the second copies' representatives are numbers.
+    texts = [" ".join(f"term{j}v{i}" for j in range(40)) for i in range(10)]
+    numbered.write_text("".join(json.dumps({"id": 1000 + i, "text": texts[i % 10]}) + "\n"
+                                for i in range(20)))
+    paths.append(str(numbered))
+    out, cli_out = tmp_path / "dask-out", tmp_path / "cli-out"
+    proc = subprocess.run([sys.executable, "-m", "simdup.dask", "dedup", *paths, "--out", str(out),
+                           "--annotate", "--scheduler", client.scheduler.address, "-q"],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=600)
+    assert proc.returncode == 0, proc.stderr.decode(errors="replace")[-3000:]
+    run_cli(["dedup", *paths, "--out", cli_out, "--annotate", "-q"])
+    annotated = b"".join((out / f"annotated-{i:05d}.jsonl").read_bytes() for i in range(4))
+    assert annotated == (cli_out / "annotated.jsonl").read_bytes()
+    records = [json.loads(line) for line in annotated.decode().splitlines()]
+    assert len(records) == len(lines) + 20
+    numeric_dups = [r["simdup"]["duplicate_of"] for r in records
+                    if isinstance(r["id"], int) and not r["simdup"]["keep"]]
+    assert numeric_dups == list(range(1000, 1010))
+    kept = b"".join((out / f"kept-{i:05d}.jsonl").read_bytes() for i in range(4))
+    assert kept == (cli_out / "kept.jsonl").read_bytes()
+
+    text = tmp_path / "plain.txt"
+    text.write_text("one line of plain text that is long enough to be signed\n" * 3)
+    failed = subprocess.run([sys.executable, "-m", "simdup.dask", "dedup", str(text), "--out",
+                             str(tmp_path / "x"), "--annotate", "--scheduler",
+                             client.scheduler.address, "-q"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=600)
+    assert failed.returncode == 1, failed.stderr
+    assert b"--annotate writes JSONL, CSV and TSV records; the input has text" in failed.stderr
+    assert not (tmp_path / "x").exists()
 
 
 def test_sample_matches_single_machine(client, tmp_path):

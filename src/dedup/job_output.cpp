@@ -47,7 +47,13 @@ status job_output::write(uint32_t ordinal, const document& doc, const dedup_deci
   }
   if (!dir_) return {};
   if (annotated_) {
-    const annotation note{decision, rep_id, rep_is_number, kept};
+    const record_annotation note{.keep = kept,
+                                 .cluster = decision.representative,
+                                 .duplicate_of = rep_id,
+                                 .duplicate_of_is_number = rep_is_number,
+                                 .distance = decision.distance,
+                                 .layer = decision.layer,
+                                 .jaccard = decision.jaccard};
     if (auto st = annotated_->write(doc, csv_header, &note); !st) return st;
   }
   if (kept) return kept_->write(doc, csv_header);

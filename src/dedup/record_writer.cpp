@@ -29,8 +29,8 @@ constexpr std::string_view kAnnotationColumns[] = {"keep",     "cluster", "dupli
 
 // duplicates.jsonl rounds the Jaccard to 4 digits (short lines; plenty against a threshold);
 // the annotations say the same.
-double rounded(float jaccard) {
-  return std::round(static_cast<double>(jaccard) * 1e4) / 1e4;
+double rounded(double jaccard) {
+  return std::round(jaccard * 1e4) / 1e4;
 }
 
 void append_csv_field(std::string& out, std::string_view field) {
@@ -47,8 +47,7 @@ void append_csv_field(std::string& out, std::string_view field) {
 }
 
 // The record with its decision, in its own format.
-status annotate(std::string& out, const document& doc, const annotation& note) {
-  const dedup_decision& d = note.decision;
+status annotate(std::string& out, const document& doc, const record_annotation& note) {
   out.clear();
   if (doc.format == input_format::jsonl) {
     const std::size_t close = doc.raw.rfind('}');
@@ -59,24 +58,24 @@ status annotate(std::string& out, const document& doc, const annotation& note) {
     const std::size_t last = out.find_last_not_of(" \t\r\n");
     if (last != std::string::npos && out[last] != '{') out.push_back(',');
     json::writer w(out);
-    w.key("simdup").begin_object().key("keep").value(note.kept);
-    w.key("cluster").value(static_cast<uint64_t>(d.representative));
+    w.key("simdup").begin_object().key("keep").value(note.keep);
+    w.key("cluster").value(note.cluster);
     w.key("duplicate_of");
-    if (note.kept) {
+    if (note.keep) {
       w.null();
     } else {
-      w.id(note.rep_id, note.rep_is_number);
+      w.id(note.duplicate_of, note.duplicate_of_is_number);
     }
     w.key("distance");
-    if (!note.kept && d.distance >= 0) {
-      w.value(static_cast<int64_t>(d.distance));
+    if (!note.keep && note.distance >= 0) {
+      w.value(static_cast<int64_t>(note.distance));
     } else {
       w.null();
     }
-    w.key("layer").value(layer_name(note.kept ? dedup_layer::none : d.layer));
+    w.key("layer").value(layer_name(note.keep ? dedup_layer::none : note.layer));
     w.key("jaccard");
-    if (!note.kept && !std::isnan(d.jaccard)) {
-      w.value(rounded(d.jaccard));
+    if (!note.keep && !std::isnan(note.jaccard)) {
+      w.value(rounded(note.jaccard));
     } else {
       w.null();
     }
@@ -91,14 +90,14 @@ status annotate(std::string& out, const document& doc, const annotation& note) {
   }
   const bool csv = doc.format == input_format::csv;
   std::string fields[6];
-  fields[0] = note.kept ? "true" : "false";
-  fields[1] = std::to_string(d.representative);
-  if (!note.kept) {
-    fields[2] = note.rep_id;
-    if (d.distance >= 0) fields[3] = std::to_string(d.distance);
-    if (!std::isnan(d.jaccard)) json::append_number(fields[5], rounded(d.jaccard));
+  fields[0] = note.keep ? "true" : "false";
+  fields[1] = std::to_string(note.cluster);
+  if (!note.keep) {
+    fields[2] = note.duplicate_of;
+    if (note.distance >= 0) fields[3] = std::to_string(note.distance);
+    if (!std::isnan(note.jaccard)) json::append_number(fields[5], rounded(note.jaccard));
   }
-  fields[4] = layer_name(note.kept ? dedup_layer::none : d.layer);
+  fields[4] = layer_name(note.keep ? dedup_layer::none : note.layer);
   if (csv) out.append(doc.raw);
   for (const std::string& f : fields) {
     if (csv) {
@@ -116,7 +115,7 @@ status annotate(std::string& out, const document& doc, const annotation& note) {
 }  // namespace
 
 status record_writer::write(const document& doc, std::string_view csv_header,
-                            const annotation* note) {
+                            const record_annotation* note) {
   std::string_view record = doc.raw;
   if (note) {
     if (auto st = annotate(line_, doc, *note); !st) return st;
@@ -187,9 +186,16 @@ void append_duplicate_line(std::string& out, std::string_view id, bool id_is_num
 
 namespace simdup {
 
-result<uint64_t> write_kept_part(reader& in, std::span<const uint8_t> keep, const std::string& dir,
-                                 const std::string& stem, bool zstd, input_format empty_format) {
-  detail::record_writer kept(dir, zstd, stem);
+namespace {
+
+// The records of one part with their flags or notes (`count`, one per good record), through
+// `write(doc, ordinal, writer)`, into DIR/STEM.<ext>[.zst]: the loop of write_kept_part and
+// write_annotated_part.
+template <class Write>
+result<uint64_t> write_part(reader& in, std::size_t count, const std::string& dir,
+                            const std::string& stem, bool zstd, input_format empty_format,
+                            Write write) {
+  detail::record_writer out(dir, zstd, stem);
   document doc;
   error_info err;
   uint64_t ordinal = 0, written = 0;
@@ -198,21 +204,48 @@ result<uint64_t> write_kept_part(reader& in, std::span<const uint8_t> keep, cons
     if (rs == read_status::end) break;
     if (rs == read_status::bad_record) continue;
     if (rs == read_status::failed) return err;
-    if (ordinal >= keep.size()) {
+    if (ordinal >= count) {
       return make_error(errc::io_error, "input changed during the run: more records");
     }
-    if (keep[ordinal++] == 0) continue;
-    if (auto st = kept.write(doc, in.header()); !st) return std::move(st).error();
-    ++written;
+    auto wrote = write(doc, ordinal++, out);
+    if (!wrote) return std::move(wrote).error();
+    written += *wrote ? 1 : 0;
   }
-  if (ordinal != keep.size()) {
+  if (ordinal != count) {
     return make_error(errc::io_error, "input changed during the run: fewer records");
   }
-  if (auto st = kept.close(); !st) return std::move(st).error();
-  if (kept.names().empty()) {
-    if (auto st = kept.write_empty(empty_format); !st) return std::move(st).error();
+  if (auto st = out.close(); !st) return std::move(st).error();
+  if (out.names().empty()) {
+    if (auto st = out.write_empty(empty_format); !st) return std::move(st).error();
   }
   return written;
+}
+
+}  // namespace
+
+result<uint64_t> write_kept_part(reader& in, std::span<const uint8_t> keep, const std::string& dir,
+                                 const std::string& stem, bool zstd, input_format empty_format) {
+  return write_part(
+      in, keep.size(), dir, stem, zstd, empty_format,
+      [&](const document& doc, uint64_t ordinal, detail::record_writer& out) -> result<bool> {
+        if (keep[ordinal] == 0) return false;
+        if (auto st = out.write(doc, in.header()); !st) return std::move(st).error();
+        return true;
+      });
+}
+
+result<uint64_t> write_annotated_part(reader& in, std::span<const record_annotation> notes,
+                                      const std::string& dir, const std::string& stem, bool zstd,
+                                      input_format empty_format) {
+  return write_part(
+      in, notes.size(), dir, stem, zstd, empty_format,
+      [&](const document& doc, uint64_t ordinal, detail::record_writer& out) -> result<bool> {
+        const record_annotation& note = notes[ordinal];
+        if (auto st = out.write(doc, in.header(), &note); !st) {
+          return std::move(st).error();
+        }
+        return true;
+      });
 }
 
 }  // namespace simdup

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <simdup/dedup.hpp>
+#include <simdup/dedup_job.hpp>
 #include <simdup/document.hpp>
 
 #include "dedup/output_dir.hpp"
@@ -15,15 +16,6 @@
 
 namespace simdup::detail {
 
-/// The decision written beside a record by --annotate.
-struct annotation {
-  const dedup_decision& decision;
-  /// Id of the representative; ignored for a kept record.
-  std::string_view rep_id;
-  bool rep_is_number = false;
-  bool kept = false;
-};
-
 /// STEM.<ext>[.zst] per input format (usually one): "kept" with the kept records unchanged, or
 /// "annotated" with every record and its decision (JSONL: a "simdup" object; CSV: six simdup_*
 /// columns after the others; TSV: six columns before the record's id and text).
@@ -33,7 +25,8 @@ class record_writer {
       : dir_(std::move(dir)), zstd_(zstd), stem_(std::move(stem)) {}
   /// `csv_header` is written first when a CSV output is opened. With `note` the record is
   /// annotated; errc::invalid_argument for a format that cannot carry it (text, WARC).
-  status write(const document& doc, std::string_view csv_header, const annotation* note = nullptr);
+  status write(const document& doc, std::string_view csv_header,
+               const record_annotation* note = nullptr);
   status close();
   /// Writes an empty STEM.<ext>[.zst] of `format` (jsonl for auto_detect): the job's output
   /// has a kept file even when nothing was kept, so consumers can rely on it.
