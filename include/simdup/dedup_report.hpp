@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace simdup {
@@ -22,9 +23,13 @@ struct sample_document {
   double jaccard = 0;
 };
 
+/// `text` as the report shows a member: at most 4,000 bytes, cut at a code point boundary and
+/// marked with " …".
+std::string sample_text(std::string_view text);
+
 /// One of the largest clusters, with its representative and a few members.
 struct cluster_sample {
-  uint32_t cluster = 0;  ///< the representative's ordinal (the cluster id)
+  uint64_t cluster = 0;  ///< the representative's ordinal (the cluster id)
   uint64_t size = 0;     ///< documents in the cluster, representative included
   sample_document representative;
   std::vector<sample_document> members;

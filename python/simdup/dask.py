@@ -546,11 +546,65 @@ def _cluster(options: Dict[str, Any], offsets: np.ndarray, *pieces):
     stats = {"cluster_sizes": dict(zip(*np.unique(sizes[sizes > 1], return_counts=True))),
              "clusters_with_duplicates": int((sizes > 1).sum()),
              "layers": np.bincount(d["layer"][dup], minlength=len(_LAYERS)),
-             "distances": np.bincount(np.where(dist < 0, 65, dist), minlength=66)}
+             "distances": np.bincount(np.where(dist < 0, 65, dist), minlength=66),
+             "top": _top_clusters(gid, rep, sizes, d, stream)}
     if stream:
         stats["pairs"] = (int(d["candidates"]), int(d["rejected"]))
     return {"decisions": _split(out, _owner(out["gid"], offsets), len(offsets) - 1),
             "stats": stats}
+
+
+# The report's sample clusters, as `simdup dedup` picks them by default (--report-clusters 10,
+# three members each): the largest (ties: the earlier representative), members in input order,
+# in batch mode the first 64 of them sorted near duplicates first, farthest first.
+_REPORT_CLUSTERS = 10
+_REPORT_MEMBERS = 3
+
+
+def _top_clusters(gid, rep, sizes, d, stream: bool) -> List[Tuple]:
+    """This task's largest clusters (whole components, so whole clusters) as (size,
+    representative gid, [(member gid, layer, distance, jaccard)])."""
+    reps = np.flatnonzero(sizes > 1)
+    reps = reps[np.lexsort((gid[reps], -sizes[reps]))][:_REPORT_CLUSTERS]
+    out = []
+    for r in reps:
+        m = np.flatnonzero(rep == r)
+        m = m[m != r]
+        if not stream:
+            m = m[:64]
+            near = d["layer"][m] == _LAYERS.index("near")
+            m = m[np.lexsort((-d["distance"][m].astype(np.int64), ~near))]
+        m = m[:_REPORT_MEMBERS]
+        out.append((int(sizes[r]), int(gid[r]),
+                    [(int(gid[i]), int(d["layer"][i]), int(d["distance"][i]),
+                      float(d["jaccard"][i])) for i in m]))
+    return out
+
+
+def _sample_texts(spec, options, records, rows: np.ndarray) -> List[Tuple]:
+    return _cpp.dask_sample_texts(*_partition(spec, options, records), rows)
+
+
+def _report_samples(run, specs, opts, offsets: np.ndarray, cstats) -> List[Tuple]:
+    """The report's sample clusters across all tasks, with their texts read again from the
+    partitions that hold them (the run keeps no texts)."""
+    tops = sorted((c for s in cstats for c in s["top"]), key=lambda c: (-c[0], c[1]))
+    tops = tops[:_REPORT_CLUSTERS]
+    gids = np.unique(np.array([g for c in tops for g in [c[1]] + [m[0] for m in c[2]]],
+                              dtype=np.uint64))
+    owner = _owner(gids, offsets)
+    texts: Dict[int, Tuple] = {}
+    tasks = []
+    for part in np.unique(owner):
+        mine = gids[owner == part]
+        spec, records = _task_spec(specs[part])
+        tasks.append((mine, run.submit("texts", _sample_texts, spec, opts, records,
+                                       mine - offsets[part])))
+    for mine, future in tasks:
+        texts.update(zip(mine.tolist(), future.result()))
+    return [(rep, size, texts[rep], [texts[g] + (layer, distance, jaccard)
+                                     for g, layer, distance, jaccard in members])
+            for size, rep, members in tops]
 
 
 def _frame(sig, offset: int, *pieces):
@@ -864,7 +918,8 @@ def dedup(source: Any, *, client: Any = None, scheduler: Optional[str] = None,
                    "distance": np.zeros(0, np.int8), "jaccard": np.zeros(0, np.float32)})
     frame = dd.from_delayed(frames, meta=meta, verify_meta=False)
     if out is not None:
-        _write_output(run, specs, frames, opts, summary, out, force, zstd, annotate)
+        samples = _report_samples(run, specs, opts, offsets, cstats)
+        _write_output(run, specs, frames, opts, summary, samples, out, force, zstd, annotate)
     return frame, summary
 
 
@@ -981,8 +1036,8 @@ def _check_out(out: str, force: bool) -> str:
     return path
 
 
-def _write_output(run, specs, frames, opts, summary, out: str, force: bool, zstd: bool,
-                  annotate: bool):
+def _write_output(run, specs, frames, opts, summary, samples, out: str, force: bool,
+                  zstd: bool, annotate: bool):
     import shutil
     import tempfile
     out = _check_out(out, force)
@@ -1004,7 +1059,7 @@ def _write_output(run, specs, frames, opts, summary, out: str, force: bool, zstd
             f.write("\n")
         with open(os.path.join(staging, "report.html"), "w", encoding="utf-8") as f:
             names = [_input_name(spec) for spec in _whole_inputs(specs)]
-            f.write(_core.dask_report_html(summary, opts, names))
+            f.write(_core.dask_report_html(summary, opts, names, samples))
         if os.path.isdir(out):
             shutil.rmtree(out)
         os.rename(staging, out)

@@ -613,10 +613,70 @@ uint64_t write_annotated(std::vector<std::string> inputs, std::optional<py::byte
       [&](reader& in) { return write_annotated_part(in, notes, dir, stem, zstd, fallback); });
 }
 
+// One report member from its (id, text, layer code, distance, jaccard) tuple.
+sample_document sample_member(py::handle t) {
+  const auto m = py::reinterpret_borrow<py::tuple>(t);
+  if (m.size() != 5)
+    throw py::value_error("a sample member is (id, text, layer, distance, jaccard)");
+  const auto layer = m[2].cast<int>();
+  if (layer < 0 || layer > static_cast<int>(dedup_layer::near)) {
+    throw py::value_error("a sample member's layer code is out of range");
+  }
+  return {py::str(m[0]).cast<std::string>(), m[1].cast<std::string>(),
+          static_cast<dedup_layer>(layer), m[3].cast<int>(), m[4].cast<double>()};
+}
+
+// The good records at `rows` (ascending positions among the partition's good records) as
+// (id, text as the report shows it), for the report's sample clusters.
+py::list sample_texts(std::vector<std::string> inputs, std::optional<py::bytes> data,
+                      std::string source_name, py::dict options, std::optional<range_tuple> range,
+                      const u64_array& rows) {
+  const dedup_settings s = read_dedup_settings(std::move(options), data.has_value());
+  std::optional<std::string> buffer;
+  if (data) buffer = std::string(*data);
+  const auto wanted = view(rows);
+  std::vector<std::pair<std::string, bool>> ids;
+  std::vector<std::string> texts;
+  result<uint64_t> outcome = make_error(errc::internal, "not run");
+  {
+    py::gil_scoped_release nogil;
+    outcome = [&]() -> result<uint64_t> {
+      auto in = open_partition(inputs, std::move(buffer), source_name, range_of(range), s.reader);
+      if (!in) return std::move(in).error();
+      document doc;
+      error_info err;
+      uint64_t ordinal = 0;
+      std::size_t next = 0;
+      while (next < wanted.size()) {
+        const read_status rs = in->next(doc, err);
+        if (rs == read_status::end) break;
+        if (rs == read_status::bad_record) continue;
+        if (rs == read_status::failed) return err;
+        if (ordinal++ != wanted[next]) continue;
+        ids.emplace_back(doc.id, doc.id_is_number);
+        texts.push_back(sample_text(doc.text));
+        ++next;
+      }
+      if (next != wanted.size()) {
+        return make_error(errc::io_error, "input changed during the run: fewer records");
+      }
+      return ordinal;
+    }();
+  }
+  take(std::move(outcome));
+  py::list out;
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    out.append(py::make_tuple(id_object(ids[i].first, ids[i].second), texts[i]));
+  }
+  return out;
+}
+
 // report.html of a simdup.dask run: the library's page (the one `simdup dedup` writes) over the
-// counts of the run's summary dict (simdup.dask._summary), the parameters of its options and
-// the names of its inputs.
-std::string report(py::dict summary, py::dict options, std::vector<std::string> inputs) {
+// counts of the run's summary dict (simdup.dask._summary), the parameters of its options, the
+// names of its inputs and the sample clusters, each (cluster, size, representative, members) with
+// the representative as (id, text) and each member as (id, text, layer, distance, jaccard).
+std::string report(py::dict summary, py::dict options, std::vector<std::string> inputs,
+                   py::list samples) {
   const dedup_settings s = read_dedup_settings(std::move(options), false);
   dedup_summary sum;
   describe_parameters(sum, s.dedup, s.keep_spec, s.threads);
@@ -654,7 +714,19 @@ std::string report(py::dict summary, py::dict options, std::vector<std::string> 
     sum.seconds_by_phase.emplace_back(phase.cast<std::string>(), seconds.cast<double>());
   }
   sum.seconds_total = summary["seconds_total"].cast<double>();
-  sum.samples_note = "simdup.dask keeps no sample texts.";
+  for (py::handle item : samples) {
+    const auto c = py::reinterpret_borrow<py::tuple>(item);
+    if (c.size() != 4)
+      throw py::value_error("a sample is (cluster, size, representative, members)");
+    cluster_sample sample;
+    sample.cluster = c[0].cast<uint64_t>();
+    sample.size = c[1].cast<uint64_t>();
+    const auto rep = c[2].cast<py::tuple>();
+    sample.representative = {py::str(rep[0]).cast<std::string>(), rep[1].cast<std::string>(),
+                             dedup_layer::none, -1, NAN};
+    for (py::handle m : c[3].cast<py::list>()) sample.members.push_back(sample_member(m));
+    sum.samples.push_back(std::move(sample));
+  }
   return report_html(sum);
 }
 
@@ -691,7 +763,10 @@ void bind_dask(py::module_& m) {
         py::arg("cluster"), py::arg("duplicate_of"), py::arg("distance"), py::arg("layer"),
         py::arg("jaccard"), py::arg("dir"), py::arg("stem"), py::arg("zstd"),
         py::arg("empty_format"));
-  m.def("dask_report_html", &report, py::arg("summary"), py::arg("options"), py::arg("inputs"));
+  m.def("dask_sample_texts", &sample_texts, py::arg("inputs"), py::arg("data"),
+        py::arg("source_name"), py::arg("options"), py::arg("range"), py::arg("rows"));
+  m.def("dask_report_html", &report, py::arg("summary"), py::arg("options"), py::arg("inputs"),
+        py::arg("samples"));
   m.attr("MINHASH_MAX_BUCKET") = minhash_options{}.max_bucket;
   m.def("expand_inputs", &expand, py::arg("inputs"), py::arg("keep_missing"));
 }

@@ -17,6 +17,8 @@ import numpy as np
 import pytest
 
 import simdup
+from pathlib import Path
+
 from conftest import SAMPLE, run_cli
 
 distributed = pytest.importorskip("distributed")
@@ -59,6 +61,14 @@ def assert_same(distributed_frame, reference):
         else:
             assert got[col].tolist() == ref[col].tolist(), col
     return got
+
+
+def largest_clusters(report: Path) -> str:
+    """report.html's sample clusters: sizes, representatives, members and their texts."""
+    page = report.read_text()
+    section = page[page.index("<h2>Largest clusters</h2>"):page.index("<h2>Timings</h2>")]
+    assert section.count('<div class="cluster">') >= 3, section[:500]
+    return section
 
 
 def family_corpus(seed=7, bases=450):
@@ -135,6 +145,8 @@ def test_command_line_form_writes_the_cli_output(client, tmp_path):
                        r'(?:kept|duplicates|clusters with duplicates|near pairs verified)</div>')
     got_html, want_html = ((d / "report.html").read_text() for d in (out, cli_out))
     assert cards.findall(got_html) == cards.findall(want_html) != []
+    # Its sample clusters are the CLI's: the same clusters, members and texts.
+    assert largest_clusters(out / "report.html") == largest_clusters(cli_out / "report.html")
     # A non-empty output directory is refused, as by the CLI.
     again = subprocess.run([sys.executable, "-m", "simdup.dask", "dedup", paths[0], "--out",
                             str(out), "--scheduler", client.scheduler.address, "-q"],
@@ -258,9 +270,14 @@ def test_stream_mode_matches_single_machine(client, tmp_path, options):
     lines.append(json.dumps({"id": "chain-b", "url": "http://chain.example/1",
                              "text": "second page of the chain " * 8}))
     paths = shards(tmp_path, lines, 4)
-    frame, summary = sdask.dedup(paths, client=client, **options)
+    out = tmp_path / "out" if options == {"mode": "stream"} else None
+    frame, summary = sdask.dedup(paths, client=client, out=out, **options)
     ref, ref_summary = simdup.dedup(paths, **options)
     got = assert_same(frame, ref)
+    if out is not None:  # the report's clusters as the single pass shows them
+        run_cli(["dedup", *paths, "--out", tmp_path / "cli", "--mode", "stream", "-q"])
+        assert largest_clusters(out / "report.html") == largest_clusters(tmp_path / "cli" /
+                                                                         "report.html")
     assert (~got["keep"]).sum() > 300
     for key in ("candidates", "rejected_by_verify", "minhash_candidates"):
         assert summary["pairs"][key] == ref_summary["pairs"][key], key

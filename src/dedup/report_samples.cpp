@@ -3,13 +3,19 @@
 #include <algorithm>
 #include <cmath>
 
+namespace simdup {
+
+std::string sample_text(std::string_view text) {
+  constexpr std::size_t kSampleBytes = 4000;
+  if (text.size() <= kSampleBytes) return std::string(text);
+  std::size_t cut = kSampleBytes;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return std::string(text.substr(0, cut)) + " …";
+}
+
+}  // namespace simdup
+
 namespace simdup::detail {
-namespace {
-
-// The report shows this much of each text.
-constexpr std::size_t kSampleBytes = 4000;
-
-}  // namespace
 
 sample_collector::sample_collector(std::vector<cluster> clusters) : clusters_(std::move(clusters)) {
   for (const auto& c : clusters_) {
@@ -28,15 +34,7 @@ void sample_collector::take(uint32_t ordinal, const document& doc) {
   auto it = wanted_.find(ordinal);
   if (it == wanted_.end()) return;
   it->second.first = doc.id;
-  std::string_view text = doc.text;
-  if (text.size() > kSampleBytes) {
-    // Cut at a code point boundary.
-    std::size_t cut = kSampleBytes;
-    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
-    it->second.second = std::string(text.substr(0, cut)) + " …";
-  } else {
-    it->second.second = std::string(text);
-  }
+  it->second.second = sample_text(doc.text);
 }
 
 std::vector<cluster_sample> sample_collector::build(
