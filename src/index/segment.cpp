@@ -388,8 +388,11 @@ std::shared_ptr<sealed_segment> sealed_segment::adopt(const probe_context& ctx,
   const int ob = static_cast<int>(b);
   const uint32_t mask = ob == 32 ? UINT32_MAX : (uint32_t{1} << ob) - 1;
   // Every directory must be a monotone cover of [0, n] and every ordinal in range, so that no
-  // probe can read outside the block whatever the file holds. Presence masks are only checked
-  // for bits past the table's values: a wrong mask can hide entries, never read past the block.
+  // probe can read outside the block whatever the file holds, and each table's ordinals a
+  // permutation, so that no entry is reported twice (the fuzz campaign's find: a repeated
+  // ordinal answered one entry twice). Presence masks are only checked for bits past the
+  // table's values: a wrong mask can hide entries, never read past the block or repeat one.
+  std::vector<uint64_t> seen((n + 63) / 64);
   for (std::size_t t = 0; t < tables; ++t) {
     const int prefix = (*ctx.tables)[t].prefix_bits;
     const uint64_t* dir = words.data() + shape.dir_offset(t);
@@ -402,8 +405,15 @@ std::shared_ptr<sealed_segment> sealed_segment::adopt(const probe_context& ctx,
     if (t == 0) continue;
     const int pf = filter_bits(ob, prefix, static_cast<int>(d));
     const auto* order = reinterpret_cast<const uint32_t*>(words.data() + shape.order_offset(t));
-    for (std::size_t i = 0; i < n; ++i)
-      if ((order[i] & mask) >= n || (uint64_t{order[i]} >> ob >> pf) != 0) return nullptr;
+    std::fill(seen.begin(), seen.end(), 0);
+    for (std::size_t i = 0; i < n; ++i) {
+      const uint32_t o = order[i] & mask;
+      if (o >= n || (uint64_t{order[i]} >> ob >> pf) != 0) return nullptr;
+      uint64_t& word = seen[o >> 6];
+      const uint64_t bit = uint64_t{1} << (o & 63);
+      if (word & bit) return nullptr;
+      word |= bit;
+    }
   }
   return assemble(ctx, words, std::move(deleted), std::move(owner));
 }

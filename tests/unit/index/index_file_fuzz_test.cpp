@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <random>
 #include <string>
 
@@ -24,6 +26,25 @@ TEST(IndexFileFuzz, CorpusLoadsAndAnswersCompletely) {
     ASSERT_TRUE(online_index::load(file.write(in))) << "a seed does not load";
     EXPECT_EQ(check_index_file(in, file, /*as_written=*/true), "");
   }
+}
+
+// The campaign's find (docs/fuzzing.md): with its checksum fixed, a file whose table 1 lists one
+// ordinal twice loaded and answered that entry twice; the loader now refuses it.
+TEST(IndexFileFuzz, CampaignFindRepeatedOrdinalIsRefused) {
+  std::ifstream in(SIMDUP_SOURCE_DIR "/tests/data/index/fuzz_repeated_ordinal.bin",
+                   std::ios::binary);
+  ASSERT_TRUE(in);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  mem_file file;
+  EXPECT_EQ(check_index_file(bytes, file), "");
+  std::string fixed = bytes;
+  const uint64_t sum = XXH3_64bits(fixed.data(), fixed.size() - 8);
+  std::memcpy(fixed.data() + fixed.size() - 8, &sum, 8);
+  const auto loaded = online_index::load(file.write(fixed));
+  ASSERT_FALSE(loaded);
+  EXPECT_EQ(loaded.error().code, errc::corrupt_data);
+  EXPECT_NE(loaded.error().message.find("segment 0 is inconsistent"), std::string::npos)
+      << loaded.error().message;
 }
 
 // Word-level edits (the format is 64-bit words): overwrite a word with a nearby or extreme

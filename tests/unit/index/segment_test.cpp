@@ -487,6 +487,11 @@ TEST(SealedSegment, AdoptRejectsBadBlocks) {
               set_ordinal(w, 2 * n - 1, (get_ordinal(w, 2 * n - 1) & ~1023u) | 1023u);
             }),
             nullptr);
+  // An ordinal twice in one table (and so another never): the entry would be reported twice.
+  EXPECT_EQ(with([&](auto& w) {
+              set_ordinal(w, 9, (get_ordinal(w, 9) & ~1023u) | (get_ordinal(w, 8) & 1023u));
+            }),
+            nullptr);
   // Ordinal bits 0 (only older blocks had plain ordinals), out of 1..32, or too few for n.
   EXPECT_EQ(with([&](auto& w) { w[5] = 0; }), nullptr);
   EXPECT_EQ(with([&](auto& w) { w[5] = 33; }), nullptr);
