@@ -1,6 +1,6 @@
 // The normaliser: HTML to text, then the fused character pass (fold.cpp), then OpenCC's
 // traditional-to-simplified conversion (t2s.cpp) when the text contains a character it can
-// change.
+// change. The normaliser pair makes a second normalisation from the first where it can.
 //
 // t2s runs after the character pass although the documented order puts it before digit,
 // punctuation and whitespace handling. The result is the same: the OpenCC keys that can match
@@ -143,5 +143,74 @@ normalizer::normalizer(std::unique_ptr<impl> p) : impl_(std::move(p)) {}
 normalizer::normalizer(normalizer&&) noexcept = default;
 normalizer& normalizer::operator=(normalizer&&) noexcept = default;
 normalizer::~normalizer() = default;
+
+struct normalizer_pair::impl {
+  // Once: verification's options without cjk_content. Twice: the fingerprint's options.
+  normalizer first;
+  // Twice: verification's options.
+  std::optional<normalizer> second;
+  // Once: the fingerprint's punctuation, digit and white space steps, alone.
+  detail::fold_plan strip;
+  bool cjk_content = false;
+};
+
+result<normalizer_pair> normalizer_pair::create(const normalize_options& fingerprint,
+                                                const normalize_options& verify) {
+  const normalize_options& f = fingerprint;
+  const normalize_options& v = verify;
+  // Digit removal may join two runs of t2s keys ("乾1燥" -> "乾燥") that verification's text
+  // converts apart.
+  const bool once = f.html == v.html && f.nfkc == v.nfkc && f.casefold == v.casefold &&
+                    f.t2s == v.t2s && f.opencc_config == v.opencc_config && f.collapse_whitespace &&
+                    v.collapse_whitespace && !f.cjk_content && !v.strip_punctuation &&
+                    !v.strip_digits && !(f.t2s && f.strip_digits);
+  normalize_options first_options = once ? v : f;
+  if (once) first_options.cjk_content = false;
+  auto first = normalizer::create(first_options);
+  if (!first) return std::move(first).error();
+  auto p = std::make_unique<impl>(impl{std::move(first).value(), std::nullopt, {}, v.cjk_content});
+  const auto& t2s = p->first.impl_->t2s;
+  if (once && (!t2s || t2s->word_characters_only())) {
+    normalize_options strip_options{};
+    strip_options.nfkc = false;
+    strip_options.casefold = false;
+    strip_options.t2s = false;
+    strip_options.strip_punctuation = f.strip_punctuation;
+    strip_options.strip_digits = f.strip_digits;
+    strip_options.collapse_whitespace = true;
+    p->strip = detail::fold_plan::make(strip_options);
+    return normalizer_pair(std::move(p));
+  }
+  if (once) {  // a configuration whose t2s could see punctuation: back to two normalisations
+    auto fingerprint_only = normalizer::create(f);
+    if (!fingerprint_only) return std::move(fingerprint_only).error();
+    p->first = std::move(fingerprint_only).value();
+  }
+  auto second = normalizer::create(v);
+  if (!second) return std::move(second).error();
+  p->second = std::move(second).value();
+  return normalizer_pair(std::move(p));
+}
+
+void normalizer_pair::normalize(std::string_view text, std::string& fingerprint_text,
+                                std::string& verify_text, normalize_stats* stats) const {
+  if (impl_->second) {
+    impl_->first.normalize(text, fingerprint_text, stats);
+    impl_->second->normalize(text, verify_text);
+    return;
+  }
+  impl_->first.normalize(text, verify_text, stats);
+  detail::fold(verify_text, impl_->strip, fingerprint_text);
+  if (impl_->cjk_content) keep_cjk_content(verify_text);
+}
+
+bool normalizer_pair::normalizes_once() const noexcept {
+  return !impl_->second;
+}
+
+normalizer_pair::normalizer_pair(std::unique_ptr<impl> p) : impl_(std::move(p)) {}
+normalizer_pair::normalizer_pair(normalizer_pair&&) noexcept = default;
+normalizer_pair& normalizer_pair::operator=(normalizer_pair&&) noexcept = default;
+normalizer_pair::~normalizer_pair() = default;
 
 }  // namespace simdup
