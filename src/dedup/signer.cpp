@@ -5,6 +5,7 @@
 #include <simdup/dedup.hpp>
 #include <simdup/exact_layer.hpp>
 #include <simdup/normalize.hpp>
+#include <simdup/normalizer_pair.hpp>
 #include <simdup/utf8.hpp>
 
 #include <simdjson.h>

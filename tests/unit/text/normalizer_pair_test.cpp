@@ -4,6 +4,7 @@
 // punctuation, combining marks after punctuation, digits between t2s phrase characters,
 // invalid UTF-8, HTML.
 #include <simdup/normalize.hpp>
+#include <simdup/normalizer_pair.hpp>
 
 #include <gtest/gtest.h>
 
