@@ -21,6 +21,7 @@
 #include <simdup/keep_policy.hpp>
 #include <simdup/minhash.hpp>
 #include <simdup/normalize.hpp>
+#include <simdup/normalizer_pair.hpp>
 #include <simdup/online_index.hpp>
 #include <simdup/output_sink.hpp>
 #include <simdup/pipeline.hpp>

@@ -1,9 +1,11 @@
 // Per-document work of the dedup job (the parallel stage): normalise, then derive the exact keys
 // and the fingerprint from the normalised text, and the shingle hashes from verification's own
-// text (verify_normalize_options: punctuation kept, CJK text by its content).
+// text (verify_normalize_options: punctuation kept, CJK text by its content). With verification
+// on, both texts come from one normalisation (normalizer_pair).
 #include <simdup/dedup.hpp>
 #include <simdup/exact_layer.hpp>
 #include <simdup/normalize.hpp>
+#include <simdup/normalizer_pair.hpp>
 #include <simdup/utf8.hpp>
 
 #include <simdjson.h>
@@ -14,6 +16,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -24,9 +27,10 @@ struct document_signer::impl {
   dedup_options options;
   normalizer plain;
   normalizer html;
-  // The verification shingles' text (verify_normalize_options): punctuation kept, CJK content.
-  normalizer verify_plain;
-  normalizer verify_html;
+  // With verification: the fingerprint's text and the verification shingles' text
+  // (verify_normalize_options: punctuation kept, CJK content) of plain and HTML documents.
+  std::optional<normalizer_pair> pair_plain;
+  std::optional<normalizer_pair> pair_html;
   // Fingerprints already-normalised text (every normalise step off), so the text is normalised
   // once per document; in a compat mode the compat fingerprinter sees the raw text instead,
   // because those modes define their own normalisation.
@@ -89,28 +93,40 @@ result<document_signer> document_signer::create(const dedup_options& options) {
   if (!plain) return std::move(plain).error();
   auto html = normalizer::create(html_options);
   if (!html) return std::move(html).error();
-  auto verify_plain = normalizer::create(verify_normalize_options(plain_options));
-  if (!verify_plain) return std::move(verify_plain).error();
-  auto verify_html = normalizer::create(verify_normalize_options(html_options));
-  if (!verify_html) return std::move(verify_html).error();
+  std::optional<normalizer_pair> pair_plain;
+  std::optional<normalizer_pair> pair_html;
+  if (options.detection.verify && options.near_layer) {
+    auto made_plain =
+        normalizer_pair::create(plain_options, verify_normalize_options(plain_options));
+    if (!made_plain) return std::move(made_plain).error();
+    auto made_html = normalizer_pair::create(html_options, verify_normalize_options(html_options));
+    if (!made_html) return std::move(made_html).error();
+    pair_plain = std::move(made_plain).value();
+    pair_html = std::move(made_html).value();
+  }
 
   const bool compat = fingerprint.compat != compat_mode::none;
   fingerprint_options inner = fingerprint;
   if (!compat) inner.normalize = normalize_options{false, false, false, false, false, false, false};
   auto fp = fingerprinter::create(inner);
   if (!fp) return std::move(fp).error();
-  return document_signer(std::make_unique<impl>(impl{
-      options, std::move(plain).value(), std::move(html).value(), std::move(verify_plain).value(),
-      std::move(verify_html).value(), std::move(fp).value(), compat}));
+  return document_signer(std::make_unique<impl>(
+      impl{options, std::move(plain).value(), std::move(html).value(), std::move(pair_plain),
+           std::move(pair_html), std::move(fp).value(), compat}));
 }
 
 void document_signer::sign(const document& doc, doc_signature& out,
                            std::string_view csv_header) const {
   const impl& s = *impl_;
   thread_local std::string normalized;
+  thread_local std::string content;  // verification's text
   normalize_stats stats;
   const bool html = document_is_html(doc);
-  (html ? s.html : s.plain).normalize(doc.text, normalized, &stats);
+  if (s.pair_plain) {
+    (html ? *s.pair_html : *s.pair_plain).normalize(doc.text, normalized, content, &stats);
+  } else {
+    (html ? s.html : s.plain).normalize(doc.text, normalized, &stats);
+  }
 
   fingerprint_result fp;
   if (doc.features) {
@@ -134,9 +150,7 @@ void document_signer::sign(const document& doc, doc_signature& out,
                   : -INFINITY;
   out.invalid_utf8 = static_cast<uint32_t>(doc.invalid_utf8 + stats.invalid_utf8);
   out.html = html;
-  if (s.options.detection.verify && s.options.near_layer && out.has_fingerprint) {
-    thread_local std::string content;
-    (html ? s.verify_html : s.verify_plain).normalize(doc.text, content);
+  if (s.pair_plain && out.has_fingerprint) {
     shingle_hashes(content, s.options.detection.verify->shingle_width,
                    s.options.detection.verify->max_hashes, out.shingles);
     minhash_band_keys(out.shingles, s.options.detection.minhash, out.band_keys);

@@ -160,10 +160,10 @@ class folder {
   }
 
 #if defined(__SSSE3__)
-  // The default plan (letters and digits kept, every other ASCII byte a separator) on 16
-  // bytes, after the front is trimmed. A separator is written (as ' ') only when it ends its
-  // run and a kept byte follows in the block; one ending the block stays pending. The kept
-  // bytes and those spaces are packed with two 8-byte shuffles.
+  // The default plan (letters and digits kept, every other ASCII byte a separator), or with
+  // simd_punctuation the printable bytes kept, on 16 bytes, after the front is trimmed. A separator
+  // is written (as ' ') only when it ends its run and a kept byte follows in the block; one ending
+  // the block stays pending. The kept bytes and those spaces are packed with two 8-byte shuffles.
   void words_block(const char* s, char*& o, bool& pending) const {
     const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));
     const __m128i lower = _mm_or_si128(v, _mm_set1_epi8(0x20));
@@ -171,7 +171,10 @@ class folder {
                                         _mm_cmplt_epi8(lower, _mm_set1_epi8('z' + 1)));
     const __m128i digit = _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8('0' - 1)),
                                         _mm_cmplt_epi8(v, _mm_set1_epi8('9' + 1)));
-    const __m128i keep = _mm_or_si128(alpha, digit);
+    const __m128i keep = plan_.simd_punctuation
+                             ? _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8(' ')),
+                                             _mm_cmplt_epi8(v, _mm_set1_epi8(0x7F)))
+                             : _mm_or_si128(alpha, digit);
     const unsigned kept = static_cast<unsigned>(_mm_movemask_epi8(keep));
     const unsigned separators = ~kept & 0xFFFF;
     const unsigned written = kept | (separators & (kept >> 1));
@@ -343,8 +346,8 @@ fold_plan fold_plan::make(const normalize_options& options) noexcept {
   plan.strip_digits = options.strip_digits;
   plan.strip_punctuation = options.strip_punctuation;
   plan.collapse_whitespace = options.collapse_whitespace;
-  plan.simd_words =
-      options.collapse_whitespace && options.strip_punctuation && !options.strip_digits;
+  plan.simd_words = options.collapse_whitespace && !options.strip_digits;
+  plan.simd_punctuation = !options.strip_punctuation;
   plan.simd_fold = options.casefold;
   int flags = 0;
   // Default ignorables go with NFKC (NFKC_Casefold removes them); STABLE keeps compositions to

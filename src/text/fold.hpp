@@ -21,9 +21,12 @@ struct fold_plan {
   bool strip_digits = false;
   bool strip_punctuation = false;
   bool collapse_whitespace = false;
-  /// ASCII letters and digits are kept and every other ASCII byte separates words (the
-  /// default options): enables the 16-byte path. simd_fold: letters fold to lower case there.
+  /// White space collapses and no digit is dropped: enables the 16-byte path, where ASCII
+  /// letters and digits are kept and every other byte separates words (the default options),
+  /// or with simd_punctuation every printable byte is kept and only white space and controls
+  /// separate (verification's options). simd_fold: letters fold to lower case there.
   bool simd_words = false;
+  bool simd_punctuation = false;
   bool simd_fold = false;
   /// Code points that traditional-to-simplified conversion may change, as a bitmap over
   /// U+0000..U+10FFFF (t2s_converter::trigger_bitmap()); null when t2s is off.

@@ -9,9 +9,8 @@
 // pass also tells us for free whether any code point that OpenCC would change is present.
 #include <simdup/normalize.hpp>
 
-#include "text/fold.hpp"
 #include "text/html.hpp"
-#include "text/t2s.hpp"
+#include "text/normalize_steps.hpp"
 
 #include <simdup/utf8.hpp>
 
@@ -38,7 +37,10 @@ bool is_layout(char32_t cp) noexcept {
          (category >= UTF8PROC_CATEGORY_ZS && category <= UTF8PROC_CATEGORY_ZP);
 }
 
-// normalize_options::cjk_content, in place on valid UTF-8 (the output of the steps before).
+}  // namespace
+
+namespace detail {
+
 void keep_cjk_content(std::string& text) {
   if (utf8::ascii_prefix_length(text) == text.size()) return;
   const char* const begin = text.data();
@@ -73,56 +75,62 @@ void keep_cjk_content(std::string& text) {
   text.resize(static_cast<std::size_t>(out - begin));
 }
 
-}  // namespace
-
-struct normalizer::impl {
-  normalize_options options;
-  detail::fold_plan plan;
-  // Its const member functions only read OpenCC's loaded dictionaries, so one converter serves
-  // every thread (OpenCC builds per-call segment lists).
-  std::optional<detail::t2s_converter> t2s;
-};
-
-result<normalizer> normalizer::create(const normalize_options& options) {
-  auto p = std::make_unique<impl>();
-  p->options = options;
-  p->plan = detail::fold_plan::make(options);
+result<normalize_steps> normalize_steps::make(const normalize_options& options) {
+  normalize_steps steps;
+  steps.options = options;
+  steps.plan = fold_plan::make(options);
   if (options.t2s) {
     const std::string config =
-        options.opencc_config.empty() ? default_opencc_config() : options.opencc_config;
-    auto loaded = detail::t2s_converter::load(config);
+        options.opencc_config.empty() ? normalizer::default_opencc_config() : options.opencc_config;
+    auto loaded = t2s_converter::load(config);
     if (!loaded) return std::move(loaded).error();
-    p->t2s = std::move(loaded).value();
-    p->plan.t2s_triggers = p->t2s->trigger_bitmap();
+    steps.t2s = std::move(loaded).value();
+    steps.plan.t2s_triggers = steps.t2s->trigger_bitmap();
   }
-  return normalizer(std::move(p));
+  return steps;
 }
 
-void normalizer::normalize(std::string_view text, std::string& out, normalize_stats* stats) const {
+void normalize_steps::run(std::string_view text, std::string& out, normalize_stats* stats) const {
   const char* const out_begin = out.data();
   if (text.data() < out_begin + out.size() && out_begin < text.data() + text.size()) {
     const std::string copy(text);  // `text` views `out`, which is about to be overwritten
-    normalize(copy, out, stats);
+    run(copy, out, stats);
     return;
   }
   if (stats) *stats = normalize_stats{};
   // The HTML step's output is scratch reused per thread; released after a huge document.
   thread_local std::string html_text;
   std::string_view input = text;
-  if (impl_->options.html) {
-    detail::html_to_text(text, html_text);
+  if (options.html) {
+    html_to_text(text, html_text);
     input = html_text;
   }
-  const detail::fold_result r = detail::fold(input, impl_->plan, out);
+  const fold_result r = fold(input, plan, out);
   if (html_text.capacity() > (std::size_t{16} << 20)) std::string().swap(html_text);
   if (stats) stats->invalid_utf8 = r.invalid_utf8;
-  if (impl_->t2s && (r.needs_t2s || impl_->t2s->has_ascii_keys())) {
+  if (t2s && (r.needs_t2s || t2s->has_ascii_keys())) {
     // fold() saw every non-ASCII code point, so nothing before its first trigger changes
     // (ASCII keys, never in OpenCC's own configurations, are not tracked there).
-    const std::size_t from = impl_->t2s->has_ascii_keys() ? 0 : r.first_t2s_trigger;
-    if (!impl_->t2s->convert(out, from) && stats) stats->t2s_failures = 1;
+    const std::size_t from = t2s->has_ascii_keys() ? 0 : r.first_t2s_trigger;
+    if (!t2s->convert(out, from) && stats) stats->t2s_failures = 1;
   }
-  if (impl_->options.cjk_content) keep_cjk_content(out);
+  if (options.cjk_content) keep_cjk_content(out);
+}
+
+}  // namespace detail
+
+struct normalizer::impl {
+  detail::normalize_steps steps;
+};
+
+result<normalizer> normalizer::create(const normalize_options& options) {
+  auto steps = detail::normalize_steps::make(options);
+  if (!steps) return std::move(steps).error();
+  return normalizer(std::make_unique<impl>(impl{std::move(steps).value()}));
+}
+
+void normalizer::normalize(std::string_view text, std::string& out, normalize_stats* stats) const {
+  impl_->steps.run(text, out, stats);
 }
 
 std::string normalizer::normalize(std::string_view text, normalize_stats* stats) const {
@@ -132,7 +140,7 @@ std::string normalizer::normalize(std::string_view text, normalize_stats* stats)
 }
 
 const normalize_options& normalizer::options() const noexcept {
-  return impl_->options;
+  return impl_->steps.options;
 }
 
 std::string normalizer::default_opencc_config() {

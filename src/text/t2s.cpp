@@ -4,6 +4,7 @@
 
 #include <simdup/utf8.hpp>
 
+#include <utf8proc.h>
 #include <opencc/Config.hpp>
 #include <opencc/Conversion.hpp>
 #include <opencc/ConversionChain.hpp>
@@ -39,6 +40,14 @@ void set_bit(std::vector<std::uint64_t>& bits, char32_t cp) {
   bits[cp >> 6] |= std::uint64_t{1} << (cp & 63);
 }
 
+// Letters, marks and the like: what the punctuation, digit and white space steps leave alone.
+bool is_word_character(char32_t cp) noexcept {
+  const auto category = utf8proc_category(static_cast<utf8proc_int32_t>(cp));
+  return category != UTF8PROC_CATEGORY_ND &&
+         !(category >= UTF8PROC_CATEGORY_PC && category <= UTF8PROC_CATEGORY_SO) &&
+         !(category >= UTF8PROC_CATEGORY_ZS && category <= UTF8PROC_CATEGORY_CC);
+}
+
 class key_collector {
  public:
   key_collector(std::vector<std::uint64_t>& keys, std::vector<std::uint64_t>* triggers,
@@ -58,12 +67,14 @@ class key_collector {
       for (char32_t cp : key) {
         set_bit(keys_, cp);
         ascii_ |= cp < 0x80;
+        word_characters_ &= is_word_character(cp);
       }
       if (key.size() >= 2) phrase_starts_.insert(pair_key(key[0], key[1]));
       if (triggers_ == nullptr) continue;
       // OpenCC substitutes an entry's default value; only positions where it differs from the
       // key change text (all of them when the lengths differ).
       const std::vector<char32_t> value = code_points(entry->GetDefault());
+      for (char32_t cp : value) word_characters_ &= is_word_character(cp);
       for (std::size_t i = 0; i < key.size(); ++i) {
         if (value.size() != key.size() || value[i] != key[i]) set_bit(*triggers_, key[i]);
       }
@@ -71,12 +82,14 @@ class key_collector {
   }
 
   bool ascii() const noexcept { return ascii_; }
+  bool word_characters() const noexcept { return word_characters_; }
 
  private:
   std::vector<std::uint64_t>& keys_;
   std::vector<std::uint64_t>* triggers_;
   std::unordered_set<std::uint64_t>& phrase_starts_;
   bool ascii_ = false;
+  bool word_characters_ = true;
 };
 
 }  // namespace
@@ -105,6 +118,8 @@ result<t2s_converter> t2s_converter::load(const std::string& config_path) {
         std::dynamic_pointer_cast<opencc::MaxMatchSegmentation>(converter->GetSegmentation());
     if (mmseg) segmentation_keys.add(mmseg->GetDict());
     t.ascii_keys_ = conversion_keys.ascii() || segmentation_keys.ascii();
+    t.word_characters_only_ =
+        conversion_keys.word_characters() && segmentation_keys.word_characters();
     // Where no multi-character key can start, OpenCC segments a run into single characters
     // and converts each alone; their conversions are tabulated once here.
     t.single_chars_ = mmseg != nullptr;

@@ -36,6 +36,10 @@ class t2s_converter {
   const std::uint64_t* trigger_bitmap() const noexcept { return triggers_.data(); }
   /// Some dictionary key contains an ASCII character (never in OpenCC's own configurations).
   bool has_ascii_keys() const noexcept { return ascii_keys_; }
+  /// No key and no conversion contains white space, a control, punctuation, a symbol or a
+  /// decimal digit (true of OpenCC's own configurations): conversion then commutes with the
+  /// normaliser's punctuation and white space steps, which never join or split a run of keys.
+  bool word_characters_only() const noexcept { return word_characters_only_; }
 
   /// Converts the runs of `text` (valid UTF-8) that contain a trigger, in place. Returns false
   /// if OpenCC failed; `text` is then unchanged. Safe to call concurrently. `start` (a code
@@ -61,6 +65,7 @@ class t2s_converter {
   /// Segmentation is max-match over a dictionary, so runs without phrase starts can use single_.
   bool single_chars_ = false;
   bool ascii_keys_ = false;
+  bool word_characters_only_ = false;
 };
 
 }  // namespace simdup::detail
