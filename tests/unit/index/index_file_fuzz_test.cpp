@@ -31,7 +31,7 @@ TEST(IndexFileFuzz, CorpusLoadsAndAnswersCompletely) {
 // The campaign's find (docs/fuzzing.md): with its checksum fixed, a file whose table 1 lists one
 // ordinal twice loaded and answered that entry twice; the loader now refuses it.
 TEST(IndexFileFuzz, CampaignFindRepeatedOrdinalIsRefused) {
-  std::ifstream in(SIMDUP_SOURCE_DIR "/tests/data/index/fuzz_repeated_ordinal.bin",
+  std::ifstream in(SIMDUP_SOURCE_DIR "/tests/data/fuzz/index_file_repeated_ordinal.bin",
                    std::ios::binary);
   ASSERT_TRUE(in);
   const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
