@@ -151,6 +151,11 @@ def main():
             per_doc = nbytes / max(1, args.docs)
             extra = f" ({per_doc / tables:.1f} per table)" if name == "simhash" else ""
             print(f"  shuffle {name}: {nbytes / 1e6:.1f} MB, {per_doc:.1f} bytes/doc{extra}")
+        tops = d.get("verified_by_top_byte_counts")
+        if tops:
+            print(f"  pairs across partitions sent with top-byte counts: {tops['pairs']}, "
+                  f"ruled out by them {tops['ruled_out']}, sent again with shingle arrays "
+                  f"{tops['sent_again']}")
         print("  peak RSS per worker: " + ", ".join(f"{v[0] / 2**20:.0f} MiB" for v in rss.values())
               + f"; worker CPU {sum(v[1] for v in rss.values()):.1f} s, "
               f"{args.docs / sum(v[1] for v in rss.values()):,.0f} docs per CPU second")
