@@ -11,9 +11,9 @@ families of near copies (a few words changed), some are exact copies (case chang
 re-crawls under one URL. The words: `uniform` (default, the corpus of the earlier measurements)
 draws them uniformly from 20,000 words "w<number><letter>", whose shared characters bias the
 fingerprints (most SimHash candidates are then chance collisions that verification rejects);
-`zipf` from 50,000 random letter strings with Zipf frequencies, closer to natural text. Run after a release build (SIMDUP_BUILD_DIR
-picks another build tree). Each run is measured on a fresh LocalCluster (threads_per_worker=1),
-the CLI with --threads equal to the workers.
+`zipf` from 50,000 random letter strings with Zipf frequencies, closer to natural text. Run
+after a release build (SIMDUP_BUILD_DIR picks another build tree). Each run is measured on a
+fresh LocalCluster (threads_per_worker=1), the CLI with --threads equal to the workers.
 """
 
 import argparse

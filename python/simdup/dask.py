@@ -16,14 +16,17 @@ reduce tasks concatenate one slice of every map). The steps (docs/distributed.md
 3. near candidates over the leaders: the 64 bits are cut into k + r blocks; two fingerprints
    within k agree on r of them, so each r-combination of blocks is a table, and documents are
    shuffled by (table, those blocks' bits). Within each group ``all_pairs`` finds the pairs
-   within k; a pair is kept only by the first table whose blocks it agrees on, so it is emitted
-   once. MinHash: shuffle by (band, key); each bucket in keep-policy order gives the pairs
-   ``minhash_pairs`` gives (the same cap on large buckets).
+   within k, over blocks of the bits the group does not share (planned once per table); a pair
+   is kept only by the first table whose blocks it agrees on, so it is emitted once. MinHash:
+   shuffle by (band, key); each bucket in keep-policy order gives the pairs ``minhash_pairs``
+   gives (the same cap on large buckets).
 4. verification where both sketches meet: pairs whose shingle counts rule the threshold out are
    counted as rejected where they are found; each partition re-signs the shingle arrays of its
    documents in the other pairs or in exact groups; pairs (ordinals) go to the partition of
-   their first document, then to the partition of the second with the shingles of the first
-   documents it lacks, each once per destination; compared there in C++ by row number.
+   their first document, then to the partition of the second with the first documents'
+   top-byte counts (128 bytes; each once per destination), which rule most chance candidates
+   out there as the CLI's verification does; the pairs left are asked back and sent again with
+   the first documents' shingle arrays; compared in C++ by row number.
 5. clusters: connected components of the exact links and verified pairs (large-star/small-star,
    iterated until every component is a star), then each component's documents (components are
    small) meet in one task that runs the batch engine over them with the corpus-wide MinHash
