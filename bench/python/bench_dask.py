@@ -4,12 +4,16 @@ decisions are the same.
 
     /usr/bin/python3 bench/python/bench_dask.py [--docs 1000000] [--shards 16] [--workers 1,2]
                                                 [--dir /tmp/simdup-bench-dask] [--no-compare]
+                                                [--vocabulary uniform|zipf]
 
-The corpus (written once per size into --dir): documents of 40-120 words from a 20,000-word
-vocabulary; a third belong to families of near copies (a few words changed), some are exact
-copies (case changed) or re-crawls under one URL. Run after a release build (SIMDUP_BUILD_DIR
-picks another build tree). Each run is measured on a fresh LocalCluster (threads_per_worker=1),
-the CLI with --threads equal to the workers.
+The corpus (written once per size into --dir): documents of 40-120 words; a third belong to
+families of near copies (a few words changed), some are exact copies (case changed) or
+re-crawls under one URL. The words: `uniform` (default, the corpus of the earlier measurements)
+draws them uniformly from 20,000 words "w<number><letter>", whose shared characters bias the
+fingerprints (most SimHash candidates are then chance collisions that verification rejects);
+`zipf` from 50,000 random letter strings with Zipf frequencies, closer to natural text. Run
+after a release build (SIMDUP_BUILD_DIR picks another build tree). Each run is measured on a
+fresh LocalCluster (threads_per_worker=1), the CLI with --threads equal to the workers.
 """
 
 import argparse
@@ -30,13 +34,34 @@ import simdup  # noqa: E402
 import simdup.dask as sdask  # noqa: E402
 
 
-def make_corpus(directory: Path, docs: int, shards: int, seed: int = 5) -> list:
+def zipf_vocabulary(rng, size: int = 50000):
+    """Word-like strings (2-12 letters) and the cumulative Zipf distribution (s = 1) over them,
+    as in natural text: a few words are frequent, most are rare."""
+    lengths = np.clip(rng.poisson(5, size=size) + 2, 2, 12)
+    letters = rng.integers(97, 123, size=(size, 12)).astype(np.uint8)
+    words = np.unique([bytes(letters[i, :lengths[i]]).decode() for i in range(size)])
+    rng.shuffle(words)
+    weights = np.cumsum(1.0 / np.arange(1, len(words) + 1))
+    return words, weights / weights[-1]
+
+
+def make_corpus(directory: Path, docs: int, shards: int, seed: int = 5,
+                vocabulary: str = "uniform") -> list:
     directory.mkdir(parents=True, exist_ok=True)
     paths = [directory / f"part-{i:04d}.jsonl" for i in range(shards)]
     if all(p.exists() for p in paths) and (directory / "DONE").exists():
         return [str(p) for p in paths]
     rng = np.random.default_rng(seed)
-    vocab = np.array([f"w{i}{chr(97 + i % 26)}" for i in range(20000)])
+    if vocabulary == "zipf":
+        vocab, cdf = zipf_vocabulary(rng)
+
+        def draw(n):
+            return vocab[np.minimum(np.searchsorted(cdf, rng.random(n)), len(vocab) - 1)]
+    else:
+        vocab = np.array([f"w{i}{chr(97 + i % 26)}" for i in range(20000)])
+
+        def draw(n):
+            return vocab[rng.integers(0, len(vocab), size=n)]
     per_shard = (docs + shards - 1) // shards
     made = 0
     for s, path in enumerate(paths):
@@ -49,12 +74,12 @@ def make_corpus(directory: Path, docs: int, shards: int, seed: int = 5) -> list:
             if base is not None and r < 0.25:  # near copy of the previous original
                 words = base.copy()
                 at = rng.integers(0, len(words), size=int(rng.integers(1, 4)))
-                words[at] = vocab[rng.integers(0, len(vocab), size=len(at))]
+                words[at] = draw(len(at))
                 text = " ".join(words)
             elif base is not None and r < 0.30:  # exact copy, case changed
                 text = " ".join(base).upper()
             else:
-                base = vocab[rng.integers(0, len(vocab), size=int(rng.integers(40, 120)))]
+                base = draw(int(rng.integers(40, 120)))
                 text = " ".join(base)
             rec = {"id": gid, "text": text}
             if r > 0.98:
@@ -122,10 +147,12 @@ def main():
     ap.add_argument("--workers", default="1,2")
     ap.add_argument("--dir", default="/tmp/simdup-bench-dask")
     ap.add_argument("--no-compare", action="store_true", help="skip the CLI run")
+    ap.add_argument("--vocabulary", choices=("uniform", "zipf"), default="uniform")
     args = ap.parse_args()
-    corpus = Path(args.dir) / f"docs-{args.docs}"
+    suffix = "" if args.vocabulary == "uniform" else f"-{args.vocabulary}"
+    corpus = Path(args.dir) / f"docs-{args.docs}{suffix}"
     t0 = time.perf_counter()
-    paths = make_corpus(corpus, args.docs, args.shards)
+    paths = make_corpus(corpus, args.docs, args.shards, vocabulary=args.vocabulary)
     print(f"corpus: {args.docs} documents in {len(paths)} shards "
           f"({sum(os.path.getsize(p) for p in paths) / 1e6:.0f} MB), "
           f"{time.perf_counter() - t0:.1f} s to make or find")
@@ -135,7 +162,9 @@ def main():
             wall, cpu, summary = run_cli(paths, workers, Path(args.dir) / "cli-out")
             print(f"CLI --threads {workers}: {wall:.1f} s wall, {cpu:.1f} s CPU, "
                   f"{args.docs / wall / workers:,.0f} docs/s per core, "
-                  f"{summary['documents']['duplicates']} duplicates")
+                  f"{summary['documents']['duplicates']} duplicates, "
+                  f"{summary['pairs']['candidates']} candidate pairs of which "
+                  f"{summary['pairs']['rejected_by_verify']} fail verification")
             if ref is None:
                 ref, _ = simdup.dedup(paths, threads=workers) if args.docs <= 2_000_000 else (
                     None, None)
@@ -151,6 +180,11 @@ def main():
             per_doc = nbytes / max(1, args.docs)
             extra = f" ({per_doc / tables:.1f} per table)" if name == "simhash" else ""
             print(f"  shuffle {name}: {nbytes / 1e6:.1f} MB, {per_doc:.1f} bytes/doc{extra}")
+        tops = d.get("verified_by_top_byte_counts")
+        if tops:
+            print(f"  pairs across partitions sent with top-byte counts: {tops['pairs']}, "
+                  f"ruled out by them {tops['ruled_out']}, sent again with shingle arrays "
+                  f"{tops['sent_again']}")
         print("  peak RSS per worker: " + ", ".join(f"{v[0] / 2**20:.0f} MiB" for v in rss.values())
               + f"; worker CPU {sum(v[1] for v in rss.values()):.1f} s, "
               f"{args.docs / sum(v[1] for v in rss.values()):,.0f} docs per CPU second")

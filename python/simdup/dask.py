@@ -16,14 +16,17 @@ reduce tasks concatenate one slice of every map). The steps (docs/distributed.md
 3. near candidates over the leaders: the 64 bits are cut into k + r blocks; two fingerprints
    within k agree on r of them, so each r-combination of blocks is a table, and documents are
    shuffled by (table, those blocks' bits). Within each group ``all_pairs`` finds the pairs
-   within k; a pair is kept only by the first table whose blocks it agrees on, so it is emitted
-   once. MinHash: shuffle by (band, key); each bucket in keep-policy order gives the pairs
-   ``minhash_pairs`` gives (the same cap on large buckets).
+   within k, over blocks of the bits the group does not share (planned once per table); a pair
+   is kept only by the first table whose blocks it agrees on, so it is emitted once. MinHash:
+   shuffle by (band, key); each bucket in keep-policy order gives the pairs ``minhash_pairs``
+   gives (the same cap on large buckets).
 4. verification where both sketches meet: pairs whose shingle counts rule the threshold out are
    counted as rejected where they are found; each partition re-signs the shingle arrays of its
    documents in the other pairs or in exact groups; pairs (ordinals) go to the partition of
-   their first document, then to the partition of the second with the shingles of the first
-   documents it lacks, each once per destination; compared there in C++ by row number.
+   their first document, then to the partition of the second with the first documents'
+   top-byte counts (128 bytes; each once per destination), which rule most chance candidates
+   out there as the CLI's verification does; the pairs left are asked back and sent again with
+   the first documents' shingle arrays; compared in C++ by row number.
 5. clusters: connected components of the exact links and verified pairs (large-star/small-star,
    iterated until every component is a star), then each component's documents (components are
    small) meet in one task that runs the batch engine over them with the corpus-wide MinHash
@@ -394,14 +397,11 @@ def _simhash_reduce(masks: np.ndarray, k: int, offsets: np.ndarray, size_thresho
     table, key, gid, fp = t["table"][order], t["key"][order], t["gid"][order], t["fp"][order]
     new = np.ones(len(gid), dtype=bool)
     new[1:] = (table[1:] != table[:-1]) | (key[1:] != key[:-1])
-    starts = np.append(np.flatnonzero(new), len(gid)).astype(np.uint64)
-    a, b = _cpp.dask_group_pairs(fp, starts, k)
-    a, b = a.astype(np.int64), b.astype(np.int64)
+    starts = np.flatnonzero(new)
     # Each pair once: only from the first table whose blocks it agrees on.
-    diff = fp[a] ^ fp[b]
-    first_table = np.argmax((diff[:, None] & masks[None, :]) == 0, axis=1) if len(a) else a
-    mine = first_table == table[a]
-    a, b = a[mine], b[mine]
+    a, b = _cpp.dask_group_pairs(fp, np.append(starts, len(gid)).astype(np.uint64),
+                                 table[starts].astype(np.uint64), masks, k)
+    a, b = a.astype(np.int64), b.astype(np.int64)
     ruled = (np.zeros(len(a), dtype=bool) if size_threshold is None else
              _cpp.dask_size_rejects(t["n"][order][a], t["n"][order][b], size_threshold))
     return _pairs_route(gid[a], gid[b], False, offsets, ruled)
@@ -454,11 +454,9 @@ def _sketch_rows(sketch, gids: np.ndarray) -> np.ndarray:
     return np.searchsorted(sketch["gid"], gids).astype(np.int64)
 
 
-def _verify_first(sketch, index: int, offsets: np.ndarray, *pieces):
-    """Candidate pairs of this partition's documents (each once), as ordinals, routed to the
-    second document's partition; with each pair list the sketches of its first documents that
-    the destination does not hold, each once however many pairs name it (none for pairs within
-    this partition). Pairs never carry shingle arrays."""
+def _verify_first(sketch, index: int, offsets: np.ndarray, summaries: bool, *pieces):
+    """Candidate pairs of this partition's documents (each once), counted, then shipped by
+    _ship."""
     t = _concat(pieces)
     a, b = t["a"], t["b"]
     order = np.lexsort((b, a))
@@ -468,7 +466,25 @@ def _verify_first(sketch, index: int, offsets: np.ndarray, *pieces):
     a, b, minhash, ruled = a[keep], b[keep], minhash[keep], ruled[keep]
     counts = {"simhash": int((~minhash).sum()), "minhash": int(minhash.sum()),
               "ruled": int(ruled.sum())}
-    a, b = a[~ruled], b[~ruled]
+    return {"counts": counts,
+            "pairs": _ship(sketch, index, offsets, a[~ruled], b[~ruled], summaries)}
+
+
+def _verify_again(sketch, index: int, offsets: np.ndarray, *pieces):
+    """The pairs whose top-byte counts could not rule them out, asked back by the second
+    documents' partitions: shipped again, with whole shingle arrays."""
+    t = _concat(pieces)
+    return _ship(sketch, index, offsets, t["a"], t["b"], False)
+
+
+def _ship(sketch, index: int, offsets: np.ndarray, a: np.ndarray, b: np.ndarray,
+          summaries: bool):
+    """Pairs (a, b) of this partition's first documents, as ordinals, routed to the second
+    document's partition; with each pair list, for the first documents that the destination
+    does not hold, each once however many pairs name it (none for pairs within this
+    partition), their shingle arrays ("sketches") or, with `summaries`, only their top-byte
+    counts and sizes ("tops": 128 bytes, 4 bits a count), which rule most chance candidates
+    out as the CLI's verification does. Pairs never carry arrays."""
     parts = len(offsets) - 1
     dest = _owner(b, offsets)
     order = np.argsort(dest, kind="stable")
@@ -478,20 +494,28 @@ def _verify_first(sketch, index: int, offsets: np.ndarray, *pieces):
         rows = order[bounds[j]:bounds[j + 1]]
         piece = {"a": a[rows], "b": b[rows]}
         firsts = np.unique(piece["a"]) if j != index else np.zeros(0, np.uint64)
-        sketch_off, sketches = _ragged_take(sketch["sh_off"], sketch["sh"],
-                                            _sketch_rows(sketch, firsts))
-        out.append({"pairs": piece, "sketches": {"gid": firsts, "sh_off": sketch_off,
-                                                 "sh": sketches}})
-    return {"counts": counts, "pairs": out}
+        at = _sketch_rows(sketch, firsts)
+        if summaries:
+            sizes = np.diff(sketch["sh_off"].astype(np.int64))[at].astype(np.uint32)
+            out.append({"pairs": piece, "tops": {
+                "gid": firsts, "n": sizes,
+                "top": _cpp.dask_top_bytes(sketch["sh_off"], sketch["sh"], at.astype(np.uint64))}})
+        else:
+            sketch_off, sketches = _ragged_take(sketch["sh_off"], sketch["sh"], at)
+            out.append({"pairs": piece, "sketches": {"gid": firsts, "sh_off": sketch_off,
+                                                     "sh": sketches}})
+    return out
 
 
 def _verify_second(sketch, index: int, offsets: np.ndarray, threshold: Optional[float],
                    max_hashes: int, *pieces):
     """Verifies the pairs whose second document is here: against this partition's own sketch
-    when the first is here too, else against the one sent with the pairs."""
+    when the first is here too, else against the one sent with the pairs. Pairs sent with
+    top-byte counts instead are rejected when those rule them out; the rest are asked back
+    ("ask", by the first document's partition) for _verify_again."""
     t = _concat([p["pairs"] for p in pieces])
     if threshold is None:
-        return {"edges": _edges(t["a"], t["b"]), "rejected": 0}
+        return {"edges": _edges(t["a"], t["b"]), "rejected": 0, "ask": None}
     a, b = t["a"], t["b"]
     local = _owner(a, offsets) == index
     own = (sketch["sh_off"], sketch["sh"])
@@ -499,12 +523,29 @@ def _verify_second(sketch, index: int, offsets: np.ndarray, threshold: Optional[
     j = _cpp.dask_jaccards(*own, _sketch_rows(sketch, a[local]), *own,
                             _sketch_rows(sketch, b[local]), threshold, max_hashes)
     ok[local] = j >= threshold
-    sent = _concat([p["sketches"] for p in pieces])  # ascending ordinals: sources in order
-    rows = np.searchsorted(sent["gid"], a[~local])
-    j = _cpp.dask_jaccards(sent["sh_off"], sent["sh"], rows, *own,
-                            _sketch_rows(sketch, b[~local]), threshold, max_hashes)
-    ok[~local] = j >= threshold
-    return {"edges": _edges(a[ok], b[ok]), "rejected": int((~ok).sum())}
+    asked = np.zeros(len(a), dtype=bool)
+    ask = None
+    if pieces and "tops" in pieces[0]:
+        sent = _concat([p["tops"] for p in pieces])  # ascending ordinals: sources in order
+        rows = np.searchsorted(sent["gid"], a[~local]).astype(np.uint64)
+        ruled = _cpp.dask_shared_rejects(sent["top"], sent["n"], rows, *own,
+                                         _sketch_rows(sketch, b[~local]).astype(np.uint64),
+                                         threshold)
+        ok[~local] = False
+        asked[np.flatnonzero(~local)[~ruled]] = True
+        ask = _split({"a": a[asked], "b": b[asked]}, _owner(a[asked], offsets), len(offsets) - 1)
+    else:
+        sent = _concat([p["sketches"] for p in pieces])  # ascending ordinals: sources in order
+        rows = np.searchsorted(sent["gid"], a[~local])
+        j = _cpp.dask_jaccards(sent["sh_off"], sent["sh"], rows, *own,
+                                _sketch_rows(sketch, b[~local]), threshold, max_hashes)
+        ok[~local] = j >= threshold
+    rejected = int((~ok & ~asked).sum())
+    across = int((~local).sum()) if ask is not None else 0
+    summarised = {"pairs": across, "ruled_out": across - int(asked.sum()),
+                  "sent_again": int(asked.sum())}
+    return {"edges": _edges(a[ok], b[ok]), "rejected": rejected, "ask": ask,
+            "summarised": summarised}
 
 
 def _members_split(sig, sketch, offset: int, parts: int, *pieces):
@@ -647,6 +688,8 @@ class _Run:
         self.token = uuid.uuid4().hex[:12]
         self.timings: List[Tuple[str, float]] = []
         self.near_tables = 0
+        # Pairs across partitions sent with top-byte counts, ruled out by them, sent again.
+        self.summarised = {"pairs": 0, "ruled_out": 0, "sent_again": 0}
         self.sizes: Dict[str, List[Any]] = {}  # shuffle name -> futures of bytes moved
 
     def submit(self, name, fn, *args):
@@ -749,10 +792,13 @@ def _exact_followers(run, sigs, exact, exact_edges, offsets, keep: str, parts: i
 def _verified(run, sketches, routed, offsets, threshold, max_hashes):
     """Batch mode: each candidate pair (SimHash's and MinHash's, routed to their first
     documents' partitions) verified where both sketches meet; the verified pairs as edges and
-    the (candidate, MinHash, rejected) counts."""
+    the (candidate, MinHash, rejected) counts. With exact Jaccard, pairs across partitions
+    first travel with the top-byte counts of their first documents; only those these do not
+    rule out travel again with the shingle arrays."""
     client, M = run.client, len(sketches)
+    summaries = threshold is not None and max_hashes == 0
     routed_pieces = [run.pieces("pairs", group, M) for group in routed]
-    first = [run.submit("verify-a", _verify_first, sketches[i], i, offsets,
+    first = [run.submit("verify-a", _verify_first, sketches[i], i, offsets, summaries,
                         *[p for group in routed_pieces for p in group[i]])
              for i in range(M)]
     del routed_pieces
@@ -761,14 +807,29 @@ def _verified(run, sketches, routed, offsets, threshold, max_hashes):
         candidates += c["simhash"] + c["minhash"]
         minhash_candidates += c["minhash"]
         ruled += c["ruled"]
-    verify_in = run.get(first, "pairs")
-    run.sizes["verify"] = [run.submit("size", _nbytes, p) for p in verify_in]
-    second = [run.submit("verify-b", _verify_second, sketches[i], i, offsets, threshold,
-                         max_hashes, *p)
-              for i, p in enumerate(run.pieces("verify", verify_in, M))]
-    del first, verify_in
-    rejected = ruled + sum(client.gather(run.get(second, "rejected")))
-    return run.get(second, "edges"), (candidates, minhash_candidates, rejected)
+    second = _verify_at_second(run, sketches, run.get(first, "pairs"), offsets, threshold,
+                               max_hashes)
+    del first
+    rounds = [second]
+    if summaries:
+        asked = run.pieces("ask", run.get(second, "ask"), M)
+        again = [run.submit("verify-c", _verify_again, sketches[i], i, offsets, *asked[i])
+                 for i in range(M)]
+        rounds.append(_verify_at_second(run, sketches, again, offsets, threshold, max_hashes))
+        for c in client.gather(run.get(second, "summarised")):
+            for key, n in c.items():
+                run.summarised[key] += n
+    rejected = ruled + sum(client.gather([r for sec in rounds for r in run.get(sec, "rejected")]))
+    return [e for sec in rounds for e in run.get(sec, "edges")], (candidates, minhash_candidates,
+                                                                  rejected)
+
+
+def _verify_at_second(run, sketches, verify_in, offsets, threshold, max_hashes):
+    """_verify_second on each partition, over the pair lists `verify_in` sends it."""
+    run.sizes.setdefault("verify", []).extend(run.submit("size", _nbytes, p) for p in verify_in)
+    return [run.submit("verify-b", _verify_second, sketches[i], i, offsets, threshold,
+                       max_hashes, *p)
+            for i, p in enumerate(run.pieces("verify", verify_in, len(sketches)))]
 
 
 def dedup(source: Any, *, client: Any = None, scheduler: Optional[str] = None,
@@ -994,6 +1055,7 @@ def _summary(opts, specs, stats, n, cstats, candidates, minhash_candidates, reje
                         "shuffle_bytes": {name: int(sum(run.client.gather(futures)))
                                           for name, futures in run.sizes.items()},
                         "near_tables": run.near_tables,
+                        "verified_by_top_byte_counts": run.summarised,
                         "components_rounds": {"exact": exact_rounds, "all": rounds}},
         "timings": {name: round(sec, 3) for name, sec in run.timings},
         "seconds_total": round(_time.perf_counter() - started, 3),

@@ -375,3 +375,81 @@ def test_dask_bag_and_dataframe_of_records(client):
     assert_same(frame, ref)
     frame, _ = sdask.dedup(dd.from_pandas(pd.DataFrame(records), npartitions=2), client=client)
     assert_same(frame, ref)
+
+
+def popcounts(x):
+    """Set bits of each uint64, by bytes (numpy's own popcount is newer than Debian's)."""
+    table = np.array([bin(i).count("1") for i in range(256)], dtype=np.int64)
+    return table[x.view(np.uint8).reshape(-1, 8)].sum(axis=1)
+
+
+@pytest.mark.parametrize("r", [1, 2])
+def test_group_pairs_find_each_pair_within_k_once(r):
+    """The near layer's grouped search (a group per table prefix, blocks planned once per
+    table) against brute force: every pair within k, each once across all tables."""
+    rng = np.random.default_rng(3)
+    base = rng.integers(0, 2**63, size=400, dtype=np.uint64) * np.uint64(2)
+    copies = [base]
+    for flips in (1, 4, 8, 9, 12):  # 9 and 12: beyond k, found by no table
+        bits = rng.integers(0, 64, size=(len(base), flips))
+        noise = np.bitwise_or.reduce(np.uint64(1) << bits.astype(np.uint64), axis=1)
+        copies.append(base ^ noise)
+    fps = np.concatenate(copies)
+    k = 8
+    masks = sdask._block_masks(k, r)
+    table = np.repeat(np.arange(len(masks)), len(fps))
+    key = (fps[None, :] & masks[:, None]).reshape(-1)
+    pos = np.tile(np.arange(len(fps)), len(masks))
+    order = np.lexsort((pos, key, table))
+    table, key, pos = table[order], key[order], pos[order]
+    new = np.ones(len(pos), dtype=bool)
+    new[1:] = (table[1:] != table[:-1]) | (key[1:] != key[:-1])
+    starts = np.flatnonzero(new)
+    a, b = simdup._core.dask_group_pairs(fps[pos], np.append(starts, len(pos)).astype(np.uint64),
+                                         table[starts].astype(np.uint64), masks, k)
+    found = sorted(zip(np.minimum(pos[a], pos[b]).tolist(), np.maximum(pos[a], pos[b]).tolist()))
+    i, j = np.triu_indices(len(fps), 1)
+    within = popcounts(fps[i] ^ fps[j]) <= k
+    assert found == sorted(zip(i[within].tolist(), j[within].tolist()))
+    assert len(found) >= 3 * len(base)
+
+
+def test_top_byte_counts_rule_out_only_pairs_below_threshold():
+    """Pairs across partitions travel first with 4-bit counts of their hashes' top bytes: a pair
+    they rule out has an exact Jaccard below the threshold, and they rule out the pairs the
+    bound (jaccard_shared_bound of the summed smaller counts, a saturated count taking the
+    other side's) rules out, computed here independently."""
+    rng = np.random.default_rng(11)
+    sets_a, sets_b = [], []
+    for i in range(300):
+        n = int(rng.integers(1, 3000))
+        narrow = i % 3 == 0  # hashes in 4 top bytes: counts saturate
+        top = np.uint32(4 << 24) if narrow else np.uint32(2**32 - 1)
+        a = np.unique(rng.integers(0, top, size=n, dtype=np.uint32))
+        keep = rng.random(len(a)) < rng.choice([0.0, 0.5, 0.85, 0.95, 1.0])
+        b = np.unique(np.concatenate([a[keep], rng.integers(0, top, size=int(rng.integers(
+            0, n // 8 + 2)), dtype=np.uint32)]))
+        sets_a.append(a)
+        sets_b.append(b)
+
+    def ragged(sets):
+        off = np.zeros(len(sets) + 1, dtype=np.uint64)
+        np.cumsum([len(s) for s in sets], out=off[1:])
+        return off, np.concatenate(sets).astype(np.uint32)
+
+    rows = np.arange(len(sets_a), dtype=np.uint64)
+    off_a, h_a = ragged(sets_a)
+    off_b, h_b = ragged(sets_b)
+    tops = simdup._core.dask_top_bytes(off_a, h_a, rows)
+    assert tops.shape == (len(sets_a), 128)
+    counts = np.array([len(s) for s in sets_a], dtype=np.uint32)
+    ruled = simdup._core.dask_shared_rejects(tops, counts, rows[::-1].copy(), off_b, h_b,
+                                             rows[::-1].copy(), 0.8)[::-1]
+    for a, b, out in zip(sets_a, sets_b, ruled):
+        jaccard = len(np.intersect1d(a, b)) / len(np.union1d(a, b))
+        ca = np.minimum(np.bincount(a >> 24, minlength=256), 15)
+        cb = np.bincount(b >> 24, minlength=256)
+        shared = min(int(np.where(ca == 15, cb, np.minimum(ca, cb)).sum()), len(a), len(b))
+        assert out == (shared < 0.8 * (len(a) + len(b)) / 1.8 - 1e-6)
+        assert not (out and jaccard >= 0.8)
+    assert 50 < ruled.sum() < len(ruled) - 50  # both kinds occur
