@@ -634,15 +634,13 @@ def _report_samples(run, specs, opts, offsets: np.ndarray, cstats) -> List[Tuple
     gids = np.unique(np.array([g for c in tops for g in [c[1]] + [m[0] for m in c[2]]],
                               dtype=np.uint64))
     owner = _owner(gids, offsets)
+    parts = np.unique(owner)
+    futures = [run.submit("texts", _sample_texts, *_task_spec(specs[part])[:1], opts,
+                          _task_spec(specs[part])[1], gids[owner == part] - offsets[part])
+               for part in parts]
     texts: Dict[int, Tuple] = {}
-    tasks = []
-    for part in np.unique(owner):
-        mine = gids[owner == part]
-        spec, records = _task_spec(specs[part])
-        tasks.append((mine, run.submit("texts", _sample_texts, spec, opts, records,
-                                       mine - offsets[part])))
-    for mine, future in tasks:
-        texts.update(zip(mine.tolist(), future.result()))
+    for part, got in zip(parts, run.client.gather(futures)):
+        texts.update(zip(gids[owner == part].tolist(), got))
     return [(rep, size, texts[rep], [texts[g] + (layer, distance, jaccard)
                                      for g, layer, distance, jaccard in members])
             for size, rep, members in tops]

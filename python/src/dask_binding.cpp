@@ -144,6 +144,46 @@ std::optional<file_range> range_of(const std::optional<range_tuple>& r) {
   return file_range{std::get<0>(*r), std::get<1>(*r), std::get<2>(*r)};
 }
 
+// Opens one partition's records (the arguments every partition step takes) and returns
+// `work(reader&)`, a result or status, all without the GIL.
+template <class Work>
+auto in_partition(const std::vector<std::string>& inputs, const std::optional<py::bytes>& data,
+                  const std::string& source_name, const dedup_settings& s,
+                  const std::optional<range_tuple>& range, Work work)
+    -> decltype(work(std::declval<reader&>())) {
+  std::optional<std::string> buffer;
+  if (data) buffer = std::string(*data);
+  py::gil_scoped_release nogil;
+  auto in = open_partition(inputs, std::move(buffer), source_name, range_of(range), s.reader);
+  if (!in) return std::move(in).error();
+  return work(*in);
+}
+
+// Calls `take(doc)` on the good records of `in` at `rows` (ascending positions among them); an
+// error when the records end first (rows out of order, or the input changed during the run).
+template <class Take>
+status for_rows(reader& in, std::span<const uint64_t> rows, Take take) {
+  document doc;
+  error_info err;
+  uint64_t ordinal = 0;
+  std::size_t next = 0;
+  while (next < rows.size()) {
+    const read_status rs = in.next(doc, err);
+    if (rs == read_status::end) break;
+    if (rs == read_status::bad_record) continue;  // counted when signing
+    if (rs == read_status::failed) return err;
+    if (ordinal++ != rows[next]) continue;
+    take(doc);
+    ++next;
+  }
+  if (next != rows.size()) {
+    return make_error(errc::invalid_argument,
+                      "rows must ascend within the partition's records (or the input changed "
+                      "during the run)");
+  }
+  return {};
+}
+
 // Ranges of about `target` bytes cut at line starts, as (begin, end, lines before), for a JSONL
 // or TSV file (by the input_format option or the extension) larger than `target` and not
 // compressed; empty: the file is read whole (other formats; compressed, small or unreadable
@@ -195,19 +235,8 @@ py::list split_file(std::string path, py::dict options, uint64_t target) {
 py::dict sign(std::vector<std::string> inputs, std::optional<py::bytes> data,
               std::string source_name, py::dict options, std::optional<range_tuple> range) {
   const dedup_settings s = read_dedup_settings(std::move(options), data.has_value());
-  std::optional<std::string> buffer;
-  if (data) buffer = std::string(*data);
-  result<signed_part> outcome = make_error(errc::internal, "not run");
-  {
-    py::gil_scoped_release nogil;
-    auto opened = open_partition(inputs, std::move(buffer), source_name, range_of(range), s.reader);
-    if (opened) {
-      outcome = sign_all(*opened, s);
-    } else {
-      outcome = std::move(opened).error();
-    }
-  }
-  signed_part p = take(std::move(outcome));
+  signed_part p = take(in_partition(inputs, data, source_name, s, range,
+                                    [&](reader& in) { return sign_all(in, s); }));
   py::list ids(p.ids.size());
   for (std::size_t i = 0; i < p.ids.size(); ++i) ids[i] = id_object(p.ids[i], p.id_is_number[i]);
   py::dict out;
@@ -248,44 +277,18 @@ py::tuple sketches(std::vector<std::string> inputs, std::optional<py::bytes> dat
                    std::string source_name, py::dict options, std::optional<range_tuple> range,
                    const u64_array& rows) {
   const dedup_settings s = read_dedup_settings(std::move(options), data.has_value());
-  std::optional<std::string> buffer;
-  if (data) buffer = std::string(*data);
-  const auto wanted = view(rows);
   std::vector<uint64_t> offsets{0};
   std::vector<uint32_t> hashes;
-  status outcome;
-  {
-    py::gil_scoped_release nogil;
-    outcome = [&]() -> status {
-      auto signer = document_signer::create(s.dedup);
-      if (!signer) return std::move(signer).error();
-      auto in = open_partition(inputs, std::move(buffer), source_name, range_of(range), s.reader);
-      if (!in) return std::move(in).error();
-      document doc;
-      doc_signature sig;
-      error_info err;
-      uint64_t ordinal = 0;
-      std::size_t next = 0;
-      while (next < wanted.size()) {
-        const read_status rs = in->next(doc, err);
-        if (rs == read_status::end) break;
-        if (rs == read_status::bad_record) continue;  // counted when signing
-        if (rs == read_status::failed) return err;
-        if (ordinal++ != wanted[next]) continue;
-        signer->sign(doc, sig, doc.format == input_format::csv ? in->header() : "");
-        hashes.insert(hashes.end(), sig.shingles.begin(), sig.shingles.end());
-        offsets.push_back(hashes.size());
-        ++next;
-      }
-      if (next != wanted.size()) {
-        return make_error(errc::invalid_argument,
-                          "rows must ascend within the partition's records (or the input "
-                          "changed during the run)");
-      }
-      return {};
-    }();
-  }
-  check(outcome);
+  check(in_partition(inputs, data, source_name, s, range, [&](reader& in) -> status {
+    auto signer = document_signer::create(s.dedup);
+    if (!signer) return std::move(signer).error();
+    doc_signature sig;
+    return for_rows(in, view(rows), [&](const document& doc) {
+      signer->sign(doc, sig, doc.format == input_format::csv ? in.header() : "");
+      hashes.insert(hashes.end(), sig.shingles.begin(), sig.shingles.end());
+      offsets.push_back(hashes.size());
+    });
+  }));
   return py::make_tuple(to_array(offsets), to_array(hashes));
 }
 
@@ -665,27 +668,6 @@ py::dict stream(py::dict columns, py::dict options) {
   return out;
 }
 
-// Opens one partition's records as the other steps do and runs `write(reader&)` on them, without
-// the GIL: the part writers below.
-template <class Write>
-uint64_t write_partition(std::vector<std::string> inputs, std::optional<py::bytes> data,
-                         std::string source_name, const dedup_settings& s,
-                         std::optional<range_tuple> range, Write write) {
-  std::optional<std::string> buffer;
-  if (data) buffer = std::string(*data);
-  result<uint64_t> outcome = make_error(errc::internal, "not run");
-  {
-    py::gil_scoped_release nogil;
-    auto in = open_partition(inputs, std::move(buffer), source_name, range_of(range), s.reader);
-    if (in) {
-      outcome = write(*in);
-    } else {
-      outcome = std::move(in).error();
-    }
-  }
-  return take(std::move(outcome));
-}
-
 // Writes the records of one partition whose `keep` flag is set into DIR/STEM.<ext>[.zst], as the
 // CLI writes kept.<ext>[.zst] (the library's write_kept_part). `empty_format`: the format named
 // when nothing is kept.
@@ -696,9 +678,9 @@ uint64_t write_kept(std::vector<std::string> inputs, std::optional<py::bytes> da
   const dedup_settings s = read_dedup_settings(std::move(options), data.has_value());
   const input_format fallback = take(parse_input_format(empty_format));
   const auto flags = view(keep);
-  return write_partition(
-      std::move(inputs), std::move(data), std::move(source_name), s, range,
-      [&](reader& in) { return write_kept_part(in, flags, dir, stem, zstd, fallback); });
+  return take(in_partition(inputs, data, source_name, s, range, [&](reader& in) {
+    return write_kept_part(in, flags, dir, stem, zstd, fallback);
+  }));
 }
 
 // Writes every record of one partition with its decision (the frame's columns, one row per good
@@ -743,9 +725,9 @@ uint64_t write_annotated(std::vector<std::string> inputs, std::optional<py::byte
                 .layer = static_cast<dedup_layer>(layers[i]),
                 .jaccard = jaccards[i]};
   }
-  return write_partition(
-      std::move(inputs), std::move(data), std::move(source_name), s, range,
-      [&](reader& in) { return write_annotated_part(in, notes, dir, stem, zstd, fallback); });
+  return take(in_partition(inputs, data, source_name, s, range, [&](reader& in) {
+    return write_annotated_part(in, notes, dir, stem, zstd, fallback);
+  }));
 }
 
 // One report member from its (id, text, layer code, distance, jaccard) tuple.
@@ -767,38 +749,14 @@ py::list sample_texts(std::vector<std::string> inputs, std::optional<py::bytes> 
                       std::string source_name, py::dict options, std::optional<range_tuple> range,
                       const u64_array& rows) {
   const dedup_settings s = read_dedup_settings(std::move(options), data.has_value());
-  std::optional<std::string> buffer;
-  if (data) buffer = std::string(*data);
-  const auto wanted = view(rows);
   std::vector<std::pair<std::string, bool>> ids;
   std::vector<std::string> texts;
-  result<uint64_t> outcome = make_error(errc::internal, "not run");
-  {
-    py::gil_scoped_release nogil;
-    outcome = [&]() -> result<uint64_t> {
-      auto in = open_partition(inputs, std::move(buffer), source_name, range_of(range), s.reader);
-      if (!in) return std::move(in).error();
-      document doc;
-      error_info err;
-      uint64_t ordinal = 0;
-      std::size_t next = 0;
-      while (next < wanted.size()) {
-        const read_status rs = in->next(doc, err);
-        if (rs == read_status::end) break;
-        if (rs == read_status::bad_record) continue;
-        if (rs == read_status::failed) return err;
-        if (ordinal++ != wanted[next]) continue;
-        ids.emplace_back(doc.id, doc.id_is_number);
-        texts.push_back(sample_text(doc.text));
-        ++next;
-      }
-      if (next != wanted.size()) {
-        return make_error(errc::io_error, "input changed during the run: fewer records");
-      }
-      return ordinal;
-    }();
-  }
-  take(std::move(outcome));
+  check(in_partition(inputs, data, source_name, s, range, [&](reader& in) {
+    return for_rows(in, view(rows), [&](const document& doc) {
+      ids.emplace_back(doc.id, doc.id_is_number);
+      texts.push_back(sample_text(doc.text));
+    });
+  }));
   py::list out;
   for (std::size_t i = 0; i < ids.size(); ++i) {
     out.append(py::make_tuple(id_object(ids[i].first, ids[i].second), texts[i]));

@@ -37,6 +37,13 @@ def client():
     cluster.close()
 
 
+def dask_cli(client, *args):
+    """`python3 -m simdup.dask dedup ARGS... --scheduler (the test cluster) -q`."""
+    return subprocess.run([sys.executable, "-m", "simdup.dask", "dedup", *map(str, args),
+                           "--scheduler", client.scheduler.address, "-q"],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=600)
+
+
 def shards(tmp_path, lines, count, name="part"):
     """Writes `lines` (JSONL text lines) into `count` files in order; returns their paths."""
     paths = []
@@ -125,9 +132,7 @@ def test_command_line_form_writes_the_cli_output(client, tmp_path):
     and the same counts in summary.json."""
     paths = shards(tmp_path, SAMPLE.read_text().splitlines(), 3)
     out = tmp_path / "dask-out"
-    proc = subprocess.run([sys.executable, "-m", "simdup.dask", "dedup", *paths, "--out", str(out),
-                           "--scheduler", client.scheduler.address, "-q"],
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=600)
+    proc = dask_cli(client, *paths, "--out", out)
     assert proc.returncode == 0, proc.stderr.decode(errors="replace")[-3000:]
     cli_out = tmp_path / "cli-out"
     run_cli(["dedup", *paths, "--out", cli_out, "-q"])
@@ -148,9 +153,7 @@ def test_command_line_form_writes_the_cli_output(client, tmp_path):
     # Its sample clusters are the CLI's: the same clusters, members and texts.
     assert largest_clusters(out / "report.html") == largest_clusters(cli_out / "report.html")
     # A non-empty output directory is refused, as by the CLI.
-    again = subprocess.run([sys.executable, "-m", "simdup.dask", "dedup", paths[0], "--out",
-                            str(out), "--scheduler", client.scheduler.address, "-q"],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=600)
+    again = dask_cli(client, paths[0], "--out", out)
     assert again.returncode == 2 and b"not empty" in again.stderr
 
 
@@ -164,9 +167,7 @@ def test_zstd_shards_decompress_to_the_cli_kept_file(client, tmp_path):
     repeat.write_text("".join(line + "\n" for line in lines[:20]))
     paths.append(str(repeat))
     out, cli_out = tmp_path / "dask-out", tmp_path / "cli-out"
-    proc = subprocess.run([sys.executable, "-m", "simdup.dask", "dedup", *paths, "--out", str(out),
-                           "--zstd", "--scheduler", client.scheduler.address, "-q"],
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=600)
+    proc = dask_cli(client, *paths, "--out", out, "--zstd")
     assert proc.returncode == 0, proc.stderr.decode(errors="replace")[-3000:]
     run_cli(["dedup", *paths, "--out", cli_out, "--zstd", "-q"])
     names = sorted(p.name for p in out.iterdir() if p.name.startswith("kept-"))
@@ -197,9 +198,7 @@ def test_annotate_shards_are_the_cli_annotated_file(client, tmp_path):
                                 for i in range(20)))
     paths.append(str(numbered))
     out, cli_out = tmp_path / "dask-out", tmp_path / "cli-out"
-    proc = subprocess.run([sys.executable, "-m", "simdup.dask", "dedup", *paths, "--out", str(out),
-                           "--annotate", "--scheduler", client.scheduler.address, "-q"],
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=600)
+    proc = dask_cli(client, *paths, "--out", out, "--annotate")
     assert proc.returncode == 0, proc.stderr.decode(errors="replace")[-3000:]
     run_cli(["dedup", *paths, "--out", cli_out, "--annotate", "-q"])
     annotated = b"".join((out / f"annotated-{i:05d}.jsonl").read_bytes() for i in range(4))
@@ -214,10 +213,7 @@ def test_annotate_shards_are_the_cli_annotated_file(client, tmp_path):
 
     text = tmp_path / "plain.txt"
     text.write_text("one line of plain text that is long enough to be signed\n" * 3)
-    failed = subprocess.run([sys.executable, "-m", "simdup.dask", "dedup", str(text), "--out",
-                             str(tmp_path / "x"), "--annotate", "--scheduler",
-                             client.scheduler.address, "-q"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=600)
+    failed = dask_cli(client, text, "--out", tmp_path / "x", "--annotate")
     assert failed.returncode == 1, failed.stderr
     assert b"--annotate writes JSONL, CSV and TSV records; the input has text" in failed.stderr
     assert not (tmp_path / "x").exists()
