@@ -30,7 +30,6 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import CLI  # noqa: E402  (puts the build's package on sys.path)
 
-import simdup  # noqa: E402
 import simdup.dask as sdask  # noqa: E402
 
 
@@ -43,6 +42,15 @@ def zipf_vocabulary(rng, size: int = 50000):
     rng.shuffle(words)
     weights = np.cumsum(1.0 / np.arange(1, len(words) + 1))
     return words, weights / weights[-1]
+
+
+def random_vocabulary(rng, size: int = 200000):
+    """Distinct random letter strings (3-10 letters), drawn uniformly: few character shingles
+    are shared by chance, so the fingerprints are unbiased and chance SimHash candidates stay
+    rare as the corpus grows."""
+    lengths = rng.integers(3, 11, size=size)
+    letters = rng.integers(97, 123, size=(size, 10)).astype(np.uint8)
+    return np.unique([bytes(letters[i, :lengths[i]]).decode() for i in range(size)])
 
 
 def make_corpus(directory: Path, docs: int, shards: int, seed: int = 5,
@@ -58,7 +66,8 @@ def make_corpus(directory: Path, docs: int, shards: int, seed: int = 5,
         def draw(n):
             return vocab[np.minimum(np.searchsorted(cdf, rng.random(n)), len(vocab) - 1)]
     else:
-        vocab = np.array([f"w{i}{chr(97 + i % 26)}" for i in range(20000)])
+        vocab = (random_vocabulary(rng) if vocabulary == "random"
+                 else np.array([f"w{i}{chr(97 + i % 26)}" for i in range(20000)]))
 
         def draw(n):
             return vocab[rng.integers(0, len(vocab), size=n)]
@@ -92,15 +101,35 @@ def make_corpus(directory: Path, docs: int, shards: int, seed: int = 5,
 
 
 def run_cli(paths, threads, out):
+    """Wall seconds, CPU seconds, summary and peak RSS (bytes) of one `simdup dedup` run."""
     t0 = time.perf_counter()
-    kids0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run([CLI, "dedup", *paths, "--out", str(out), "-q", "--force",
-                    "--threads", str(threads)], check=True)
-    kids1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cli = subprocess.Popen([CLI, "dedup", *paths, "--out", str(out), "-q", "--force",
+                            "--threads", str(threads)])
+    _, status, usage = os.wait4(cli.pid, 0)
+    cli.returncode = os.waitstatus_to_exitcode(status)
     wall = time.perf_counter() - t0
-    cpu = (kids1.ru_utime + kids1.ru_stime) - (kids0.ru_utime + kids0.ru_stime)
+    if cli.returncode != 0:
+        raise subprocess.CalledProcessError(cli.returncode, cli.args)
     summary = json.loads((Path(out) / "summary.json").read_text())
-    return wall, cpu, summary
+    return wall, usage.ru_utime + usage.ru_stime, summary, usage.ru_maxrss * 1024
+
+
+def cli_decisions(out):
+    """The CLI's duplicates.jsonl as {id: (duplicate_of, cluster)} (the corpus's ids are their
+    ordinals, as the Dask frame's cluster column is)."""
+    with open(Path(out) / "duplicates.jsonl") as f:
+        rows = (json.loads(line) for line in f)
+        return {r["id"]: (r["duplicate_of"], r["cluster"]) for r in rows}
+
+
+def same_decisions(frame, ref) -> bool:
+    """Every document kept or dropped as the CLI decided, each duplicate with the CLI's
+    representative and cluster."""
+    dropped = frame[~frame["keep"]]
+    if len(dropped) != len(ref):
+        return False
+    return all(ref.get(i) == (d, c) for i, d, c in zip(
+        dropped["id"].tolist(), dropped["duplicate_of"].tolist(), dropped["cluster"].tolist()))
 
 
 def worker_usage(client):
@@ -122,22 +151,26 @@ def task_seconds(client):
     return client.run_on_scheduler(collect)
 
 
-def run_dask(paths, workers):
+def run_dask(paths, workers, partitions):
+    """The run's wall seconds, frame, summary, worker usage, task seconds and the CPU seconds of
+    this process (the scheduler and the client)."""
     from distributed import Client, LocalCluster
     cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                            dashboard_address=None, host="127.0.0.1")
     client = Client(cluster)
     try:
         t0 = time.perf_counter()
-        frame, summary = sdask.dedup(paths, client=client)
+        cpu0 = time.process_time()
+        frame, summary = sdask.dedup(paths, client=client, partitions=partitions)
         got = frame.compute()
         wall = time.perf_counter() - t0
+        driver = time.process_time() - cpu0
         rss = worker_usage(client)
         durations = task_seconds(client)
     finally:
         client.close()
         cluster.close()
-    return wall, got, summary, rss, durations
+    return wall, got, summary, rss, durations, driver
 
 
 def main():
@@ -147,10 +180,12 @@ def main():
     ap.add_argument("--workers", default="1,2")
     ap.add_argument("--dir", default="/tmp/simdup-bench-dask")
     ap.add_argument("--no-compare", action="store_true", help="skip the CLI run")
-    ap.add_argument("--vocabulary", choices=("uniform", "zipf"), default="uniform")
+    ap.add_argument("--partitions", type=int, default=None,
+                    help="reduce partitions of the shuffles (default: simdup.dask's)")
+    ap.add_argument("--vocabulary", choices=("uniform", "zipf", "random"), default="uniform")
     args = ap.parse_args()
     suffix = "" if args.vocabulary == "uniform" else f"-{args.vocabulary}"
-    corpus = Path(args.dir) / f"docs-{args.docs}{suffix}"
+    corpus = Path(args.dir) / f"docs-{args.docs}{suffix}-{args.shards}shards"
     t0 = time.perf_counter()
     paths = make_corpus(corpus, args.docs, args.shards, vocabulary=args.vocabulary)
     print(f"corpus: {args.docs} documents in {len(paths)} shards "
@@ -159,23 +194,24 @@ def main():
     ref = None
     for workers in [int(w) for w in args.workers.split(",")]:
         if not args.no_compare:
-            wall, cpu, summary = run_cli(paths, workers, Path(args.dir) / "cli-out")
+            wall, cpu, summary, peak = run_cli(paths, workers, Path(args.dir) / "cli-out")
             print(f"CLI --threads {workers}: {wall:.1f} s wall, {cpu:.1f} s CPU, "
+                  f"peak RSS {peak / 2**20:.0f} MiB, "
                   f"{args.docs / wall / workers:,.0f} docs/s per core, "
                   f"{summary['documents']['duplicates']} duplicates, "
                   f"{summary['pairs']['candidates']} candidate pairs of which "
                   f"{summary['pairs']['rejected_by_verify']} fail verification")
             if ref is None:
-                ref, _ = simdup.dedup(paths, threads=workers) if args.docs <= 2_000_000 else (
-                    None, None)
-        wall, got, summary, rss, durations = run_dask(paths, workers)
+                ref = cli_decisions(Path(args.dir) / "cli-out")
+        wall, got, summary, rss, durations, driver = run_dask(paths, workers, args.partitions)
         d = summary["distributed"]
         shuffled = d.get("shuffle_bytes", {})
         tables = d.get("near_tables", 1)
         print(f"dask {workers} worker(s): {wall:.1f} s wall, "
               f"{args.docs / wall / workers:,.0f} docs/s per worker, "
               f"{summary['documents']['duplicates']} duplicates, "
-              f"CC rounds {d['components_rounds']}")
+              f"CC rounds {d['components_rounds']}, {d['shuffle_partitions']} reduce partitions; "
+              f"scheduler and client (this process) {driver:.1f} s CPU")
         for name, nbytes in shuffled.items():
             per_doc = nbytes / max(1, args.docs)
             extra = f" ({per_doc / tables:.1f} per table)" if name == "simhash" else ""
@@ -201,9 +237,7 @@ def main():
         slowest = sorted(durations.items(), key=lambda kv: -kv[1])[:8]
         print("  task time by prefix: " + ", ".join(f"{k} {v:.1f} s" for k, v in slowest))
         if ref is not None:
-            same = (got["keep"].to_numpy() == ref["keep"].to_numpy()).all() and (
-                got["cluster"].to_numpy() == ref["cluster"].to_numpy()).all()
-            print(f"  same decisions as single-machine simdup.dedup: {same}")
+            print(f"  same decisions as the CLI: {same_decisions(got, ref)}")
 
 
 # Task prefixes whose time is mostly in simdup._core (signing, re-signing the shingle arrays of

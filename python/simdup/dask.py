@@ -46,6 +46,7 @@ import itertools
 import json
 import operator
 import os
+import pathlib
 import time as _time
 import uuid
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -92,8 +93,13 @@ class _TimedCore:
 
 _cpp = _TimedCore()
 _MIX = np.uint64(0x9E3779B97F4A7C15)
+# Documents per reduce partition by default: its largest task, the clusters, then holds about
+# half of them (those in components) with their shingle arrays, about 1.2 GB for 500-character
+# texts.
+_DOCUMENTS_PER_REDUCE = 500_000
 # Options of this module; the rest go to the C++ core as for simdup.dedup.
-_OWN = ("client", "scheduler", "partitions", "near_prefix_blocks", "partition_bytes")
+_OWN = ("client", "scheduler", "partitions", "near_prefix_blocks", "partition_bytes",
+        "pack_files")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -101,15 +107,7 @@ _OWN = ("client", "scheduler", "partitions", "near_prefix_blocks", "partition_by
 # ("sh_off": n + 1 offsets into "sh").
 
 def _ragged_take(offsets: np.ndarray, flat: np.ndarray, rows: np.ndarray):
-    starts = offsets[rows].astype(np.int64)
-    lengths = offsets[rows + 1].astype(np.int64) - starts
-    new_off = np.zeros(len(rows) + 1, dtype=np.uint64)
-    np.cumsum(lengths, out=new_off[1:])
-    total = int(new_off[-1])
-    if total == 0:
-        return new_off, flat[:0]
-    index = np.repeat(starts - new_off[:-1].astype(np.int64), lengths) + np.arange(total)
-    return new_off, flat[index]
+    return _cpp.dask_ragged_take(offsets, flat, np.asarray(rows, dtype=np.int64))
 
 
 def _take(t: Dict[str, np.ndarray], rows: np.ndarray) -> Dict[str, np.ndarray]:
@@ -208,9 +206,37 @@ def _range(spec: Tuple) -> Optional[Tuple[int, int, int]]:
     return spec[2] if spec[0] == "range" else None
 
 
-def _split_file(path: str, options: Dict[str, Any], target: int) -> List[Tuple]:
+def _split_file(path: str, options: Dict[str, Any], target: int) -> Tuple[List[Tuple], int]:
+    """The partitions of one file, and its size in bytes."""
     ranges = _cpp.dask_split_file(path, options, target)
-    return [("range", (path,), r) for r in ranges] or [("files", (path,))]
+    try:
+        size = os.path.getsize(path)
+    except OSError:  # missing (on_error="skip"): its partition counts it as the CLI does
+        size = 0
+    return [("range", (path,), r) for r in ranges] or [("files", (path,))], size
+
+
+def _packed(plans: List[Tuple[List[Tuple], int]], target: int) -> List[Tuple]:
+    """Whole files packed, in order, into partitions of up to `target` bytes (files of one
+    kind, by their last two suffixes): a corpus of many small files would otherwise make a
+    partition each, and every shuffle a task per pair of partitions."""
+    specs: List[Tuple] = []
+    size = 0
+    for plan, nbytes in plans:
+        last = specs[-1] if specs else None
+        if (len(plan) == 1 and plan[0][0] == "files" and last is not None and last[0] == "files"
+                and size + nbytes <= target
+                and _kind(last[1][-1]) == _kind(plan[0][1][0])):
+            specs[-1] = ("files", last[1] + plan[0][1])
+            size += nbytes
+        else:
+            specs.extend(plan)  # (a split file's ranges: "range" specs, never packed with)
+            size = nbytes
+    return specs
+
+
+def _kind(path: str) -> str:
+    return "".join(s.lower() for s in pathlib.PurePath(path).suffixes[-2:])
 
 
 def _count(sig: Dict[str, Any]) -> int:
@@ -551,6 +577,7 @@ def _verify_second(sketch, index: int, offsets: np.ndarray, threshold: Optional[
 def _members_split(sig, sketch, offset: int, parts: int, *pieces):
     """This partition's documents of non-trivial components, by component."""
     t = _concat(pieces)
+    t = _take(t, np.argsort(t["node"]))  # by ordinal, so that _cluster need not sort the arrays
     rows = (t["node"] - np.uint64(offset)).astype(np.int64)
     m = {"gid": t["node"], "comp": t["label"], "id": sig["ids"][rows]}
     for c in ("fingerprint", "has_fingerprint", "url_key", "title_key", "content_key", "length",
@@ -567,9 +594,10 @@ def _members_split(sig, sketch, offset: int, parts: int, *pieces):
 def _cluster(options: Dict[str, Any], offsets: np.ndarray, *pieces):
     """The batch engine (or in stream mode the stream engine) over whole components, in global
     order: the CLI's decisions."""
-    t = _concat(pieces)
-    t = _take(t, np.argsort(t["gid"], kind="stable"))
+    t = _concat(pieces)  # pieces in partition order, each by ordinal: in global order
     gid = t["gid"]
+    if np.any(gid[1:] <= gid[:-1]):  # the engine takes documents in input order
+        raise RuntimeError("simdup.dask: component members out of input order")
     n = len(gid)
     columns = {c: t[c] for c in ("fingerprint", "has_fingerprint", "url_key", "title_key",
                                  "content_key", "length", "time", "field")}
@@ -733,7 +761,7 @@ def _layers(options) -> List[str]:
     return [x for entry in layers for x in entry.split(",")]
 
 
-def _sources(source, options, client, partition_bytes: int) -> List[Tuple]:
+def _sources(source, options, client, partition_bytes: int, pack_files: bool) -> List[Tuple]:
     if isinstance(source, (str, os.PathLike)):
         source = [source]
     if isinstance(source, (list, tuple)) and all(isinstance(s, (str, os.PathLike)) for s in source):
@@ -743,7 +771,9 @@ def _sources(source, options, client, partition_bytes: int) -> List[Tuple]:
         # partitions, in file order, so (partition, row) is still the CLI's input order.
         plans = client.gather([client.submit(_split_file, p, options, partition_bytes, pure=False)
                                for p in paths])
-        return [spec for plan in plans for spec in plan]
+        if pack_files and partition_bytes > 0:
+            return _packed(plans, partition_bytes)
+        return [spec for plan, _ in plans for spec in plan]
     to_delayed = getattr(source, "to_delayed", None)
     if callable(to_delayed):  # a Dask bag of records or a Dask DataFrame
         parts = client.compute(to_delayed())
@@ -832,19 +862,20 @@ def _verify_at_second(run, sketches, verify_in, offsets, threshold, max_hashes):
 
 def dedup(source: Any, *, client: Any = None, scheduler: Optional[str] = None,
           partitions: Optional[int] = None, near_prefix_blocks: int = 1,
-          partition_bytes: int = 256 << 20,
+          partition_bytes: int = 256 << 20, pack_files: bool = True,
           out: Optional[str] = None, force: bool = False, zstd: bool = False,
           annotate: bool = False, **options: Any):
     """Deduplicates on a Dask cluster; the same decisions as ``simdup dedup`` (batch or
     stream mode).
 
-    ``source``: paths/globs (one partition per file, in the given order; a JSONL or TSV file
-    larger than ``partition_bytes`` becomes several, cut at line starts; 0: never split), a Dask
-    bag of record dicts, or a Dask DataFrame of records. ``client``: a ``distributed.Client``; else
+    ``source``: paths/globs, in the given order: a JSONL or TSV file larger than
+    ``partition_bytes`` becomes several partitions, cut at line starts, and with ``pack_files``
+    consecutive smaller files of one kind share partitions of up to ``partition_bytes`` (0:
+    a partition per file); or a Dask bag of record dicts, or a Dask DataFrame of records. ``client``: a ``distributed.Client``; else
     ``scheduler`` ("tcp://HOST:8786" or "local:N"), else the default client, else a local
     cluster of 2 worker processes (which then stays open with the returned frame).
-    ``partitions``: reduce partitions of the shuffles (default: the number of inputs, at least
-    twice the workers). ``near_prefix_blocks``: r, the blocks a near-layer table's key holds
+    ``partitions``: reduce partitions of the shuffles (default: one per 500,000 documents, at
+    least twice the workers). ``near_prefix_blocks``: r, the blocks a near-layer table's key holds
     (k + r blocks, C(k + r, r) tables). Other options: those of :func:`simdup.dedup`.
 
     ``out``: also write the CLI's output directory there (kept records as one shard per input
@@ -872,12 +903,11 @@ def dedup(source: Any, *, client: Any = None, scheduler: Optional[str] = None,
     if client is None:
         client, _ = _client_for(scheduler)
     started = _time.perf_counter()
-    specs = _sources(source, opts, client, partition_bytes)
+    specs = _sources(source, opts, client, partition_bytes, pack_files)
     if not specs:
         raise ValueError("simdup.dask.dedup: no inputs")
     workers = max(1, len(client.scheduler_info().get("workers", {})))
-    parts = partitions or max(len(specs), 2 * workers)
-    run = _Run(client, parts)
+    run = _Run(client, 0)  # its reduce partitions once the documents are counted
     k = int(opts.get("k", 8))
     keep = str(opts.get("keep", "first"))
     verify = str(opts.get("verify", "jaccard:0.8"))
@@ -890,6 +920,10 @@ def dedup(source: Any, *, client: Any = None, scheduler: Optional[str] = None,
     counts = client.gather([run.submit("count", _count, s) for s in sigs])
     offsets = np.zeros(len(sigs) + 1, dtype=np.uint64)
     np.cumsum(counts, out=offsets[1:])
+    # Every shuffle makes a task per (map, reduce) pair, and each task costs the scheduler and
+    # the workers about a millisecond: reduce partitions as few as their memory allows.
+    parts = run.parts = partitions or max(2 * workers,
+                                          -(-int(offsets[-1]) // _DOCUMENTS_PER_REDUCE))
     stats = client.gather([run.submit("stats", _stats, s) for s in sigs])
     M = len(sigs)
     t = run.stage("sign", t)
@@ -999,13 +1033,15 @@ def _concat_args(*pieces):
     return _concat(pieces)
 
 
-def _whole_inputs(specs) -> List[Tuple]:
-    """One spec per input (a file split into ranges counts once, as for the CLI)."""
-    return [spec for spec in specs if spec[0] != "range" or spec[2][0] == 0]
-
-
-def _input_name(spec: Tuple) -> str:
-    return spec[1][0] if spec[0] in ("files", "range") else spec[-1]
+def _input_names(specs) -> List[str]:
+    """Each input once (a file split into ranges counts once, as for the CLI)."""
+    names: List[str] = []
+    for spec in specs:
+        if spec[0] == "files":
+            names.extend(spec[1])
+        elif spec[0] != "range" or spec[2][0] == 0:
+            names.append(spec[1][0] if spec[0] == "range" else spec[-1])
+    return names
 
 
 def _summary(opts, specs, stats, n, cstats, candidates, minhash_candidates, rejected, run,
@@ -1037,7 +1073,7 @@ def _summary(opts, specs, stats, n, cstats, candidates, minhash_candidates, reje
         "documents": {"read": n + skipped, "kept": kept, "duplicates": duplicates,
                       "skipped": skipped, "short": sum(s["short"] for s in stats),
                       "invalid_utf8": sum(s["invalid_utf8"] for s in stats)},
-        "inputs": {"count": len(_whole_inputs(specs)),
+        "inputs": {"count": len(_input_names(specs)),
                    "skipped": sum(s["skipped_inputs"] for s in stats)},
         "duplicates_by_layer": by_layer,
         "skipped_reasons": reasons,
@@ -1118,7 +1154,7 @@ def _write_output(run, specs, frames, opts, summary, samples, out: str, force: b
             json.dump(summary, f, indent=2, ensure_ascii=False, default=int)
             f.write("\n")
         with open(os.path.join(staging, "report.html"), "w", encoding="utf-8") as f:
-            names = [_input_name(spec) for spec in _whole_inputs(specs)]
+            names = _input_names(specs)
             f.write(_core.dask_report_html(summary, opts, names, samples))
         if os.path.isdir(out):
             shutil.rmtree(out)
@@ -1132,6 +1168,7 @@ _FLAGS = {"--html", "--no-nfkc", "--no-casefold", "--no-t2s", "--keep-punctuatio
           "--strip-digits"}
 _USAGE = ("usage: python3 -m simdup.dask dedup INPUT... --out DIR "
           "[--scheduler tcp://HOST:8786 | local:N] [--partitions N] [--partition-bytes N] "
+          "[--no-pack-files] "
           "[--force] [--zstd] [--annotate] [-q] "
           "[the flags of simdup dedup]")
 
@@ -1171,6 +1208,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 zstd = True
             elif a == "--annotate":
                 annotate = True
+            elif a == "--no-pack-files":
+                options["pack_files"] = False
             elif a in _FLAGS:
                 options[a[2:].replace("-", "_")] = True
             elif a.startswith("-") and a != "-":

@@ -267,7 +267,6 @@ py::dict sign(std::vector<std::string> inputs, std::optional<py::bytes> data,
 using u32_array = py::array_t<uint32_t, py::array::c_style | py::array::forcecast>;
 using u8_array = py::array_t<uint8_t, py::array::c_style | py::array::forcecast>;
 using f64_array = py::array_t<double, py::array::c_style | py::array::forcecast>;
-using i64_array = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
 
 // The verification shingle arrays of the documents at `rows` (ascending positions among the
 // partition's good records), signed anew from the partition's records, as (offsets, hashes):
@@ -453,6 +452,36 @@ py::array_t<bool> size_rejects(const u32_array& counts_a, const u32_array& count
     o[i] = na[i] + nb[i] == 0 || jaccard_size_bound(na[i], nb[i], threshold).has_value();
   }
   return out;
+}
+
+// Rows `rows` of a ragged uint32 column (offsets, n + 1 of them, into flat): new offsets and the
+// rows' values, one copy per row. numpy would build an index as long as the values (8 bytes for
+// each 4-byte hash) and gather through it: the shingle arrays of a partition's documents in
+// components are hundreds of MB.
+py::tuple ragged_take(const u64_array& offsets, const u32_array& flat, const i64_array& rows) {
+  const auto off = view(offsets);
+  const auto h = view(flat);
+  const auto r = view(rows);
+  const auto n = static_cast<int64_t>(off.size()) - 1;
+  if (std::any_of(r.begin(), r.end(), [&](int64_t row) {
+        return row < 0 || row >= n || off[row] > off[row + 1] || off[row + 1] > h.size();
+      })) {
+    throw py::value_error("rows must name rows of the offsets, within the values");
+  }
+  py::array_t<uint64_t> out_off(static_cast<py::ssize_t>(r.size() + 1));
+  uint64_t* o = out_off.mutable_data();
+  o[0] = 0;
+  for (std::size_t i = 0; i < r.size(); ++i) o[i + 1] = o[i] + (off[r[i] + 1] - off[r[i]]);
+  py::array_t<uint32_t> out(static_cast<py::ssize_t>(o[r.size()]));
+  uint32_t* v = out.mutable_data();
+  {
+    py::gil_scoped_release nogil;
+    for (std::size_t i = 0; i < r.size(); ++i) {
+      std::copy(h.begin() + static_cast<std::ptrdiff_t>(off[r[i]]),
+                h.begin() + static_cast<std::ptrdiff_t>(off[r[i] + 1]), v + o[i]);
+    }
+  }
+  return py::make_tuple(std::move(out_off), std::move(out));
 }
 
 // Per top byte value, how many hashes of each sketch at `rows` have it (the counts the CLI's
@@ -847,6 +876,7 @@ void bind_dask(py::module_& m) {
         py::arg("max_hashes"));
   m.def("dask_size_rejects", &size_rejects, py::arg("counts_a"), py::arg("counts_b"),
         py::arg("threshold"));
+  m.def("dask_ragged_take", &ragged_take, py::arg("offsets"), py::arg("flat"), py::arg("rows"));
   m.def("dask_top_bytes", &top_bytes, py::arg("offsets"), py::arg("hashes"), py::arg("rows"));
   m.def("dask_shared_rejects", &shared_rejects, py::arg("tops_a"), py::arg("counts_a"),
         py::arg("rows_a"), py::arg("offsets_b"), py::arg("hashes_b"), py::arg("rows_b"),

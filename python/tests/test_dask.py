@@ -132,7 +132,7 @@ def test_command_line_form_writes_the_cli_output(client, tmp_path):
     and the same counts in summary.json."""
     paths = shards(tmp_path, SAMPLE.read_text().splitlines(), 3)
     out = tmp_path / "dask-out"
-    proc = dask_cli(client, *paths, "--out", out)
+    proc = dask_cli(client, *paths, "--out", out, "--no-pack-files")
     assert proc.returncode == 0, proc.stderr.decode(errors="replace")[-3000:]
     cli_out = tmp_path / "cli-out"
     run_cli(["dedup", *paths, "--out", cli_out, "-q"])
@@ -167,7 +167,7 @@ def test_zstd_shards_decompress_to_the_cli_kept_file(client, tmp_path):
     repeat.write_text("".join(line + "\n" for line in lines[:20]))
     paths.append(str(repeat))
     out, cli_out = tmp_path / "dask-out", tmp_path / "cli-out"
-    proc = dask_cli(client, *paths, "--out", out, "--zstd")
+    proc = dask_cli(client, *paths, "--out", out, "--zstd", "--no-pack-files")
     assert proc.returncode == 0, proc.stderr.decode(errors="replace")[-3000:]
     run_cli(["dedup", *paths, "--out", cli_out, "--zstd", "-q"])
     names = sorted(p.name for p in out.iterdir() if p.name.startswith("kept-"))
@@ -198,7 +198,7 @@ def test_annotate_shards_are_the_cli_annotated_file(client, tmp_path):
                                 for i in range(20)))
     paths.append(str(numbered))
     out, cli_out = tmp_path / "dask-out", tmp_path / "cli-out"
-    proc = dask_cli(client, *paths, "--out", out, "--annotate")
+    proc = dask_cli(client, *paths, "--out", out, "--annotate", "--no-pack-files")
     assert proc.returncode == 0, proc.stderr.decode(errors="replace")[-3000:]
     run_cli(["dedup", *paths, "--out", cli_out, "--annotate", "-q"])
     annotated = b"".join((out / f"annotated-{i:05d}.jsonl").read_bytes() for i in range(4))
@@ -221,11 +221,48 @@ def test_annotate_shards_are_the_cli_annotated_file(client, tmp_path):
 
 def test_sample_matches_single_machine(client, tmp_path):
     paths = shards(tmp_path, SAMPLE.read_text().splitlines(), 4)
-    frame, summary = sdask.dedup(paths, client=client)
+    frame, summary = sdask.dedup(paths, client=client, pack_files=False)
     ref, ref_summary = simdup.dedup(paths)
     assert_same(frame, ref)
     assert summary["documents"]["kept"] == ref_summary["documents"]["kept"]
     assert summary["pairs"] == {k: ref_summary["pairs"][k] for k in summary["pairs"]}
+
+
+def test_small_files_packed_into_partitions(client, tmp_path):
+    """Consecutive small files of one kind share partitions of up to partition_bytes (a corpus
+    of many small files would otherwise make a shuffle task per pair of them); a file of another
+    kind starts a new one, and a missing input is counted as the CLI counts it. The decisions,
+    counts and kept records are the CLI's; --no-pack-files keeps a partition per file."""
+    import gzip
+    paths = shards(tmp_path, family_corpus(seed=5), 6)
+    size = max(os.path.getsize(p) for p in paths)
+    zipped = tmp_path / "part-03.jsonl.gz"
+    zipped.write_bytes(gzip.compress(Path(paths[3]).read_bytes()))
+    paths[3] = str(zipped)
+    paths.insert(5, str(tmp_path / "missing.jsonl"))
+    out = tmp_path / "dask-out"
+    frame, summary = sdask.dedup(paths, client=client, partition_bytes=3 * size,
+                                 on_error="skip", out=str(out))
+    # [00, 01, 02] [03.gz] [04, missing, 05]
+    assert summary["distributed"]["partitions"] == 3
+    ref, _ = simdup.dedup(paths, on_error="skip")
+    assert_same(frame, ref)
+    cli_out = tmp_path / "cli-out"
+    run_cli(["dedup", *paths, "--out", cli_out, "-q", "--on-error", "skip"], check=3)
+    want = json.loads((cli_out / "summary.json").read_text())
+    assert summary["documents"] == want["documents"]
+    assert summary["documents"]["duplicates"] > 100
+    assert summary["inputs"] == want["inputs"] == {"count": 7, "skipped": 1}
+    kept = b"".join((out / f"kept-{i:05d}.jsonl").read_bytes() for i in range(3))
+    assert kept == (cli_out / "kept.jsonl").read_bytes()
+    assert (out / "duplicates.jsonl").read_bytes() == (cli_out / "duplicates.jsonl").read_bytes()
+
+    apart = tmp_path / "apart"
+    proc = dask_cli(client, *paths, "--out", apart, "--on-error", "skip", "--no-pack-files",
+                    "--partition-bytes", str(3 * size))
+    assert proc.returncode == 3, proc.stderr.decode(errors="replace")[-3000:]
+    assert json.loads((apart / "summary.json").read_text())["distributed"]["partitions"] == 7
+    assert (apart / "duplicates.jsonl").read_bytes() == (cli_out / "duplicates.jsonl").read_bytes()
 
 
 @pytest.mark.parametrize("options", [
@@ -236,7 +273,7 @@ def test_sample_matches_single_machine(client, tmp_path):
 ])
 def test_generated_corpus_matches_single_machine(client, tmp_path, options):
     paths = shards(tmp_path, family_corpus(), 5)
-    frame, summary = sdask.dedup(paths, client=client, **options)
+    frame, summary = sdask.dedup(paths, client=client, pack_files=False, **options)
     ref, ref_summary = simdup.dedup(paths, **options)
     got = assert_same(frame, ref)
     assert (~got["keep"]).sum() > 300  # the corpus has families
@@ -267,7 +304,7 @@ def test_stream_mode_matches_single_machine(client, tmp_path, options):
                              "text": "second page of the chain " * 8}))
     paths = shards(tmp_path, lines, 4)
     out = tmp_path / "out" if options == {"mode": "stream"} else None
-    frame, summary = sdask.dedup(paths, client=client, out=out, **options)
+    frame, summary = sdask.dedup(paths, client=client, pack_files=False, out=out, **options)
     ref, ref_summary = simdup.dedup(paths, **options)
     got = assert_same(frame, ref)
     if out is not None:  # the report's clusters as the single pass shows them
@@ -315,7 +352,7 @@ def test_bad_records_counted_as_single_machine(client, tmp_path):
     bad = lines[:40] + ["{not json", '{"id": "x1"}'] + lines[40:80] + ["[1, 2"]
     paths = shards(tmp_path, bad + lines[80:], 3)
     paths.insert(1, str(tmp_path / "missing.jsonl"))
-    frame, summary = sdask.dedup(paths, client=client, on_error="skip")
+    frame, summary = sdask.dedup(paths, client=client, pack_files=False, on_error="skip")
     ref, ref_summary = simdup.dedup(paths, on_error="skip")
     assert_same(frame, ref)
     assert summary["skipped_reasons"] == ref_summary["skipped_reasons"]
@@ -328,7 +365,7 @@ def test_bad_records_counted_as_single_machine(client, tmp_path):
     assert summary["inputs"] == want["inputs"] == {"count": 4, "skipped": 1}
     assert summary["skipped_reasons"] == want["skipped_reasons"]
     with pytest.raises(ValueError, match="on_error='skip'"):
-        sdask.dedup(paths[:1], client=client)
+        sdask.dedup(paths[:1], client=client, pack_files=False)
 
 
 def test_worker_killed_in_near_phase(client, tmp_path):
@@ -352,7 +389,7 @@ def test_worker_killed_in_near_phase(client, tmp_path):
 
     thread = threading.Thread(target=killer)
     thread.start()
-    frame, _ = sdask.dedup(paths, client=client)
+    frame, _ = sdask.dedup(paths, client=client, pack_files=False)
     got = frame.compute()
     thread.join()
     assert killed.is_set()
