@@ -1,19 +1,23 @@
-"""simdup.dask against the single-machine CLI on a synthetic corpus: time, shuffle bytes per
-document per table, peak RSS per worker, the fraction of task time outside C++, and whether the
-decisions are the same.
+"""simdup.dask against the single-machine CLI on a synthetic corpus: time, CPU, shuffle bytes per
+document per table, peak RSS per worker and of the CLI, the fraction of worker CPU outside C++,
+and whether the decisions are the CLI's (its duplicates.jsonl).
 
     /usr/bin/python3 bench/python/bench_dask.py [--docs 1000000] [--shards 16] [--workers 1,2]
                                                 [--dir /tmp/simdup-bench-dask] [--no-compare]
-                                                [--vocabulary uniform|zipf]
+                                                [--partitions N]
+                                                [--vocabulary uniform|zipf|random]
 
-The corpus (written once per size into --dir): documents of 40-120 words; a third belong to
-families of near copies (a few words changed), some are exact copies (case changed) or
-re-crawls under one URL. The words: `uniform` (default, the corpus of the earlier measurements)
-draws them uniformly from 20,000 words "w<number><letter>", whose shared characters bias the
-fingerprints (most SimHash candidates are then chance collisions that verification rejects);
-`zipf` from 50,000 random letter strings with Zipf frequencies, closer to natural text. Run
-after a release build (SIMDUP_BUILD_DIR picks another build tree). Each run is measured on a
-fresh LocalCluster (threads_per_worker=1), the CLI with --threads equal to the workers.
+The corpus (written once per size and shard count into --dir): documents of 40-120 words; a
+third belong to families of near copies (a few words changed), some are exact copies (case
+changed) or re-crawls under one URL. The words: `uniform` (default, the corpus of the earlier
+measurements) draws them uniformly from 20,000 words "w<number><letter>", whose shared
+characters bias the fingerprints (most SimHash candidates are then chance collisions that
+verification rejects, and their number grows with the square of the corpus); `zipf` from 50,000
+random letter strings with Zipf frequencies, whose frequent words bias them too; `random`
+uniformly from 200,000 random letter strings: unbiased fingerprints, candidates that grow with
+the corpus. Run after a release build (SIMDUP_BUILD_DIR picks another build tree). Each run is
+measured on a fresh LocalCluster (threads_per_worker=1), the CLI with --threads equal to the
+workers.
 """
 
 import argparse

@@ -967,6 +967,9 @@ def dedup(source: Any, *, client: Any = None, scheduler: Optional[str] = None,
                                       functools.partial(_minhash_reduce, k,
                                                         int(_core.MINHASH_MAX_BUCKET), offsets)))
         del near_in  # its results are freed once consumed
+    # Results stay on the cluster while a future names them: each is dropped once its last
+    # consumer is submitted (the shingle arrays of half a corpus would otherwise stay to the end).
+    del followers, twins
     # Shingle arrays, signed anew, of the documents in candidate pairs or exact groups only: the
     # sign results hold none, verification and the clusters need no others.
     need = [run.submit("need", _endpoints_route, offsets, e)
@@ -985,15 +988,18 @@ def dedup(source: Any, *, client: Any = None, scheduler: Optional[str] = None,
         t = run.stage("near pairs, verification", t)
 
     labels, rounds = run.components("cc", exact_edges + near_edges)
+    del exact, exact_edges, near_edges
     t = run.stage("connected components", t)
     members = [run.submit("members", _members_split, sigs[i], sketches[i], int(offsets[i]),
                           parts, *p)
                for i, p in enumerate(run.pieces("lab2", [run.submit("lr", _label_route, lab,
                                                                     offsets)
                                                          for lab in labels], M))]
+    del sketches, labels
     member_pieces = run.pieces("members", members, parts)
     clustered = [run.submit("cluster", _cluster, opts, offsets, *member_pieces[j])
                  for j in range(parts)]
+    del members, member_pieces
     cstats = client.gather(run.get(clustered, "stats"))
     if stream:
         candidates = sum(c["pairs"][0] for c in cstats)
@@ -1001,6 +1007,7 @@ def dedup(source: Any, *, client: Any = None, scheduler: Optional[str] = None,
     decision_pieces = run.pieces("decisions", run.get(clustered, "decisions"), M)
     frames = [run.submit("frame", _frame, sigs[i], int(offsets[i]), *decision_pieces[i])
               for i in range(M)]
+    del clustered, decision_pieces
     run.stage("clusters and decisions", t)
 
     summary = _summary(opts, specs, stats, int(offsets[-1]), cstats, candidates,

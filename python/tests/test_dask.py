@@ -447,6 +447,23 @@ def test_group_pairs_find_each_pair_within_k_once(r):
     assert len(found) >= 3 * len(base)
 
 
+def test_ragged_take_copies_the_named_rows():
+    """Shingle arrays move between steps as a ragged column; taking rows (in any order,
+    repeated, empty rows included) gives their arrays, and a row out of range is an error."""
+    offsets = np.array([0, 3, 3, 5, 9], dtype=np.uint64)
+    flat = np.arange(100, 109, dtype=np.uint32)
+    off, values = simdup._core.dask_ragged_take(offsets, flat, np.array([3, 1, 0, 3]))
+    assert off.tolist() == [0, 4, 4, 7, 11]
+    assert values.tolist() == [105, 106, 107, 108, 100, 101, 102, 105, 106, 107, 108]
+    off, values = simdup._core.dask_ragged_take(offsets, flat, np.zeros(0, dtype=np.int64))
+    assert off.tolist() == [0] and len(values) == 0
+    for bad in ([4], [-1]):
+        with pytest.raises(ValueError, match="rows must name rows"):
+            simdup._core.dask_ragged_take(offsets, flat, np.array(bad))
+    with pytest.raises(ValueError, match="within the values"):
+        simdup._core.dask_ragged_take(offsets, flat[:8], np.array([3]))
+
+
 def test_top_byte_counts_rule_out_only_pairs_below_threshold():
     """Pairs across partitions travel first with 4-bit counts of their hashes' top bytes: a pair
     they rule out has an exact Jaccard below the threshold, and they rule out the pairs the
