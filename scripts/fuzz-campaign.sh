@@ -76,6 +76,11 @@ done_runs() {
     "$table"
 }
 count_files() { find "$1" -maxdepth 1 -type f -name "${2:-*}" | wc -l; }
+# Crash, leak, timeout and OOM artifacts; not slow-unit-*, which libFuzzer writes for an input
+# slower than 10 s of wall time (a harness starved by other work writes them for fast inputs).
+count_crashes() {
+  find "$1" -maxdepth 1 -type f -name "$2-*" ! -name "$2-slow-unit-*" | wc -l
+}
 
 found=0
 for name in "${ordered[@]}"; do
@@ -91,7 +96,7 @@ for name in "${ordered[@]}"; do
     [ "$left" -gt 0 ] || { echo "fuzz-campaign: $name has $have executions from $source"; break; }
     this=$((left < chunk ? left : chunk))
     before="$(count_files "$corpus")"
-    crashes_before="$(count_files "$work/crashes" "$name-*")"
+    crashes_before="$(count_crashes "$work/crashes" "$name")"
     args=(-runs="$this" -timeout=25 -rss_limit_mb=2048 -print_final_stats=1
           -artifact_prefix="$work/crashes/$name-")
     [ "$max_seconds" -gt 0 ] && args+=(-max_total_time="$max_seconds")
@@ -111,7 +116,7 @@ for name in "${ordered[@]}"; do
     execs="${execs:-0}"
     read -r user sys <"$work/logs/$name.time"
     new=$(($(count_files "$corpus") - before))
-    crashes=$(($(count_files "$work/crashes" "$name-*") - crashes_before))
+    crashes=$(($(count_crashes "$work/crashes" "$name") - crashes_before))
     found=$((found + crashes))
     awk -v n="$name" -v e="$execs" -v s="$start" -v t="$end" -v u="$user" -v y="$sys" \
         -v c="$new" -v k="$crashes" -v src="$source" 'BEGIN {
