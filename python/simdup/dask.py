@@ -870,13 +870,13 @@ def dedup(source: Any, *, client: Any = None, scheduler: Optional[str] = None,
 
     ``source``: paths/globs, in the given order: a JSONL or TSV file larger than
     ``partition_bytes`` becomes several partitions, cut at line starts, and with ``pack_files``
-    consecutive smaller files of one kind share partitions of up to ``partition_bytes`` (0:
-    a partition per file); or a Dask bag of record dicts, or a Dask DataFrame of records. ``client``: a ``distributed.Client``; else
-    ``scheduler`` ("tcp://HOST:8786" or "local:N"), else the default client, else a local
-    cluster of 2 worker processes (which then stays open with the returned frame).
-    ``partitions``: reduce partitions of the shuffles (default: one per 500,000 documents, at
-    least twice the workers). ``near_prefix_blocks``: r, the blocks a near-layer table's key holds
-    (k + r blocks, C(k + r, r) tables). Other options: those of :func:`simdup.dedup`.
+    consecutive smaller files of one kind share partitions of up to ``partition_bytes`` (0: a
+    partition per file); or a Dask bag of record dicts, or a Dask DataFrame of records.
+    ``client``: a ``distributed.Client``; else ``scheduler`` ("tcp://HOST:8786" or "local:N"),
+    else the default client, else a local cluster of 2 worker processes (which then stays open
+    with the returned frame). ``partitions``: reduce partitions of the shuffles (default: one per
+    500,000 documents, at least twice the workers). ``near_prefix_blocks``: r, the blocks a
+    near-layer table's key holds (k + r blocks, C(k + r, r) tables). Other options: those of :func:`simdup.dedup`.
 
     ``out``: also write the CLI's output directory there (kept records as one shard per input
     partition, ``kept-NNNNN.<format>``, duplicates.jsonl in input order, summary.json,
