@@ -876,7 +876,8 @@ def dedup(source: Any, *, client: Any = None, scheduler: Optional[str] = None,
     else the default client, else a local cluster of 2 worker processes (which then stays open
     with the returned frame). ``partitions``: reduce partitions of the shuffles (default: one per
     500,000 documents, at least twice the workers). ``near_prefix_blocks``: r, the blocks a
-    near-layer table's key holds (k + r blocks, C(k + r, r) tables). Other options: those of :func:`simdup.dedup`.
+    near-layer table's key holds (k + r blocks, C(k + r, r) tables). Other options: those of
+    :func:`simdup.dedup`.
 
     ``out``: also write the CLI's output directory there (kept records as one shard per input
     partition, ``kept-NNNNN.<format>``, duplicates.jsonl in input order, summary.json,
