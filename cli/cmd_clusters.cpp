@@ -93,9 +93,11 @@ void setup(CLI::App& app, int& rc) {
   add_index_options(*cmd, opts.index);
   cmd->add_option("--clusters", opts.clusters,
                   "components: connected components of the pair graph (chains merge); star: "
-                  "each document joins the first earlier representative within k")
+                  "each document joins the first earlier representative within k; centers: "
+                  "clusters around the most linked documents, every member within k of its "
+                  "cluster's center")
       ->capture_default_str()
-      ->check(CLI::IsMember({"components", "star"}));
+      ->check(CLI::IsMember({"components", "star", "centers"}));
   cmd->add_option("--mode", opts.old_mode, "Former name of --clusters")->group("");
   cmd->callback([&rc] { rc = run_clusters(opts); });
 }

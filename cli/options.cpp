@@ -214,8 +214,9 @@ void add_detection_options(CLI::App& sub, detection_cli_options& opts, const cha
                  "(chains A~B~C do not join A and C); components joins every chain "
                  "(connected components); anchored: components of verified links, members "
                  "whose Jaccard with the representative is under --anchor-floor split off "
-                 "(star when --verify off)")
-      ->check(CLI::IsMember({"components", "star", "anchored"}))
+                 "(star when --verify off); centers: clusters around the most linked "
+                 "documents, every member linked to its cluster's center")
+      ->check(CLI::IsMember({"components", "star", "anchored", "centers"}))
       ->capture_default_str()
       ->group(g);
   sub.add_option("--minhash", opts.minhash,

@@ -43,7 +43,7 @@ struct dedup_summary {
   std::string mode;  ///< "stream" or "batch"
   int k = 3;
   std::string keep;                 ///< keep policy as given ("first", "field:score", ...)
-  std::string linking;              ///< "components" or "star"
+  std::string linking;              ///< linking_name: "anchored", "centers", ...
   std::vector<std::string> layers;  ///< enabled layers, cheapest first
   double verify_threshold = 0;      ///< 0 when not verifying
   std::size_t verify_max_hashes = 0;

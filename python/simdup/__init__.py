@@ -217,7 +217,8 @@ def clusters(fingerprints: Any, k: int = 3, mode: str = "components",
     """The cluster of every fingerprint: the position (or ``ids`` entry) of its
     representative. ``mode="components"`` joins chains (connected components, representative
     = first member); ``mode="star"`` links each member directly to a representative within
-    ``k``. A fingerprint without partners is its own representative."""
+    ``k``; ``mode="centers"`` clusters around the most linked fingerprints, every member
+    within ``k`` of its cluster's center. A fingerprint without partners is its own representative."""
     fps = _u64(fingerprints, "fingerprints")
     rep = _core.clusters(fps, int(k), str(mode), int(memory), int(threads))
     if ids is None:
@@ -366,7 +367,8 @@ def dedup(source: Any, **options: Any):
 
     Options (the CLI's, defaults as there): ``mode`` ("batch"; "stream"), ``k`` (8),
     ``layers`` ("url,exact,near"), ``keep`` ("first", "longest", "newest", "field:NAME"),
-    ``clusters`` ("star"; "components"), ``verify`` ("jaccard:0.8"; None or "off"),
+    ``clusters`` ("anchored"; "centers", "star", "components"), ``anchor_floor`` (0.8),
+    ``minhash`` ("10x6"; "off"), ``verify`` ("jaccard:0.8"; None or "off"),
     ``verify_shingle_width`` (5), ``verify_max_hashes`` (0), ``tmp_dir``, ``on_error``
     ("fail"; "skip"), ``threads`` (0 = all cores), the input options ``input_format``,
     ``id_field``, ``text_field``, ``url_field``, ``title_field``, ``time_field``,

@@ -53,7 +53,7 @@ dedup_settings read_dedup_settings(py::dict options, bool from_memory, const cha
   }
   if (auto v = r.text("keep")) s.keep_spec = *v;
   d.keep = take(parse_keep_policy(s.keep_spec));
-  if (auto v = r.choice("clusters", {"anchored", "components", "star"})) {
+  if (auto v = r.choice("clusters", {"anchored", "centers", "components", "star"})) {
     p.clustering = take(parse_linking(*v));
   }
   if (auto floor = r.number("anchor_floor")) p.anchor_floor = *floor;

@@ -169,8 +169,8 @@ py::tuple pairs(const u64_array& fps, int k, uint64_t memory, unsigned threads) 
 /// The representative ordinal of each fingerprint's cluster.
 py::array_t<uint32_t> clusters(const u64_array& fps, int k, const std::string& mode,
                                uint64_t memory, unsigned threads) {
-  if (mode != "components" && mode != "star") {
-    throw py::value_error("mode: unknown value '" + mode + "' (components, star)");
+  if (mode != "components" && mode != "star" && mode != "centers") {
+    throw py::value_error("mode: unknown value '" + mode + "' (components, star, centers)");
   }
   const detection_profile profile =
       detection_profile::for_fingerprints(k, take(parse_linking(mode)));

@@ -270,6 +270,7 @@ def test_small_files_packed_into_partitions(client, tmp_path):
     {"keep": "longest"},
     {"keep": "field:score", "clusters": "star"},
     {"clusters": "components", "k": 3, "minhash": "off"},
+    {"keep": "longest", "clusters": "centers"},
 ])
 def test_generated_corpus_matches_single_machine(client, tmp_path, options):
     paths = shards(tmp_path, family_corpus(), 5)

@@ -77,6 +77,8 @@ def test_clusters_components_and_star():
     fps = np.array([0b0, 0b1, 0b11, 0b111, 0xFFFF0000FFFF0000], dtype=np.uint64)
     assert simdup.clusters(fps, k=1).tolist() == [0, 0, 0, 0, 4]
     assert simdup.clusters(fps, k=1, mode="star").tolist() == [0, 0, 2, 2, 4]
+    # Centers: 1 (two partners) takes 0 and 2; 2 then moves to 3, alone and linked to it.
+    assert simdup.clusters(fps, k=1, mode="centers").tolist() == [0, 0, 2, 2, 4]
     assert simdup.clusters(fps, k=1, ids=["a", "b", "c", "d", "e"]).tolist() == ["a"] * 4 + ["e"]
     with pytest.raises(ValueError, match="mode"):
         simdup.clusters(fps, k=1, mode="chains")

@@ -134,6 +134,10 @@ result<std::vector<dedup_decision>> batch_deduplicator::finish(
     slots.ordinals.push_back(i);
     slots.fingerprints.push_back(s.state.fingerprints[i]);
   }
+  slots.documents.assign(slots.ordinals.size(), 0);
+  for (uint32_t r = 0; r < n; ++r) {
+    if (const uint32_t slot = slots.of_rank[leader[r]]; slot != UINT32_MAX) ++slots.documents[slot];
+  }
   detail::near_links near;
   near.representatives.resize(slots.ordinals.size());
   std::iota(near.representatives.begin(), near.representatives.end(), 0u);

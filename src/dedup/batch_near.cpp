@@ -87,7 +87,7 @@ result<near_links> link_near_duplicates(engine_state& state, std::span<const uin
   const std::vector<uint64_t>& near_fingerprints = slots.fingerprints;
   near_links out;
   phase("all pairs");
-  cluster_builder clusters(near_ordinals.size(), detection.clustering);
+  cluster_builder clusters(near_ordinals.size(), detection.clustering, slots.documents);
   const all_pairs_options ap = detection.pair_search();
   // Verification buffers candidates and checks them a batch at a time (see kVerifyBatch).
   std::vector<index_pair> buffered, verified;

@@ -43,6 +43,7 @@ struct near_slots {
   std::vector<uint32_t> ordinals;      ///< by slot
   std::vector<uint64_t> fingerprints;  ///< by slot
   std::vector<uint32_t> of_rank;       ///< slot of each keep rank; UINT32_MAX when none
+  std::vector<uint32_t> documents;     ///< by slot, the documents of its exact group
 };
 
 /// The near layer's result.

@@ -1,10 +1,11 @@
-// Clusters over pairs: union-find (components) or greedy star assignment.
+// Clusters over pairs: union-find (components), greedy star assignment, or centerd clusters.
 #include <simdup/clusters.hpp>
 
 #include <string>
 
 #include <algorithm>
 #include <numeric>
+#include <utility>
 
 namespace simdup {
 namespace {
@@ -17,6 +18,38 @@ uint32_t find_root(std::vector<uint32_t>& parent, uint32_t x) {
   return x;
 }
 
+// Undirected links in CSR form: the neighbours of i are adj[start[i] .. start[i + 1]). Pairs
+// with an ordinal >= n or of a document with itself are left out.
+struct link_graph {
+  std::vector<uint32_t> start;
+  std::vector<uint32_t> adj;
+
+  link_graph(std::size_t n, std::span<const index_pair> links) : start(n + 1, 0) {
+    const auto usable = [n](const index_pair& p) { return p.a < n && p.b < n && p.a != p.b; };
+    for (const index_pair& p : links) {
+      if (!usable(p)) continue;
+      ++start[p.a + 1];
+      ++start[p.b + 1];
+    }
+    for (std::size_t i = 1; i <= n; ++i) start[i] += start[i - 1];
+    adj.resize(start[n]);
+    std::vector<uint32_t> cursor(start.begin(), start.end() - 1);
+    for (const index_pair& p : links) {
+      if (!usable(p)) continue;
+      adj[cursor[p.a]++] = p.b;
+      adj[cursor[p.b]++] = p.a;
+    }
+  }
+  std::span<const uint32_t> neighbours(uint32_t i) const {
+    return {adj.data() + start[i], adj.data() + start[i + 1]};
+  }
+  uint32_t degree(uint32_t i) const { return start[i + 1] - start[i]; }
+};
+
+// Rounds of local moves in center_clusters: most moves happen in the first two; the cap bounds
+// the time on a graph that keeps oscillating.
+constexpr int kCenterMoveRounds = 8;
+
 }  // namespace
 
 const char* linking_name(cluster_linking linking) noexcept {
@@ -27,21 +60,123 @@ const char* linking_name(cluster_linking linking) noexcept {
       return "star";
     case cluster_linking::anchored:
       return "anchored";
+    case cluster_linking::centers:
+      return "centers";
   }
   return "components";
 }
 
 result<cluster_linking> parse_linking(std::string_view name) {
-  for (auto l : {cluster_linking::components, cluster_linking::star, cluster_linking::anchored}) {
+  for (auto l : {cluster_linking::components, cluster_linking::star, cluster_linking::anchored,
+                 cluster_linking::centers}) {
     if (name == linking_name(l)) return l;
   }
   return make_error(
       errc::invalid_argument,
-      "clustering must be components, star or anchored, got '" + std::string(name) + "'");
+      "clustering must be components, star, anchored or centers, got '" + std::string(name) + "'");
 }
 
-cluster_builder::cluster_builder(std::size_t n, cluster_linking mode) : n_(n), mode_(mode) {
-  if (mode_ != cluster_linking::star) {
+namespace {
+
+bool keeps_pairs(cluster_linking mode) {
+  return mode == cluster_linking::star || mode == cluster_linking::centers;
+}
+
+// center_clusters on a graph whose neighbour lists it sorts (a pair listed twice counts once).
+std::vector<uint32_t> center_clusters(std::size_t n, link_graph graph,
+                                      std::span<const uint32_t> weights) {
+  const auto weight = [&](uint32_t i) -> int64_t { return weights.empty() ? 1 : weights[i]; };
+  for (std::size_t i = 0; i < n; ++i) {
+    std::sort(graph.adj.begin() + graph.start[i], graph.adj.begin() + graph.start[i + 1]);
+  }
+  // A document's partners: the documents its neighbours and its own copies stand for.
+  const auto partners = [&](uint32_t i) {
+    std::span<const uint32_t> all = graph.neighbours(i);
+    int64_t count = weight(i) - 1;
+    for (std::size_t e = 0; e < all.size(); ++e) {
+      if (e == 0 || all[e] != all[e - 1]) count += weight(all[e]);
+    }
+    return count;
+  };
+  std::vector<int64_t> degree(n);
+  for (std::size_t i = 0; i < n; ++i) degree[i] = partners(static_cast<uint32_t>(i));
+  std::vector<uint32_t> order(n);
+  std::iota(order.begin(), order.end(), 0u);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint32_t x, uint32_t y) { return degree[x] > degree[y]; });
+  // Pivots: the most linked untaken document becomes a center and takes its untaken neighbours.
+  constexpr uint32_t untaken = UINT32_MAX;
+  std::vector<uint32_t> center(n, untaken);
+  std::vector<int64_t> size(n, 0);  // the documents (weights) of each center's cluster
+  for (uint32_t v : order) {
+    if (center[v] != untaken) continue;
+    center[v] = v;
+    size[v] += weight(v);
+    for (uint32_t w : graph.neighbours(v)) {
+      if (center[w] != untaken) continue;
+      center[w] = v;
+      size[v] += weight(w);
+    }
+  }
+  // Local moves. links[c]: v's links into cluster c; center_linked[c]: v is linked to center c.
+  std::vector<int64_t> links(n, 0);
+  std::vector<uint8_t> center_linked(n, 0);
+  std::vector<uint32_t> touched;
+  for (int round = 0; round < kCenterMoveRounds; ++round) {
+    std::size_t moves = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto v = static_cast<uint32_t>(i);
+      const uint32_t current = center[v];
+      if (current == v && size[v] > weight(v)) continue;  // a center keeps its members
+      std::span<const uint32_t> all = graph.neighbours(v);
+      touched.clear();
+      for (std::size_t e = 0; e < all.size(); ++e) {
+        if (e > 0 && all[e] == all[e - 1]) continue;
+        const uint32_t c = center[all[e]];
+        if (links[c] == 0) touched.push_back(c);
+        links[c] += weight(all[e]);
+        if (c == all[e]) center_linked[c] = 1;
+      }
+      // 2 x links - the others in the cluster: agreements minus disagreements for each of v's
+      // documents there.
+      const auto value = [&](uint32_t c) {
+        return 2 * links[c] - (size[c] - (c == current ? weight(v) : 0));
+      };
+      uint32_t best = current;
+      int64_t best_value = value(current);
+      for (uint32_t c : touched) {
+        if (c != current && center_linked[c] && value(c) > best_value) {
+          best = c;
+          best_value = value(c);
+        }
+      }
+      for (uint32_t c : touched) {
+        links[c] = 0;
+        center_linked[c] = 0;
+      }
+      if (best == current) continue;
+      size[current] -= weight(v);
+      size[best] += weight(v);
+      center[v] = best;
+      ++moves;
+    }
+    if (moves == 0) break;
+  }
+  // Representative: each cluster's smallest ordinal (the first member met in ordinal order).
+  std::vector<uint32_t> smallest(n, untaken), rep(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    uint32_t& s = smallest[center[i]];
+    if (s == untaken) s = static_cast<uint32_t>(i);
+    rep[i] = s;
+  }
+  return rep;
+}
+
+}  // namespace
+
+cluster_builder::cluster_builder(std::size_t n, cluster_linking mode, std::vector<uint32_t> weights)
+    : n_(n), mode_(mode), weights_(std::move(weights)) {
+  if (!keeps_pairs(mode_)) {
     parent_.resize(n);
     std::iota(parent_.begin(), parent_.end(), 0u);
   }
@@ -50,7 +185,7 @@ cluster_builder::cluster_builder(std::size_t n, cluster_linking mode) : n_(n), m
 void cluster_builder::add(std::span<const index_pair> pairs) {
   for (const index_pair& p : pairs) {
     if (p.a >= n_ || p.b >= n_ || p.a == p.b) continue;
-    if (mode_ == cluster_linking::star) {
+    if (keeps_pairs(mode_)) {
       pairs_.push_back(p);
       continue;
     }
@@ -65,57 +200,36 @@ void cluster_builder::add(std::span<const index_pair> pairs) {
 
 std::vector<uint32_t> cluster_builder::finish() {
   std::vector<uint32_t> rep(n_);
-  if (mode_ != cluster_linking::star) {
+  if (!keeps_pairs(mode_)) {
     for (std::size_t i = 0; i < n_; ++i) rep[i] = find_root(parent_, static_cast<uint32_t>(i));
     return rep;
   }
-  // Star: adjacency in CSR form, then greedy in ordinal order.
-  std::vector<uint32_t> start(n_ + 1, 0);
-  for (const index_pair& p : pairs_) {
-    ++start[p.a + 1];
-    ++start[p.b + 1];
-  }
-  for (std::size_t i = 1; i <= n_; ++i) start[i] += start[i - 1];
-  std::vector<uint32_t> adj(start[n_]);
-  std::vector<uint32_t> cursor(start.begin(), start.end() - 1);
-  for (const index_pair& p : pairs_) {
-    adj[cursor[p.a]++] = p.b;
-    adj[cursor[p.b]++] = p.a;
-  }
+  link_graph graph(n_, pairs_);
   pairs_.clear();
   pairs_.shrink_to_fit();
+  if (mode_ == cluster_linking::centers) return center_clusters(n_, std::move(graph), weights_);
+  // Star: greedy in ordinal order.
   constexpr uint32_t unassigned = UINT32_MAX;
   std::fill(rep.begin(), rep.end(), unassigned);
   for (std::size_t i = 0; i < n_; ++i) {
     if (rep[i] != unassigned) continue;
     const auto r = static_cast<uint32_t>(i);
     rep[i] = r;
-    for (uint32_t e = start[i]; e < start[i + 1]; ++e)
-      if (rep[adj[e]] == unassigned) rep[adj[e]] = r;
+    for (uint32_t w : graph.neighbours(r))
+      if (rep[w] == unassigned) rep[w] = r;
   }
   return rep;
+}
+
+std::vector<uint32_t> center_clusters(std::size_t n, std::span<const index_pair> links,
+                                      std::span<const uint32_t> weights) {
+  return center_clusters(n, link_graph(n, links), weights);
 }
 
 status anchor_clusters(std::vector<uint32_t>& rep, std::span<const index_pair> links, double floor,
                        const pair_similarity_fn& similarity) {
   const std::size_t n = rep.size();
-  // Links in CSR form, to join the members that leave a cluster.
-  std::vector<uint32_t> start(n + 1, 0);
-  for (const index_pair& p : links) {
-    if (p.a >= n || p.b >= n || p.a == p.b) continue;
-    ++start[p.a + 1];
-    ++start[p.b + 1];
-  }
-  for (std::size_t i = 1; i <= n; ++i) start[i] += start[i - 1];
-  std::vector<uint32_t> adj(start[n]);
-  {
-    std::vector<uint32_t> cursor(start.begin(), start.end() - 1);
-    for (const index_pair& p : links) {
-      if (p.a >= n || p.b >= n || p.a == p.b) continue;
-      adj[cursor[p.a]++] = p.b;
-      adj[cursor[p.b]++] = p.a;
-    }
-  }
+  const link_graph graph(n, links);                 // to join the members that leave a cluster
   std::vector<std::pair<uint32_t, uint32_t>> todo;  // (member, representative)
   for (std::size_t i = 0; i < n; ++i) {
     if (rep[i] != i) todo.emplace_back(static_cast<uint32_t>(i), rep[i]);
@@ -135,9 +249,9 @@ status anchor_clusters(std::vector<uint32_t>& rep, std::span<const index_pair> l
     if (left.empty()) break;
     for (uint32_t x : left) leaving[x] = true;
     for (uint32_t x : left) {
-      for (uint32_t e = start[x]; e < start[x + 1]; ++e) {
-        if (!leaving[adj[e]]) continue;
-        const uint32_t rx = find_root(parent, x), ry = find_root(parent, adj[e]);
+      for (uint32_t y : graph.neighbours(x)) {
+        if (!leaving[y]) continue;
+        const uint32_t rx = find_root(parent, x), ry = find_root(parent, y);
         if (rx < ry)
           parent[ry] = rx;
         else if (ry < rx)

@@ -151,6 +151,24 @@ def test_defaults_verify_with_anchored_clusters_and_minhash_at_k8(tmp_path, corp
     assert summary["pairs"]["minhash_candidates"] <= summary["pairs"]["candidates"]
 
 
+def test_centers_keep_every_duplicate_within_twice_the_jaccard_distance(tmp_path, corpus_file):
+    path, records, _ = corpus_file
+    text = {r["id"]: r["text"] for r in records}
+    out = tmp_path / "out"
+    run(["dedup", path, "--out", out, "--quiet", "--clusters", "centers", "--verify",
+         "jaccard:0.9"], check=0)
+    _, dups, summary = read_out(out)
+    assert summary["parameters"]["linking"] == "centers"
+    near = [d for d in dups if d["layer"] == "near"]
+    assert near, "the light edits are near duplicates"
+    # Each member is verified at >= 0.9 against its center, so (Jaccard distance being a
+    # metric) at >= 2 x 0.9 - 1 = 0.8 against its representative.
+    for d in near:
+        assert d["jaccard"] >= 0.8 - 1e-6
+        assert d["jaccard"] == pytest.approx(jaccard(text[d["id"]], text[d["duplicate_of"]]),
+                                             abs=2e-3)
+
+
 def test_verify_off_turns_anchoring_and_minhash_off(tmp_path, corpus_file):
     path, _, _ = corpus_file
     out = tmp_path / "out"

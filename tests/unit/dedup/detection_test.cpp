@@ -99,11 +99,12 @@ TEST(DetectionProfile, FingerprintsOnlyProfileAndItsSearch) {
 }
 
 TEST(DetectionProfile, LinkingNamesAndLayers) {
-  for (auto l : {cluster_linking::components, cluster_linking::star, cluster_linking::anchored}) {
+  for (auto l : {cluster_linking::components, cluster_linking::star, cluster_linking::anchored,
+                 cluster_linking::centers}) {
     EXPECT_EQ(parse_linking(linking_name(l)).value(), l);
   }
   EXPECT_EQ(parse_linking("stars").error().message,
-            "clustering must be components, star or anchored, got 'stars'");
+            "clustering must be components, star, anchored or centers, got 'stars'");
   dedup_options o;
   ASSERT_TRUE(parse_layers("title,near", o));
   EXPECT_TRUE(o.title_layer && o.near_layer);

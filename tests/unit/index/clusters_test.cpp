@@ -173,9 +173,98 @@ TEST(Clusters, StarKeepsEveryMemberWithinKOfItsRepresentative) {
   }
 }
 
+TEST(Clusters, CentersSplitAChainAroundItsMostLinkedDocuments) {
+  // Chain 0~1~2~3~4: 1 (two links, the smaller ordinal) takes 0 and 2, then 3 takes 4. Moving
+  // 2 to 3's cluster agrees with as many links as staying, so it stays.
+  const std::vector<index_pair> chain = {{0, 1, 1}, {1, 2, 1}, {2, 3, 1}, {3, 4, 1}};
+  EXPECT_EQ(center_clusters(5, chain, {}), (std::vector<uint32_t>{0, 0, 0, 3, 3}));
+  // Components would join all five; anchored ones with 0 as representative would split them.
+  cluster_builder b(5, cluster_linking::centers);
+  b.add(chain);
+  EXPECT_EQ(b.finish(), (std::vector<uint32_t>{0, 0, 0, 3, 3}));
+}
+
+TEST(Clusters, CentersMoveAMemberToTheClusterHoldingMoreOfItsLinks) {
+  // Cliques {0, 1, 2, 3} and {4, 5, 6} bridged by 3~4: the pivot 3 (four links) takes 4, which
+  // then moves to 5's cluster, where two of its links are against one in 3's.
+  std::vector<index_pair> links;
+  for (uint32_t a = 0; a < 4; ++a)
+    for (uint32_t b = a + 1; b < 4; ++b) links.push_back({a, b, 1});
+  for (uint32_t a = 4; a < 7; ++a)
+    for (uint32_t b = a + 1; b < 7; ++b) links.push_back({a, b, 1});
+  links.push_back({3, 4, 1});
+  links.push_back({4, 3, 1});  // a pair listed twice counts once
+  EXPECT_EQ(center_clusters(7, links, {}), (std::vector<uint32_t>{0, 0, 0, 0, 4, 4, 4}));
+}
+
+TEST(Clusters, CentersCountTheDocumentsAnOrdinalStandsFor) {
+  // 0~1, 1~2, 2~3, 2~4. Alone, 2 (three links) is the center and 1 moves to 0. When 0 stands
+  // for five documents, 1 has six partners and becomes the center of 0 and 2; 2 then joins 3.
+  const std::vector<index_pair> links = {{0, 1, 1}, {1, 2, 1}, {2, 3, 1}, {2, 4, 1}};
+  EXPECT_EQ(center_clusters(5, links, {}), (std::vector<uint32_t>{0, 0, 2, 2, 2}));
+  const std::vector<uint32_t> weights = {5, 1, 1, 1, 1};
+  EXPECT_EQ(center_clusters(5, links, weights), (std::vector<uint32_t>{0, 0, 2, 2, 4}));
+  cluster_builder b(5, cluster_linking::centers, weights);
+  b.add(links);
+  EXPECT_EQ(b.finish(), (std::vector<uint32_t>{0, 0, 2, 2, 4}));
+}
+
+TEST(Clusters, CentersKeepEveryMemberLinkedToACenterOfItsClusterOnRandomInputs) {
+  for (uint32_t seed = 1; seed <= 20; ++seed) {
+    const int k = 3;
+    auto c = make_case(seed, 300, k);
+    const auto rep = center_clusters(c.fps.size(), c.pairs, {});
+    std::vector<std::vector<uint32_t>> members(c.fps.size());
+    for (uint32_t i = 0; i < rep.size(); ++i) {
+      ASSERT_LE(rep[i], i) << "the representative is the smallest ordinal";
+      members[rep[i]].push_back(i);
+    }
+    for (const auto& cluster : members) {
+      if (cluster.size() < 2) continue;
+      // Some member (the center) is within k of every other: members are within 2k.
+      const bool centered = std::any_of(cluster.begin(), cluster.end(), [&](uint32_t x) {
+        return std::all_of(cluster.begin(), cluster.end(),
+                           [&](uint32_t y) { return std::popcount(c.fps[x] ^ c.fps[y]) <= k; });
+      });
+      EXPECT_TRUE(centered) << "seed " << seed << " cluster of " << cluster.front();
+    }
+    // The pairs' order does not matter.
+    std::shuffle(c.pairs.begin(), c.pairs.end(), std::mt19937_64(seed));
+    EXPECT_EQ(center_clusters(c.fps.size(), c.pairs, {}), rep) << "seed " << seed;
+  }
+}
+
+TEST(Clusters, CentersOfAComponentDoNotDependOnTheOthers) {
+  // What the distributed job relies on: clustering each component alone (its ordinals in the
+  // same order) gives the clusters of the whole collection.
+  const auto c = make_case(7, 400, 3);
+  const auto whole = center_clusters(c.fps.size(), c.pairs, {});
+  cluster_builder components(c.fps.size(), cluster_linking::components);
+  components.add(c.pairs);
+  const auto component = components.finish();
+  for (uint32_t root = 0; root < component.size(); ++root) {
+    if (component[root] != root) continue;
+    std::vector<uint32_t> local_of(c.fps.size(), UINT32_MAX), global;
+    for (uint32_t i = 0; i < component.size(); ++i) {
+      if (component[i] != root) continue;
+      local_of[i] = static_cast<uint32_t>(global.size());
+      global.push_back(i);
+    }
+    std::vector<index_pair> local;
+    for (const index_pair& p : c.pairs) {
+      if (component[p.a] == root) local.push_back({local_of[p.a], local_of[p.b], p.distance});
+    }
+    const auto alone = center_clusters(global.size(), local, {});
+    for (uint32_t x = 0; x < global.size(); ++x) {
+      ASSERT_EQ(global[alone[x]], whole[global[x]]) << "document " << global[x];
+    }
+  }
+}
+
 TEST(Clusters, Empty) {
   cluster_builder b(0, cluster_linking::star);
   EXPECT_TRUE(b.finish().empty());
+  EXPECT_TRUE(center_clusters(0, {}, {}).empty());
 }
 
 }  // namespace
