@@ -15,8 +15,8 @@
 
 namespace simdup {
 
-/// Cluster shape. cluster_builder makes components, stars or centerd clusters; anchored clusters
-/// are components that anchor_clusters then splits (the dedup job does both).
+/// Cluster shape. cluster_builder makes components, stars or clusters around centers; anchored
+/// clusters are components that anchor_clusters then splits (the dedup job does both).
 enum class cluster_linking {
   /// Connected components of all duplicate links (union-find): chains A~B~C form one cluster;
   /// representative = the smallest ordinal.

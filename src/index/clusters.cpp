@@ -1,4 +1,4 @@
-// Clusters over pairs: union-find (components), greedy star assignment, or centerd clusters.
+// Clusters over pairs: union-find (components), greedy star assignment, or clusters around centers.
 #include <simdup/clusters.hpp>
 
 #include <string>
@@ -43,7 +43,6 @@ struct link_graph {
   std::span<const uint32_t> neighbours(uint32_t i) const {
     return {adj.data() + start[i], adj.data() + start[i + 1]};
   }
-  uint32_t degree(uint32_t i) const { return start[i + 1] - start[i]; }
 };
 
 // Rounds of local moves in center_clusters: most moves happen in the first two; the cap bounds
