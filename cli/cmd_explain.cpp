@@ -472,7 +472,7 @@ void setup(CLI::App& app, int& rc) {
   add_field_options(*sub, cmd->fields, g);
   const char* d = "Detection (as simdup dedup)";
   sub->add_option("--mode", cmd->mode,
-                  "batch (MinHash candidates, anchored clusters) or stream (SimHash within k only)")
+                  "batch (MinHash candidates, clusters) or stream (SimHash within k only)")
       ->check(CLI::IsMember({"stream", "batch"}))
       ->capture_default_str()
       ->group(d);

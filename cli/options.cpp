@@ -215,7 +215,8 @@ void add_detection_options(CLI::App& sub, detection_cli_options& opts, const cha
                  "(connected components); anchored: components of verified links, members "
                  "whose Jaccard with the representative is under --anchor-floor split off "
                  "(star when --verify off); centers: clusters around the most linked "
-                 "documents, every member linked to its cluster's center")
+                 "documents, every member linked to its cluster's center, so within "
+                 "2 x threshold - 1 Jaccard of its representative")
       ->check(CLI::IsMember({"components", "star", "anchored", "centers"}))
       ->capture_default_str()
       ->group(g);

@@ -71,7 +71,7 @@ void add_fingerprint_options(CLI::App& cmd, fingerprint_cli_options& opts);
 /// by `dedup` and `explain` so that both decide alike.
 struct detection_cli_options {
   int k = detection_profile{}.k;         ///< -k/--k
-  std::string clusters = "anchored";     ///< --clusters
+  std::string clusters = "centers";      ///< --clusters
   double anchor_floor = 0.8;             ///< --anchor-floor
   std::string minhash = "10x6";          ///< --minhash
   std::string verify = "jaccard:0.8";    ///< --verify (or off)

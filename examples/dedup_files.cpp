@@ -15,7 +15,7 @@ int main(int argc, char** argv) {
   job.inputs.assign(argv + 2, argv + argc);
   job.dedup.mode = simdup::dedup_mode::batch;
   // The evaluated detection profile: k = 8, verification by shingle Jaccard >= 0.8, MinHash
-  // 10x6, anchored clusters (see simdup/detection.hpp); only k is changed here.
+  // 10x6, clusters around centers (see simdup/detection.hpp); only k is changed here.
   job.dedup.detection.k = 3;
   job.progress = simdup::progress_style::none;
 

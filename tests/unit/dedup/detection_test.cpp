@@ -22,7 +22,7 @@ TEST(DetectionProfile, DefaultsAreTheEvaluatedOnesAndValid) {
   EXPECT_EQ(p.verify->shingle_width, 5u);
   EXPECT_EQ(p.minhash.bands, 10u);
   EXPECT_EQ(p.minhash.rows, 6u);
-  EXPECT_EQ(p.clustering, cluster_linking::anchored);
+  EXPECT_EQ(p.clustering, cluster_linking::centers);
   EXPECT_DOUBLE_EQ(p.anchor_floor, 0.8);
   EXPECT_EQ(p.fingerprint.min_features, detection_min_features);
   EXPECT_TRUE(p.validate());
@@ -72,6 +72,8 @@ TEST(DetectionProfile, MessagesNameTheParameter) {
   p.verify.reset();
   EXPECT_EQ(message(p.validate()), "minhash candidates need verify");
   p.minhash = minhash_options{};
+  EXPECT_TRUE(p.validate());  // centers cluster the pairs within k
+  p.clustering = cluster_linking::anchored;
   EXPECT_EQ(message(p.validate()), "anchored clustering needs verify");
   p.clustering = cluster_linking::star;
   EXPECT_TRUE(p.validate());
@@ -84,8 +86,11 @@ TEST(DetectionProfile, EffectiveDropsWhatAModeCannotUse) {
   p.verify.reset();
   const detection_profile batch = p.effective(true);
   EXPECT_EQ(batch.minhash.bands, 0u);
-  EXPECT_EQ(batch.clustering, cluster_linking::star);
+  EXPECT_EQ(batch.clustering, cluster_linking::centers);  // needs no shingles
   EXPECT_TRUE(batch.validate());
+  p.clustering = cluster_linking::anchored;
+  EXPECT_EQ(p.effective(true).clustering, cluster_linking::star);
+  EXPECT_TRUE(p.effective(true).validate());
 }
 
 TEST(DetectionProfile, FingerprintsOnlyProfileAndItsSearch) {
@@ -189,9 +194,13 @@ TEST(ExplainPair, NearPairsAreVerifiedAgainstTheThreshold) {
   ASSERT_TRUE(e);
   EXPECT_FALSE(e->duplicate);
   EXPECT_NE(e->reason.find("verify threshold"), std::string::npos) << e->reason;
-  // Anchored clusters also need the anchor floor with the representative.
+  // Anchored clusters also need the anchor floor with the representative; centers do not.
   o.detection.verify->threshold = 0.5;
   o.detection.anchor_floor = 0.999;
+  e = explain_pair(o, doc(kText), doc(edited));
+  ASSERT_TRUE(e);
+  EXPECT_TRUE(e->duplicate) << e->reason;
+  o.detection.clustering = cluster_linking::anchored;
   e = explain_pair(o, doc(kText), doc(edited));
   ASSERT_TRUE(e);
   EXPECT_FALSE(e->duplicate);
