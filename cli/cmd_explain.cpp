@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <unordered_map>
 
@@ -55,9 +56,18 @@ struct shared_feature {
   double weight_b;
 };
 
+/// What a dedup run (--dedup-out DIR) decided for one document, from DIR/duplicates.jsonl.
+struct run_decision {
+  bool kept = true;
+  std::string duplicate_of;  ///< when dropped
+  std::string layer;         ///< when dropped
+};
+
 struct comparison {
   pair_explanation e;
   side a, b;
+  /// --dedup-out: the run's decisions for A and B (the pair's own relation is `e`).
+  std::optional<std::pair<run_decision, run_decision>> run;
   std::vector<int> bits;  ///< differing bit positions, 0 = least significant
   std::vector<shared_feature> shared;
   std::vector<weighted_feature> only_a, only_b;
@@ -118,6 +128,15 @@ bool both_ok(const comparison& c) {
   return c.e.distance >= 0;
 }
 
+/// --dedup-out: whether the run put A and B in one cluster (one is the other's representative,
+/// or both have the same one).
+bool same_cluster(const comparison& c) {
+  const auto& [a, b] = *c.run;
+  const std::string& rep_a = a.kept ? c.a.id : a.duplicate_of;
+  const std::string& rep_b = b.kept ? c.b.id : b.duplicate_of;
+  return rep_a == rep_b;
+}
+
 const doc_signature& signature(const comparison& c, const side* s) {
   return s == &c.a ? c.e.a : c.e.b;
 }
@@ -162,6 +181,16 @@ std::string to_json(const comparison& c, std::size_t top) {
     w.null();
   }
   w.key("reason").value(c.e.reason);
+  if (c.run) {
+    w.key("run").begin_object();
+    for (const auto& [name, d] : {std::pair{"a", &c.run->first}, std::pair{"b", &c.run->second}}) {
+      w.key(name).begin_object().key("kept").value(d->kept);
+      if (!d->kept) w.key("duplicate_of").value(d->duplicate_of).key("layer").value(d->layer);
+      w.end_object();
+    }
+    w.key("same_cluster").value(same_cluster(c));
+    w.end_object();
+  }
   w.key("differing_bits").begin_array();
   if (both_ok(c)) {
     for (int b : c.bits) w.value(b);
@@ -226,6 +255,18 @@ std::string to_text(const comparison& c, std::size_t top) {
     << (c.e.duplicate ? std::string("duplicate (") + layer_name(c.e.layer) + " layer)"
                       : std::string("not linked"))
     << ": " << c.e.reason << '\n';
+  if (c.run) {
+    const auto decided = [](const run_decision& d) {
+      return d.kept ? std::string("kept")
+                    : "dropped (" + d.layer + " duplicate of " + d.duplicate_of + ")";
+    };
+    o << "in the run: A " << decided(c.run->first) << "; B " << decided(c.run->second) << "; "
+      << (same_cluster(c) ? "one cluster" : "different clusters");
+    if (same_cluster(c) && !c.e.duplicate) {
+      o << " (joined through another member: an exact group, the cluster's center or a chain)";
+    }
+    o << '\n';
+  }
   o << "\nshared features: " << c.shared.size() << " (heaviest " << std::min(top, c.shared.size())
     << ": weight in A, weight in B, feature)\n";
   for (std::size_t i = 0; i < std::min(top, c.shared.size()); ++i) {
@@ -343,6 +384,45 @@ result<std::vector<document>> find_records(const std::vector<std::string>& input
   return found;
 }
 
+// A record id as the command line gives it: a JSON string, or an integer (line numbers).
+std::optional<std::string> id_text(simdjson::simdjson_result<simdjson::dom::element> v) {
+  std::string_view text;
+  if (v.get(text) == simdjson::SUCCESS) return std::string(text);
+  int64_t number = 0;
+  if (v.get(number) == simdjson::SUCCESS) return std::to_string(number);
+  return std::nullopt;
+}
+
+// The run's decisions for `ids` from DIR/duplicates.jsonl (a document not listed was kept).
+result<std::vector<run_decision>> read_run_decisions(const std::string& dir,
+                                                     const std::vector<std::string>& ids) {
+  const std::string path = dir + "/duplicates.jsonl";
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return make_error(errc::not_found, "--dedup-out: cannot read " + path);
+  std::vector<run_decision> out(ids.size());
+  simdjson::dom::parser parser;
+  std::string line;
+  for (std::size_t n = 1; std::getline(in, line); ++n) {
+    if (line.empty()) continue;
+    simdjson::dom::element rec;
+    std::optional<std::string> id, rep;
+    std::string_view layer;
+    if (parser.parse(line).get(rec) == simdjson::SUCCESS) {
+      id = id_text(rec["id"]);
+      rep = id_text(rec["duplicate_of"]);
+    }
+    if (!id || !rep || rec["layer"].get(layer) != simdjson::SUCCESS) {
+      return make_error(errc::invalid_input, "--dedup-out: " + path + ":" + std::to_string(n) +
+                                                 ": not a duplicates record (id, duplicate_of, "
+                                                 "layer)");
+    }
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      if (*id == ids[i]) out[i] = {false, *rep, std::string(layer)};
+    }
+  }
+  return out;
+}
+
 // TEXT/--file values in command-line order: one parse_order() entry per value, so walking it
 // interleaves TEXTs and --files as given.
 result<std::vector<std::string>> ordered_values(const explain_command& cmd) {
@@ -396,6 +476,7 @@ int run_explain(explain_command& cmd) {
     return exit_usage;
   }
   std::vector<document> docs(2);
+  std::vector<run_decision> decided;
   if (!cmd.dedup_out.empty()) {
     std::vector<std::string> inputs;
     if (auto read = read_dedup_run(cmd.dedup_out, o, inputs); !read) {
@@ -408,6 +489,12 @@ int run_explain(explain_command& cmd) {
       return exit_failure;
     }
     docs = std::move(found).value();
+    auto decisions = read_run_decisions(cmd.dedup_out, texts);
+    if (!decisions) {
+      print_error("explain", decisions.error().message);
+      return exit_failure;
+    }
+    decided = std::move(decisions).value();
   } else if (cmd.jsonl) {
     reader_options ro;
     ro.format = input_format::jsonl;
@@ -431,7 +518,8 @@ int run_explain(explain_command& cmd) {
                 flag_message(explained ? fps.error().message : explained.error().message));
     return exit_failure;
   }
-  const comparison c = compare(**fps, std::move(explained).value(), docs[0], docs[1]);
+  comparison c = compare(**fps, std::move(explained).value(), docs[0], docs[1]);
+  if (!decided.empty()) c.run = std::pair{decided[0], decided[1]};
   const std::string out = cmd.json ? to_json(c, cmd.top) : to_text(c, cmd.top);
   std::fwrite(out.data(), 1, out.size(), stdout);
   return exit_ok;

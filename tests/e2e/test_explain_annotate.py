@@ -44,6 +44,10 @@ def test_explain_equals_dedup_for_its_duplicates(sample_run):
         e = explain_ids(out, d["id"], d["duplicate_of"])
         assert e["a"]["id"] == d["id"] and e["b"]["id"] == d["duplicate_of"]
         assert e["distance"] == d["distance"], d
+        # The run's own decisions, read back from duplicates.jsonl, whatever the pair's relation.
+        assert e["run"] == {"a": {"kept": False, "duplicate_of": d["duplicate_of"],
+                                  "layer": d["layer"]},
+                            "b": {"kept": True}, "same_cluster": True}, (d, e)
         if "jaccard" in d:
             assert e["jaccard"] == pytest.approx(d["jaccard"], abs=1e-4), d
         if d["layer"] != "near":
@@ -69,6 +73,29 @@ def test_explain_rejects_pairs_dedup_keeps_apart(sample_run):
     for a, b in [(kept_ids[0], kept_ids[1]), (kept_ids[5], kept_ids[-1])]:
         e = explain_ids(out, a, b)
         assert not e["duplicate"] and e["layer"] is None, e
+        assert e["run"] == {"a": {"kept": True}, "b": {"kept": True}, "same_cluster": False}
+
+
+def test_explain_says_how_the_run_joined_a_pair_it_does_not_link(sample_run):
+    out, dups, _ = sample_run
+    joined = next(d for d in dups if d["layer"] == "near" and d.get("jaccard", 1.0) < 0.8)
+    proc = run(["explain", "--top", "1", "--dedup-out", out, joined["id"], joined["duplicate_of"]],
+               check=0)
+    text = proc.stdout.decode()
+    assert "decision: not linked" in text
+    assert (f"in the run: A dropped (near duplicate of {joined['duplicate_of']}); B kept; one "
+            "cluster (joined through another member") in text
+
+
+def test_explain_refuses_a_malformed_duplicates_file(sample_run, tmp_path):
+    out, dups, _ = sample_run
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "summary.json").write_bytes((out / "summary.json").read_bytes())
+    (broken / "duplicates.jsonl").write_text('{"id": "x", "duplicate_of": "y"}\n')
+    proc = run(["explain", "--dedup-out", broken, dups[0]["id"], dups[0]["duplicate_of"]],
+               check=1)
+    assert b"duplicates.jsonl:1: not a duplicates record" in proc.stderr
 
 
 def test_explain_takes_the_stream_runs_parameters(tmp_path):
