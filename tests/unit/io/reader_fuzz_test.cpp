@@ -102,5 +102,23 @@ TEST(ReaderFuzz, CompressedOracleSeesTruncation) {
   }
 }
 
+// Found by the campaign (fuzz/corpus/compressed_reader/frame_short_of_content_size.zst): a
+// frame whose header declares 24,064 bytes of content and whose only block, the last, is empty.
+// libzstd's streaming decoder ends the frame there without an error; the reader read it as an
+// empty input, and now fails it as corrupt.
+TEST(ReaderFuzz, CampaignZstdFrameShortOfItsDeclaredSizeIsCorrupt) {
+  const std::string frame("\x28\xb5\x2f\xfd\x60\x00\x5d\x01\x00\x00", 10);
+  std::string out;
+  EXPECT_EQ(decompress_all(frame, out), decompressed::corrupt);
+  EXPECT_EQ(check_compressed(frame), "");
+  reader_options options;
+  reader in = reader::from_memory("short.zst", frame, options);
+  document doc;
+  error_info err;
+  EXPECT_EQ(in.next(doc, err), read_status::failed);
+  EXPECT_EQ(err.code, errc::corrupt_data);
+  EXPECT_NE(err.message.find("header declares 24064"), std::string::npos) << err.message;
+}
+
 }  // namespace
 }  // namespace simdup::fuzz
