@@ -384,13 +384,20 @@ result<std::vector<document>> find_records(const std::vector<std::string>& input
   return found;
 }
 
-// A record id as the command line gives it: a JSON string, or an integer (line numbers).
-std::optional<std::string> id_text(simdjson::simdjson_result<simdjson::dom::element> v) {
+// A record id as dedup wrote it and the readers read it: a JSON string's value, or a number's
+// token as written (numeric ids keep their text: 1.5, 18446744073709551615).
+std::optional<std::string> id_text(simdjson::ondemand::object& record, std::string_view key) {
+  simdjson::ondemand::value v;
+  simdjson::ondemand::json_type type;
+  if (record.find_field_unordered(key).get(v) || v.type().get(type)) return std::nullopt;
   std::string_view text;
-  if (v.get(text) == simdjson::SUCCESS) return std::string(text);
-  int64_t number = 0;
-  if (v.get(number) == simdjson::SUCCESS) return std::to_string(number);
-  return std::nullopt;
+  if (type == simdjson::ondemand::json_type::number) {
+    text = v.raw_json_token();
+    while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+    return std::string(text);
+  }
+  if (v.get_string().get(text)) return std::nullopt;
+  return std::string(text);
 }
 
 // The run's decisions for `ids` from DIR/duplicates.jsonl (a document not listed was kept).
@@ -400,18 +407,20 @@ result<std::vector<run_decision>> read_run_decisions(const std::string& dir,
   std::ifstream in(path, std::ios::binary);
   if (!in) return make_error(errc::not_found, "--dedup-out: cannot read " + path);
   std::vector<run_decision> out(ids.size());
-  simdjson::dom::parser parser;
+  simdjson::ondemand::parser parser;
   std::string line;
   for (std::size_t n = 1; std::getline(in, line); ++n) {
     if (line.empty()) continue;
-    simdjson::dom::element rec;
+    const simdjson::padded_string padded(line);
+    simdjson::ondemand::document doc;
+    simdjson::ondemand::object rec;
     std::optional<std::string> id, rep;
     std::string_view layer;
-    if (parser.parse(line).get(rec) == simdjson::SUCCESS) {
-      id = id_text(rec["id"]);
-      rep = id_text(rec["duplicate_of"]);
+    if (!parser.iterate(padded).get(doc) && !doc.get_object().get(rec)) {
+      id = id_text(rec, "id");
+      rep = id_text(rec, "duplicate_of");
     }
-    if (!id || !rep || rec["layer"].get(layer) != simdjson::SUCCESS) {
+    if (!id || !rep || rec.find_field_unordered("layer").get_string().get(layer)) {
       return make_error(errc::invalid_input, "--dedup-out: " + path + ":" + std::to_string(n) +
                                                  ": not a duplicates record (id, duplicate_of, "
                                                  "layer)");

@@ -46,15 +46,14 @@ def graph(truth: set[tuple[str, str]]) -> dict[str, set[str]]:
 
 
 def f1(truth: set[tuple[str, str]], cluster: dict[str, str]) -> dict[str, float]:
+    """Cluster-pair precision, recall and F1 (score.py's view), to 4 places."""
     sizes: dict[str, int] = defaultdict(int)
     for c in cluster.values():
         sizes[c] += 1
     predicted = sum(s * (s - 1) // 2 for s in sizes.values())
     found = sum(1 for a, b in truth if cluster[a] == cluster[b])
-    p = found / predicted if predicted else 1.0
-    r = found / len(truth) if truth else 1.0
-    return {"precision": round(p, 4), "recall": round(r, 4),
-            "f1": round(2 * p * r / (p + r), 4) if p + r else 0.0}
+    m = score.metrics(found, predicted, len(truth))
+    return {k: round(m[k], 4) for k in ("precision", "recall", "f1")}
 
 
 def components(adj: dict[str, set[str]]) -> dict[str, str]:

@@ -40,6 +40,22 @@ struct link_graph {
       adj[cursor[p.b]++] = p.a;
     }
   }
+  // Sorts each neighbour list and drops its repeats (a pair listed twice).
+  void sort_unique() {
+    const std::size_t n = start.size() - 1;
+    uint32_t kept = 0, begin = start[0];
+    for (std::size_t i = 0; i < n; ++i) {
+      const uint32_t end = start[i + 1];
+      const auto first = adj.begin() + begin;
+      std::sort(first, adj.begin() + end);
+      const auto last = std::unique(first, adj.begin() + end);
+      start[i] = kept;
+      kept = static_cast<uint32_t>(std::copy(first, last, adj.begin() + kept) - adj.begin());
+      begin = end;
+    }
+    start[n] = kept;
+    adj.resize(kept);
+  }
   std::span<const uint32_t> neighbours(uint32_t i) const {
     return {adj.data() + start[i], adj.data() + start[i + 1]};
   }
@@ -81,20 +97,15 @@ bool keeps_pairs(cluster_linking mode) {
   return mode == cluster_linking::star || mode == cluster_linking::centers;
 }
 
-// center_clusters on a graph whose neighbour lists it sorts (a pair listed twice counts once).
+// center_clusters on a graph it makes free of repeats (a pair listed twice counts once).
 std::vector<uint32_t> center_clusters(std::size_t n, link_graph graph,
                                       std::span<const uint32_t> weights) {
   const auto weight = [&](uint32_t i) -> int64_t { return weights.empty() ? 1 : weights[i]; };
-  for (std::size_t i = 0; i < n; ++i) {
-    std::sort(graph.adj.begin() + graph.start[i], graph.adj.begin() + graph.start[i + 1]);
-  }
+  graph.sort_unique();
   // A document's partners: the documents its neighbours and its own copies stand for.
   const auto partners = [&](uint32_t i) {
-    std::span<const uint32_t> all = graph.neighbours(i);
     int64_t count = weight(i) - 1;
-    for (std::size_t e = 0; e < all.size(); ++e) {
-      if (e == 0 || all[e] != all[e - 1]) count += weight(all[e]);
-    }
+    for (uint32_t w : graph.neighbours(i)) count += weight(w);
     return count;
   };
   std::vector<int64_t> degree(n);
@@ -127,14 +138,12 @@ std::vector<uint32_t> center_clusters(std::size_t n, link_graph graph,
       const auto v = static_cast<uint32_t>(i);
       const uint32_t current = center[v];
       if (current == v && size[v] > weight(v)) continue;  // a center keeps its members
-      std::span<const uint32_t> all = graph.neighbours(v);
       touched.clear();
-      for (std::size_t e = 0; e < all.size(); ++e) {
-        if (e > 0 && all[e] == all[e - 1]) continue;
-        const uint32_t c = center[all[e]];
+      for (uint32_t w : graph.neighbours(v)) {
+        const uint32_t c = center[w];
         if (links[c] == 0) touched.push_back(c);
-        links[c] += weight(all[e]);
-        if (c == all[e]) center_linked[c] = 1;
+        links[c] += weight(w);
+        if (c == w) center_linked[c] = 1;
       }
       // 2 x links - the others in the cluster: agreements minus disagreements for each of v's
       // documents there.

@@ -218,9 +218,8 @@ class zstd_source final : public byte_source {
                           "corrupt zstd data in " + name_ + ": " + ZSTD_getErrorName(rc));
       }
       const std::size_t consumed = input_.pos - consumed_from;
-      header_.append(
-          in_.data() + consumed_from,
-          std::min(consumed, kMaxFrameHeader - std::min(kMaxFrameHeader, header_.size())));
+      header_.append(in_.data() + consumed_from,
+                     std::min(consumed, kMaxFrameHeader - header_.size()));
       frame_bytes_ += out.pos - before;
       frame_done_ = rc == 0;
       if (frame_done_) {
@@ -244,15 +243,12 @@ class zstd_source final : public byte_source {
   // the zstd tool calls it corrupt), so each finished frame is checked against its header.
   static constexpr std::size_t kMaxFrameHeader = 18;  // ZSTD_FRAMEHEADERSIZE_MAX
 
+  // (A skippable frame declares 0: it decodes to nothing.)
   status check_frame_size() {
-    const bool skippable = header_.size() >= 4 &&
-                           (static_cast<unsigned char>(header_[0]) & 0xF0) == 0x50 &&
-                           header_.compare(1, 3, "\x2A\x4D\x18") == 0;
     const unsigned long long declared = ZSTD_getFrameContentSize(header_.data(), header_.size());
-    const uint64_t decoded = frame_bytes_;
+    const uint64_t decoded = std::exchange(frame_bytes_, 0);
     header_.clear();
-    frame_bytes_ = 0;
-    if (skippable || declared == ZSTD_CONTENTSIZE_UNKNOWN || declared == ZSTD_CONTENTSIZE_ERROR ||
+    if (declared == ZSTD_CONTENTSIZE_UNKNOWN || declared == ZSTD_CONTENTSIZE_ERROR ||
         declared == decoded) {
       return {};
     }

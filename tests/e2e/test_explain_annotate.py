@@ -98,6 +98,22 @@ def test_explain_refuses_a_malformed_duplicates_file(sample_run, tmp_path):
     assert b"duplicates.jsonl:1: not a duplicates record" in proc.stderr
 
 
+def test_explain_finds_numeric_ids_as_written(tmp_path):
+    # Numeric ids keep their text through dedup (1.5, past int64); explain matches them so.
+    text = ("the quick brown fox jumps over the lazy dog and keeps running through the forest "
+            "until night falls on the quiet valley below")
+    src = tmp_path / "numeric.jsonl"
+    src.write_text(f'{{"id": 1.5, "text": "{text}"}}\n'
+                   f'{{"id": 18446744073709551615, "text": "{text}!"}}\n')
+    out = tmp_path / "out"
+    dups, _ = dedup(out, src=src)
+    assert [(str(d["id"]), str(d["duplicate_of"])) for d in dups] == [
+        ("18446744073709551615", "1.5")]
+    e = explain_ids(out, "18446744073709551615", "1.5")
+    assert e["run"] == {"a": {"kept": False, "duplicate_of": "1.5", "layer": dups[0]["layer"]},
+                        "b": {"kept": True}, "same_cluster": True}
+
+
 def test_explain_takes_the_stream_runs_parameters(tmp_path):
     out = tmp_path / "stream"
     dups, summary = dedup(out, "--mode", "stream", "-k", "5")
