@@ -92,6 +92,11 @@ int main(int argc, char** argv) {
   write(c / "jsonl.zst", zstd_bytes(jsonl));
   write(c / "warc_members.gz", gzip_bytes(warc) + gzip_bytes(warc));
   write(c / "text_frames.zst", zstd_bytes("line one\nline two\n") + zstd_bytes("line three\n"));
+  // pzstd's layout: a skippable frame (its payload the next frame's size) before every frame.
+  const std::string frame = zstd_bytes(jsonl);
+  std::string skippable("\x50\x2a\x4d\x18\x04\x00\x00\x00", 8);
+  for (int shift = 0; shift < 32; shift += 8) skippable += static_cast<char>(frame.size() >> shift);
+  write(c / "pzstd_frames.zst", skippable + frame + skippable + frame);
   const std::string gz = gzip_bytes(jsonl);
   write(c / "truncated.gz", gz.substr(0, gz.size() - 10));
   const std::string zst = zstd_bytes(jsonl + jsonl);

@@ -273,9 +273,14 @@ compression sniff(std::string_view head) {
       static_cast<unsigned char>(head[1]) == 0x8b) {
     return compression::gzip;
   }
-  if (head.size() >= 4 && static_cast<unsigned char>(head[0]) == 0x28 &&
-      static_cast<unsigned char>(head[1]) == 0xb5 && static_cast<unsigned char>(head[2]) == 0x2f &&
-      static_cast<unsigned char>(head[3]) == 0xfd) {
+  if (head.size() < 4) return compression::none;
+  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(head[i]); };
+  if (byte(0) == 0x28 && byte(1) == 0xb5 && byte(2) == 0x2f && byte(3) == 0xfd) {
+    return compression::zstd;
+  }
+  // A skippable frame (magic 0x184D2A50 to 0x184D2A5F) may come first: pzstd writes one before
+  // every frame, so its files start with one.
+  if ((byte(0) & 0xf0) == 0x50 && byte(1) == 0x2a && byte(2) == 0x4d && byte(3) == 0x18) {
     return compression::zstd;
   }
   return compression::none;

@@ -57,6 +57,12 @@ def test_gzip_zstd_globs_and_multiple_inputs(tmp_path):
                    check=True)
     out = fingerprints(run(["fingerprint", tmp_path / "part*.jsonl.*"], check=0))
     assert out == ref + ref
+    # pzstd (parallel zstd) writes a skippable frame before every frame.
+    subprocess.run(["pzstd", "-q", "-p", "2", "-o", str(tmp_path / "parallel.jsonl.zst")],
+                   input=data.encode() * 300, check=True)
+    assert (tmp_path / "parallel.jsonl.zst").read_bytes()[:4] == b"\x50\x2a\x4d\x18"
+    out = fingerprints(run(["fingerprint", tmp_path / "parallel.jsonl.zst"], check=0))
+    assert out == ref * 300
     # Magic bytes, not the name: gzip data on stdin.
     assert fingerprints(run(["fingerprint"], input=gzip.compress(data.encode()), check=0)) == ref
 

@@ -44,6 +44,29 @@ TEST(Compression, MultiMemberGzipAndMultiFrameZstd) {
   EXPECT_EQ(r.docs[9].id, "9");
 }
 
+// A zstd stream may start with a skippable frame (pzstd writes one before every frame, the
+// seekable format one at the end): it decodes to nothing, wherever it stands.
+TEST(Compression, ZstdSkippableFramesAreSkippedAnywhere) {
+  const auto skippable = [](unsigned char magic_low, const std::string& payload) {
+    std::string frame{static_cast<char>(magic_low), '\x2a', '\x4d', '\x18'};
+    const auto n = static_cast<uint32_t>(payload.size());
+    for (int shift = 0; shift < 32; shift += 8) frame += static_cast<char>((n >> shift) & 0xff);
+    return frame + payload;
+  };
+  temp_dir dir;
+  const std::string zst = dir.write(
+      "s.jsonl.zst", skippable(0x50, std::string(4, '\0')) +
+                         test::zstd(test::numbered_jsonl(0, 3)) + skippable(0x5f, "seek table") +
+                         test::zstd(test::numbered_jsonl(3, 5)) + skippable(0x5a, ""));
+  auto r = read_files({zst});
+  ASSERT_TRUE(r.failure.empty()) << r.failure;
+  ASSERT_EQ(r.docs.size(), 5u);
+  EXPECT_EQ(r.docs[4].id, "4");
+  // Only a skippable frame, then plain text: not a zstd stream, an error rather than text.
+  const std::string bad = dir.write("bad.jsonl", skippable(0x50, "") + test::numbered_jsonl(0, 1));
+  EXPECT_FALSE(read_files({bad}).failure.empty());
+}
+
 // Readers start with small reads that double up to full-size chunks (kFirstReadChunk): lines
 // of every length, one longer than the largest chunk, must come out whole across the growth,
 // plain and compressed, from files and from memory.
