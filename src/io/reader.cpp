@@ -24,7 +24,7 @@ constexpr std::size_t kTextCheckBytes = std::size_t{64} << 10;
 /// a NUL byte (binaries, archives, UTF-16 and UTF-32 text, which the readers cannot read), or
 /// more bytes in invalid UTF-8 sequences than in valid text. Text in a legacy 8-bit encoding
 /// (Latin-1) is mostly ASCII and passes; its few invalid bytes are repaired as usual.
-std::string not_text_reason(std::string_view head) {
+std::string generic_not_text_reason(std::string_view head) {
   if (const std::size_t nul = head.find('\0'); nul != std::string_view::npos) {
     return "not text: a NUL byte at offset " + std::to_string(nul) +
            " (a binary file, or UTF-16/UTF-32 text; inputs must be UTF-8)";
@@ -41,6 +41,31 @@ std::string not_text_reason(std::string_view head) {
   if (invalid_bytes * 2 <= head.size()) return {};
   return "not text: " + std::to_string(invalid_bytes) + " of its first " +
          std::to_string(head.size()) + " bytes are not valid UTF-8 (inputs must be UTF-8)";
+}
+
+/// As generic_not_text_reason, naming the formats users hand over by mistake, with what to do
+/// instead (only for inputs that are not text anyway: a text may start with "PAR1").
+std::string not_text_reason(std::string_view head) {
+  std::string reason = generic_not_text_reason(head);
+  if (reason.empty()) return reason;
+  struct known_format {
+    std::string_view magic;
+    const char* what;
+  };
+  static constexpr known_format kKnown[] = {
+      {std::string_view("\xfd\x37zXZ\0", 6),
+       "xz-compressed (decompress it: xz -dc FILE | simdup ... -)"},
+      {"BZh", "bzip2-compressed (decompress it: bzip2 -dc FILE | simdup ... -)"},
+      {"\x04\x22\x4d\x18", "lz4-compressed (decompress it: lz4 -dc FILE | simdup ... -)"},
+      {"PK\x03\x04", "a zip archive (extract it first)"},
+      {"PAR1", "a Parquet file (write it as JSONL, or pass its rows to Python's simdup.dedup)"},
+  };
+  for (const known_format& f : kKnown) {
+    if (head.starts_with(f.magic)) {
+      return std::string("not text: ") + f.what + "; simdup reads UTF-8 text, gzip and zstd";
+    }
+  }
+  return reason;
 }
 
 /// Up to kTextCheckBytes from the start of the file at `path`, decompressed; shorter when a

@@ -210,6 +210,28 @@ def test_a_file_that_is_not_text_is_an_unreadable_input(tmp_path):
         assert "1 inputs skipped (binary_input: 1)" in proc.stderr.decode()
 
 
+def test_other_compressions_and_archives_are_named(tmp_path):
+    import bz2
+    import lzma
+    import zipfile
+    data = "".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in enumerate(TEXTS)).encode()
+    data *= 50  # past the first block: NUL bytes or invalid UTF-8 in the compressed bytes
+    (tmp_path / "a.jsonl.xz").write_bytes(lzma.compress(data))
+    (tmp_path / "a.jsonl.bz2").write_bytes(bz2.compress(data))
+    with zipfile.ZipFile(tmp_path / "a.zip", "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("a.jsonl", data)
+    for name, what in [("a.jsonl.xz", "xz-compressed (decompress it: xz -dc FILE"),
+                       ("a.jsonl.bz2", "bzip2-compressed (decompress it: bzip2 -dc FILE"),
+                       ("a.zip", "a zip archive")]:
+        err = run(["fingerprint", tmp_path / name], check=1).stderr.decode()
+        assert f"{tmp_path / name}: not text: {what}" in err, err
+    # A text that happens to start like one of them is still text.
+    text = tmp_path / "par.txt"
+    text.write_text("PAR1 is the first paragraph of this text file, read as a document.\n")
+    out = run(["fingerprint", text], check=0).stdout.decode().splitlines()
+    assert [json.loads(line)["id"] for line in out] == [1]
+
+
 def test_dedup_counts_a_binary_input_as_a_skipped_input(tmp_path):
     good = write_jsonl(tmp_path / "good.jsonl", [{"id": i, "text": t} for i, t in enumerate(TEXTS)])
     binary = not_text_files(tmp_path)[0]
