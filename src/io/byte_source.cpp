@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -40,6 +41,25 @@ class input_chunks {
  private:
   std::size_t max_;
   read_buffer buf_;
+};
+
+/// A decompressor's error met after it had decoded bytes in the same read() call: those bytes
+/// are returned first and the error on the next call, so the records before a corruption are
+/// read (found: a corrupt gzip member right after a sound one lost the sound one's last 256 KiB).
+/// Once failed, every later call fails the same way.
+class held_error {
+ public:
+  /// What read() returns on `error` after decoding `decoded` bytes in this call.
+  result<std::size_t> fail(std::size_t decoded, error_info error) {
+    error_ = std::move(error);
+    if (decoded != 0) return decoded;
+    return *error_;
+  }
+  bool failed() const noexcept { return error_.has_value(); }
+  const error_info& error() const { return *error_; }
+
+ private:
+  std::optional<error_info> error_;
 };
 
 /// A file descriptor (a file or stdin). Bytes already peeked at are served first.
@@ -132,13 +152,17 @@ class gzip_source final : public byte_source {
   }
 
   result<std::size_t> read(char* buffer, std::size_t size) override {
+    if (held_.failed()) return held_.error();
     if (done_ || size == 0) return std::size_t{0};
     z_.next_out = reinterpret_cast<Bytef*>(buffer);
     z_.avail_out = static_cast<uInt>(std::min<std::size_t>(size, 1u << 30));
+    const auto decoded = [&] {
+      return static_cast<std::size_t>(z_.next_out - reinterpret_cast<Bytef*>(buffer));
+    };
     while (z_.avail_out > 0) {
       if (z_.avail_in == 0 && !eof_) {
         auto got = in_.read(*inner_);
-        if (!got) return std::move(got).error();
+        if (!got) return held_.fail(decoded(), std::move(got).error());
         if (*got == 0) {
           eof_ = true;
         } else {
@@ -146,10 +170,25 @@ class gzip_source final : public byte_source {
           z_.avail_in = static_cast<uInt>(*got);
         }
       }
+      if (!member_started_) {
+        // Zero bytes after a member are padding (tape blocks; gzip and Python's gzip skip them
+        // too), up to the end of the input.
+        while (z_.avail_in > 0 && *z_.next_in == 0) {
+          ++z_.next_in;
+          --z_.avail_in;
+          padded_ = true;
+        }
+        if (z_.avail_in == 0 && !eof_) continue;
+      }
       const bool drained = z_.avail_in == 0 && eof_;
       if (drained && !member_started_) {
         done_ = true;
         break;
+      }
+      if (padded_) {
+        return held_.fail(decoded(), make_error(errc::corrupt_data,
+                                                "corrupt gzip data in " + name_ +
+                                                    ": data after the zero bytes that pad it"));
       }
       member_started_ = true;
       Bytef* const before = z_.next_out;
@@ -158,19 +197,20 @@ class gzip_source final : public byte_source {
         // Another member may follow; only the end of the input ends the stream.
         member_started_ = false;
         if (inflateReset(&z_) != Z_OK) {
-          return make_error(errc::internal, "zlib reset failed for " + name_);
+          return held_.fail(decoded(),
+                            make_error(errc::internal, "zlib reset failed for " + name_));
         }
         continue;
       }
       if (rc != Z_OK && rc != Z_BUF_ERROR) {
-        return make_error(errc::corrupt_data, "corrupt gzip data in " + name_ + ": " +
-                                                  (z_.msg ? z_.msg : "inflate failed"));
+        return held_.fail(decoded(),
+                          make_error(errc::corrupt_data, "corrupt gzip data in " + name_ + ": " +
+                                                             (z_.msg ? z_.msg : "inflate failed")));
       }
       if (drained && z_.next_out == before) {
-        // Hand out what this call did decompress; the next call reports the truncation.
-        if (z_.next_out != reinterpret_cast<Bytef*>(buffer)) break;
-        return make_error(errc::io_error, "truncated gzip stream in " + name_ +
-                                              " (the file ends inside a compressed member)");
+        return held_.fail(decoded(), make_error(errc::io_error,
+                                                "truncated gzip stream in " + name_ +
+                                                    " (the file ends inside a compressed member)"));
       }
     }
     return static_cast<std::size_t>(z_.next_out - reinterpret_cast<Bytef*>(buffer));
@@ -185,6 +225,8 @@ class gzip_source final : public byte_source {
   bool eof_ = false;
   bool done_ = false;
   bool member_started_ = false;
+  bool padded_ = false;  ///< zero bytes followed the last member
+  held_error held_;
 };
 
 /// zstd, any number of frames.
@@ -200,11 +242,12 @@ class zstd_source final : public byte_source {
 
   result<std::size_t> read(char* buffer, std::size_t size) override {
     if (ctx_ == nullptr) return make_error(errc::internal, "zstd initialisation failed");
+    if (held_.failed()) return held_.error();
     ZSTD_outBuffer out{buffer, size, 0};
     while (out.pos < out.size) {
       if (input_.pos == input_.size && !eof_) {
         auto got = in_.read(*inner_);
-        if (!got) return std::move(got).error();
+        if (!got) return held_.fail(out.pos, std::move(got).error());
         if (*got == 0) eof_ = true;
         input_ = ZSTD_inBuffer{in_.data(), *got, 0};
       }
@@ -212,10 +255,13 @@ class zstd_source final : public byte_source {
       if (drained && frame_done_) break;
       const std::size_t before = out.pos;
       const std::size_t consumed_from = input_.pos;
-      const std::size_t rc = ZSTD_decompressStream(ctx_, &out, &input_);
+      ZSTD_outBuffer step{buffer + out.pos, std::min(size - out.pos, kDecodeStep), 0};
+      const std::size_t rc = ZSTD_decompressStream(ctx_, &step, &input_);
+      out.pos += step.pos;
       if (ZSTD_isError(rc)) {
-        return make_error(errc::corrupt_data,
-                          "corrupt zstd data in " + name_ + ": " + ZSTD_getErrorName(rc));
+        return held_.fail(
+            out.pos, make_error(errc::corrupt_data,
+                                "corrupt zstd data in " + name_ + ": " + ZSTD_getErrorName(rc)));
       }
       const std::size_t consumed = input_.pos - consumed_from;
       header_.append(in_.data() + consumed_from,
@@ -223,12 +269,12 @@ class zstd_source final : public byte_source {
       frame_bytes_ += out.pos - before;
       frame_done_ = rc == 0;
       if (frame_done_) {
-        if (auto st = check_frame_size(); !st) return std::move(st).error();
+        if (auto st = check_frame_size(); !st) return held_.fail(out.pos, std::move(st).error());
       }
       if (drained && out.pos == before && !frame_done_) {
-        if (out.pos != 0) break;  // as for gzip: the bytes first, the error on the next call
-        return make_error(errc::io_error,
-                          "truncated zstd stream in " + name_ + " (the file ends inside a frame)");
+        return held_.fail(out.pos,
+                          make_error(errc::io_error, "truncated zstd stream in " + name_ +
+                                                         " (the file ends inside a frame)"));
       }
     }
     return out.pos;
@@ -242,6 +288,10 @@ class zstd_source final : public byte_source {
   // header declares more content (found by the fuzz campaign: 10 bytes read as an empty file;
   // the zstd tool calls it corrupt), so each finished frame is checked against its header.
   static constexpr std::size_t kMaxFrameHeader = 18;  // ZSTD_FRAMEHEADERSIZE_MAX
+  // A ZSTD_decompressStream call that fails does not count the bytes it already wrote (a 1 MiB
+  // output buffer lost all 262,144 sound bytes before a corrupt block): so the output is given
+  // in steps, and a corruption costs at most one step of the bytes before it.
+  static constexpr std::size_t kDecodeStep = std::size_t{4} << 10;
 
   // (A skippable frame declares 0: it decodes to nothing.)
   status check_frame_size() {
@@ -264,6 +314,7 @@ class zstd_source final : public byte_source {
   bool frame_done_ = true;
   std::string header_;        ///< the current frame's first bytes (up to kMaxFrameHeader)
   uint64_t frame_bytes_ = 0;  ///< decoded from the current frame
+  held_error held_;
 };
 
 enum class compression { none, gzip, zstd };

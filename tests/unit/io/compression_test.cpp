@@ -137,6 +137,50 @@ TEST(Compression, CorruptGzipIsAnError) {
   EXPECT_NE(r.failure.find(p), std::string::npos) << r.failure;
 }
 
+// A corrupt member or frame after sound ones: every record of the sound ones is read before the
+// error (the decoder's error came in the same read as up to 256 KiB of sound bytes, and those
+// were lost), from files and from memory, failing or skipping the input.
+TEST(Compression, RecordsBeforeACorruptMemberOrFrameAreRead) {
+  temp_dir dir;
+  const std::string sound = test::numbered_jsonl(0, 5000);  // about 150 KB
+  std::string bad_gz = test::gzip(std::string(1000, 'x'));
+  bad_gz[20] = static_cast<char>(~bad_gz[20]);
+  std::string bad_zst = test::zstd(test::numbered_jsonl(0, 100));
+  bad_zst[bad_zst.size() / 2] = static_cast<char>(~bad_zst[bad_zst.size() / 2]);
+  for (const auto& [name, bytes] :
+       {std::pair{std::string("c.jsonl.gz"), test::gzip(sound) + bad_gz},
+        std::pair{std::string("c.jsonl.zst"), test::zstd(sound) + bad_zst}}) {
+    const std::string path = dir.write(name, bytes);
+    auto r = read_files({path});
+    EXPECT_EQ(r.docs.size(), 5000u) << name;
+    EXPECT_NE(r.failure.find("corrupt"), std::string::npos) << r.failure;
+    EXPECT_NE(r.failure.find("the 5000 lines before it were read"), std::string::npos) << r.failure;
+    reader_options skip;
+    skip.skip_failed_inputs = true;
+    auto read = test::read_string(name, bytes, input_format::auto_detect, skip);
+    EXPECT_EQ(read.docs.size(), 5000u) << name;
+    ASSERT_EQ(read.bad.size(), 1u) << name;
+    EXPECT_NE(read.bad[0].find("corrupt"), std::string::npos) << read.bad[0];
+  }
+}
+
+// Zero bytes after the last gzip member are padding (tape blocks), as gzip and Python read them;
+// anything after the padding is corrupt data.
+TEST(Compression, GzipZeroPaddingAtTheEndIsSkipped) {
+  temp_dir dir;
+  const std::string gz = test::gzip(test::numbered_jsonl(0, 3));
+  const std::string padded = dir.write("p.jsonl.gz", gz + std::string(70000, '\0'));
+  auto r = read_files({padded});
+  ASSERT_TRUE(r.failure.empty()) << r.failure;
+  EXPECT_EQ(r.docs.size(), 3u);
+  const std::string after = dir.write("a.jsonl.gz", gz + std::string(10, '\0') + gz);
+  auto a = read_files({after});
+  EXPECT_EQ(a.docs.size(), 3u);
+  EXPECT_NE(a.failure.find("corrupt gzip data in " + after + ": data after the zero bytes"),
+            std::string::npos)
+      << a.failure;
+}
+
 TEST(Inputs, GlobsExpandSortedAndMissingInputsAreErrors) {
   temp_dir dir;
   dir.write("p2.jsonl", test::numbered_jsonl(2, 3));
