@@ -5,13 +5,13 @@
 #include <simdup/reader.hpp>
 
 #include <benchmark/benchmark.h>
-#include <zlib.h>
-#include <zstd.h>
 
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
+
+#include "io/io_test_util.hpp"  // the tests' gzip and zstd encoders (levels 6 and 3)
 
 namespace {
 
@@ -25,26 +25,6 @@ const std::string& sample() {
     return ss.str();
   }();
   return text;
-}
-
-std::string gzip_of(const std::string& data) {
-  z_stream z{};
-  deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
-  std::string out(deflateBound(&z, data.size()), '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  z.avail_in = static_cast<uInt>(data.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  deflate(&z, Z_FINISH);
-  out.resize(z.total_out);
-  deflateEnd(&z);
-  return out;
-}
-
-std::string zstd_of(const std::string& data) {
-  std::string out(ZSTD_compressBound(data.size()), '\0');
-  out.resize(ZSTD_compress(out.data(), out.size(), data.data(), data.size(), 3));
-  return out;
 }
 
 void read_records(benchmark::State& state, const std::string& bytes) {
@@ -68,11 +48,11 @@ void BM_ReadJsonlPlain(benchmark::State& state) {
   read_records(state, sample());
 }
 void BM_ReadJsonlGzip(benchmark::State& state) {
-  static const std::string gz = gzip_of(sample());
+  static const std::string gz = simdup::test::gzip(sample());
   read_records(state, gz);
 }
 void BM_ReadJsonlZstd(benchmark::State& state) {
-  static const std::string zst = zstd_of(sample());
+  static const std::string zst = simdup::test::zstd(sample());
   read_records(state, zst);
 }
 
