@@ -1,6 +1,7 @@
 // Line formats without JSON: plain text, TSV (`id<TAB>text`) and CSV (RFC 4180 with a header).
 #include "io/format_reader.hpp"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -130,10 +131,13 @@ class csv_reader final : public format_reader {
   }
 
  private:
-  /// Reads the lines of one record (until quotes balance) into doc.raw; record on success.
+  /// Reads the lines of one record (until quotes balance) into doc.raw; record on success. A
+  /// record over the limit is still read to its end, its lines counted but not kept, so that it
+  /// is one bad record (the lines of a quoted field are not records of their own).
   read_status read_record(document& doc, error_info& error) {
-    std::size_t quotes = 0;
+    uint64_t quotes = 0;
     bool first = true;
+    bool too_large = false;
     for (;;) {
       std::string_view line;
       const line_status st = ctx_.in->next_line(line, error);
@@ -141,21 +145,31 @@ class csv_reader final : public format_reader {
         error = record_error(doc, errc::invalid_input, "unterminated quoted field");
         return read_status::bad_record;
       }
-      if (st != line_status::ok) return line_failure(st, ctx_, error);
+      if (st != line_status::ok && st != line_status::too_long)
+        return line_failure(st, ctx_, error);
       if (first) {
         doc.line = ctx_.in->line_number();
         doc.offset = ctx_.in->line_offset();
         first = false;
       }
-      doc.raw.append(line);
-      for (const char c : line) quotes += c == '"';
-      if (quotes % 2 == 0) return read_status::record;
-      if (doc.raw.size() > ctx_.options->max_record_bytes) {
-        error = record_error(doc, errc::too_large, "record larger than the limit, skipped");
+      if (st == line_status::too_long) {
+        too_large = true;
+        quotes += ctx_.in->skipped_quotes();
+      } else {
+        quotes += static_cast<uint64_t>(std::count(line.begin(), line.end(), '"'));
+        if (!too_large) doc.raw.append(line);
+      }
+      if (doc.raw.size() > ctx_.options->max_record_bytes) too_large = true;
+      if (quotes % 2 == 0) {
+        if (!too_large) return read_status::record;
+        error =
+            record_error(doc, errc::too_large,
+                         "record larger than " + std::to_string(ctx_.options->max_record_bytes) +
+                             " bytes, skipped");
         return read_status::bad_record;
       }
       // Inside a quoted field: the line break belongs to the field.
-      doc.raw.append(ctx_.in->terminator());
+      if (!too_large) doc.raw.append(ctx_.in->terminator());
     }
   }
 

@@ -76,8 +76,12 @@ line_status line_input::next_line(std::string_view& line, error_info& error) {
     }
     if (end_ - begin_ > max_record_) {
       // Skip the rest of the over-long line without buffering it.
+      const auto quotes = [&](std::size_t from, std::size_t to) {
+        return static_cast<uint64_t>(std::count(buf_.data() + from, buf_.data() + to, '"'));
+      };
       line_offset_ = consumed_ + begin_;
       ++line_number_;
+      skipped_quotes_ = quotes(begin_, end_);
       consumed_ += end_;
       begin_ = end_ = 0;
       for (;;) {
@@ -90,8 +94,10 @@ line_status line_input::next_line(std::string_view& line, error_info& error) {
         const void* found = std::memchr(buf_.data(), '\n', end_);
         if (found != nullptr) {
           begin_ = static_cast<std::size_t>(static_cast<const char*>(found) - buf_.data()) + 1;
+          skipped_quotes_ += quotes(0, begin_);
           break;
         }
+        skipped_quotes_ += quotes(0, end_);
         consumed_ += end_;
         end_ = 0;
       }
@@ -116,7 +122,7 @@ line_status line_input::next_line(std::string_view& line, error_info& error) {
   }
 }
 
-result<bool> line_input::read_exact(std::size_t n, std::string& out) {
+result<bool> line_input::read_exact(std::size_t n, std::string* out) {
   while (n > 0) {
     if (begin_ == end_) {
       auto more = fill();
@@ -124,7 +130,7 @@ result<bool> line_input::read_exact(std::size_t n, std::string& out) {
       if (!*more) return false;
     }
     const std::size_t take = std::min(n, end_ - begin_);
-    out.append(buf_.data() + begin_, take);
+    if (out != nullptr) out->append(buf_.data() + begin_, take);
     begin_ += take;
     n -= take;
   }

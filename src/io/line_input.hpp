@@ -43,9 +43,12 @@ class line_input {
   uint64_t line_offset() const noexcept { return line_offset_; }
   /// Offset of the next unread byte.
   uint64_t position() const noexcept { return consumed_ + begin_; }
+  /// The '"' bytes of the last line skipped as too_long (CSV keeps its quote parity with it).
+  uint64_t skipped_quotes() const noexcept { return skipped_quotes_; }
 
-  /// Appends exactly `n` bytes to `out` (a WARC block). Fewer at end of input: returns false.
-  result<bool> read_exact(std::size_t n, std::string& out);
+  /// Appends exactly `n` bytes to `out` (a WARC block), or with `out` null skips them without
+  /// keeping them (a block over the record limit). Fewer at end of input: returns false.
+  result<bool> read_exact(std::size_t n, std::string* out);
 
   /// Up to `n` upcoming bytes, not consumed (format sniffing).
   result<std::string_view> peek(std::size_t n);
@@ -65,6 +68,7 @@ class line_input {
   std::size_t end_ = 0;    ///< one past the last valid byte
   uint64_t consumed_ = 0;  ///< stream offset of buf_[0]
   uint64_t line_number_ = 0;
+  uint64_t skipped_quotes_ = 0;
   uint64_t line_offset_ = 0;
   std::string_view terminator_;
   bool eof_ = false;

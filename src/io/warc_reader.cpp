@@ -113,14 +113,11 @@ class warc_reader final : public format_reader {
       error = record_error(doc, errc::invalid_input, "WARC record without a valid Content-Length");
       return read_status::bad_record;
     }
-    if (length > ctx_.options->max_record_bytes) {
-      error = record_error(
-          doc, errc::too_large,
-          "WARC record block of " + std::to_string(length) + " bytes exceeds the record limit");
-      return read_status::bad_record;
-    }
+    const bool too_large = length > ctx_.options->max_record_bytes;
     const std::size_t block_start = doc.raw.size();
-    auto got = ctx_.in->read_exact(length, doc.raw);
+    // A block over the limit is skipped, not read, so that it is one bad record (its lines are
+    // not WARC data to resynchronise on, and one may even start with "WARC/").
+    auto got = ctx_.in->read_exact(length, too_large ? nullptr : &doc.raw);
     if (!got) {
       error = std::move(got).error();
       return read_status::failed;
@@ -129,6 +126,12 @@ class warc_reader final : public format_reader {
       error = record_error(doc, errc::invalid_input,
                            "truncated WARC record (the input ends "
                            "inside its block)");
+      return read_status::bad_record;
+    }
+    if (too_large) {
+      error = record_error(
+          doc, errc::too_large,
+          "WARC record block of " + std::to_string(length) + " bytes exceeds the record limit");
       return read_status::bad_record;
     }
     if (version != "WARC/1.0" && version != "WARC/1.1") {

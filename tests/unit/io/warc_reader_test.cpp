@@ -65,6 +65,25 @@ TEST(WarcReader, GarbageIsReportedThenReadingResumes) {
   EXPECT_NE(r.bad[0].find("g.warc:"), std::string::npos) << r.bad[0];
 }
 
+// A block over the record limit is one bad record, skipped whole: its lines are not taken for
+// malformed WARC data, nor one that starts with "WARC/" for the next record (it was three bad
+// records, the last a bogus record without Content-Length).
+TEST(WarcReader, BlockOverTheLimitIsOneBadRecordSkippedWhole) {
+  std::string big = "HTTP/1.1 200 OK\r\n\r\n<p>";
+  for (int i = 0; i < 2000; ++i) big += "word ";
+  big += "</p>\nWARC/1.0 quoted in the page\nmore page\n";
+  const std::string data = warc_record("WARC/1.0", "response", "<urn:uuid:a>", "http://a/", kHttp) +
+                           warc_record("WARC/1.0", "response", "<urn:uuid:b>", "http://b/", big) +
+                           warc_record("WARC/1.0", "response", "<urn:uuid:c>", "http://c/", kHttp);
+  reader_options limit;
+  limit.max_record_bytes = 4096;
+  auto r = read_string("big.warc", data, input_format::auto_detect, limit);
+  ASSERT_EQ(r.docs.size(), 2u);
+  EXPECT_EQ(r.docs[1].id, "<urn:uuid:c>");
+  ASSERT_EQ(r.bad.size(), 1u);
+  EXPECT_NE(r.bad[0].find("exceeds the record limit"), std::string::npos) << r.bad[0];
+}
+
 TEST(WarcReader, TruncatedBlockIsABadRecord) {
   std::string data = warc_record("WARC/1.0", "conversion", "<urn:uuid:t>", "", "0123456789");
   data.resize(data.size() - 9);
