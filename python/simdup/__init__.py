@@ -376,9 +376,13 @@ def dedup(source: Any, **options: Any):
     (``min_features`` defaults to 10, as in the CLI).
 
     Returns ``(frame, summary)``: a pandas DataFrame with one row per record in input order
-    (``id``, ``keep``, ``cluster`` = position of the representative, ``duplicate_of`` = its id
-    or None, ``distance`` (nullable int), ``layer`` ("kept", "url", "title", "exact", "near"),
-    ``jaccard`` (NaN unless verified)) and the summary dict (summary.json's content).
+    (``id``, ``keep``, ``cluster`` = the representative's position among the rows, as in the
+    CLI, so ``frame.iloc[cluster]`` is the representative; ``duplicate_of`` = its id or None,
+    ``distance`` (nullable int), ``layer`` ("kept", "url", "title", "exact", "near"),
+    ``jaccard`` (NaN unless verified)) and the summary dict (summary.json's content). For
+    records or a DataFrame the frame's index is where each row's record stands in the input
+    (the DataFrame's own index labels), so the records skipped with ``on_error="skip"`` leave
+    gaps and ``source.loc[frame.index[frame.keep]]`` are the kept records.
 
     ``annotate=True`` (records or a DataFrame; for files ``simdup dedup --annotate``) returns
     the input instead of the frame, every record with a ``"simdup"`` dict added (``keep``,
@@ -430,6 +434,13 @@ def dedup(source: Any, **options: Any):
         if n else pd.Categorical([], categories=list(_LAYERS)),
         "jaccard": out["jaccard"].astype(np.float64),
     })
+    if data is not None:
+        # One record a line (_records_jsonl): line - 1 is the record's input position.
+        where = out["lines"].astype(np.int64) - 1
+        if isinstance(source, pd.DataFrame):
+            frame.index = source.index[where]
+        elif len(where) != len(items):
+            frame.index = pd.Index(where)
     summary = json.loads(out["summary"])
     if not annotate:
         return frame, summary

@@ -85,6 +85,7 @@ namespace {
 struct dedup_run {
   std::vector<std::string> ids;
   std::vector<bool> id_is_number;
+  std::vector<uint64_t> lines;  ///< each record's 1-based line (records given as data: one a line)
   std::vector<dedup_decision> decisions;
   dedup_summary summary;
 };
@@ -143,6 +144,7 @@ result<dedup_run> run(reader& in, const dedup_settings& s, const std::vector<std
       if (!sigs[i].has_fingerprint) ++sum.short_documents;
       out.ids.push_back(doc.id);
       out.id_is_number.push_back(doc.id_is_number);
+      out.lines.push_back(doc.line);
       if (batch) {
         if (auto st = batch->add(std::move(sigs[i])); !st) return std::move(st).error();
       }
@@ -231,8 +233,10 @@ py::dict dedup(std::vector<std::string> inputs, std::optional<py::bytes> data, p
   py::array_t<uint8_t> layer(n);
   py::array_t<int8_t> distance(n);
   py::array_t<float> jaccard(n);
+  py::array_t<uint64_t> lines(n);
   for (py::ssize_t i = 0; i < n; ++i) {
     const dedup_decision& d = r.decisions[i];
+    lines.mutable_data()[i] = r.lines[static_cast<std::size_t>(i)];
     rep.mutable_data()[i] = d.representative;
     layer.mutable_data()[i] = static_cast<uint8_t>(d.layer);
     distance.mutable_data()[i] = d.distance;
@@ -244,6 +248,7 @@ py::dict dedup(std::vector<std::string> inputs, std::optional<py::bytes> data, p
   out["layer"] = layer;
   out["distance"] = distance;
   out["jaccard"] = jaccard;
+  out["lines"] = lines;
   out["summary"] = summary_json(r.summary);
   return out;
 }

@@ -82,6 +82,25 @@ def test_ids_keep_their_types_and_short_texts():
     assert summary["documents"]["short"] == 2
 
 
+def test_the_frame_index_places_each_row_in_the_input_when_records_are_skipped():
+    text = "the river rose two metres overnight in the old town near the bridge"
+    records = [{"id": "a", "text": text}, {"id": "b", "text": None}, {"id": "c"},
+               {"id": "d", "text": text + "!"}, {"id": "e", "text": "a recipe for lemon cake"}]
+    frame, summary = simdup.dedup(records, on_error="skip", min_features=1)
+    assert summary["documents"]["skipped"] == 2
+    assert frame.index.tolist() == [0, 3, 4] and frame["id"].tolist() == ["a", "d", "e"]
+    assert frame["keep"].tolist() == [True, False, True]
+    # cluster stays the CLI's: the representative's position among the rows.
+    assert frame.iloc[frame.loc[3, "cluster"]]["id"] == "a"
+    df = pd.DataFrame(records, index=["r1", "r2", "r3", "r4", "r5"])
+    frame, _ = simdup.dedup(df, on_error="skip", min_features=1)
+    assert frame.index.tolist() == ["r1", "r4", "r5"]
+    assert df.loc[frame.index[frame["keep"]], "id"].tolist() == ["a", "e"]
+    # Nothing skipped: positions 0..n-1, as before.
+    frame, _ = simdup.dedup(records[3:], min_features=1)
+    assert isinstance(frame.index, pd.RangeIndex) and frame.index.tolist() == [0, 1]
+
+
 def test_bad_records_and_errors(tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": 1, "text": "fine text here"}\nnot json\n{"id": 3, "text": "more text"}\n')
