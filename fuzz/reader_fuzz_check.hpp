@@ -227,11 +227,13 @@ inline decompressed decompress_all(std::string_view data, std::string& out) {
   while (in.pos < in.size) {
     ZSTD_outBuffer o{chunk.data(), chunk.size(), 0};
     rc = ZSTD_decompressStream(ctx, &o, &in);
-    out.append(chunk.data(), o.pos);
+    // A failing call's output position is not to be trusted (libzstd 1.5.4 counted 4,096 bytes
+    // it never wrote, and this chunk's stale bytes were taken for output).
     if (ZSTD_isError(rc)) {
       verdict = decompressed::corrupt;
       break;
     }
+    out.append(chunk.data(), o.pos);
     if (out.size() > reader_fuzz_max_plain) {
       verdict = decompressed::too_large;
       break;
@@ -241,8 +243,11 @@ inline decompressed decompress_all(std::string_view data, std::string& out) {
   while (verdict == decompressed::ok && rc != 0) {
     ZSTD_outBuffer o{chunk.data(), chunk.size(), 0};
     rc = ZSTD_decompressStream(ctx, &o, &in);
+    if (ZSTD_isError(rc) || o.pos == 0) {
+      verdict = decompressed::corrupt;  // corrupt, or a truncated frame
+      break;
+    }
     out.append(chunk.data(), o.pos);
-    if (ZSTD_isError(rc) || o.pos == 0) verdict = decompressed::corrupt;  // truncated frame
     if (out.size() > reader_fuzz_max_plain) verdict = decompressed::too_large;
   }
   ZSTD_freeDCtx(ctx);

@@ -257,12 +257,14 @@ class zstd_source final : public byte_source {
       const std::size_t consumed_from = input_.pos;
       ZSTD_outBuffer step{buffer + out.pos, std::min(size - out.pos, kDecodeStep), 0};
       const std::size_t rc = ZSTD_decompressStream(ctx_, &step, &input_);
-      out.pos += step.pos;
       if (ZSTD_isError(rc)) {
+        // The failing call's output position is not to be trusted either way (libzstd 1.5.4
+        // reported 4,096 bytes it never wrote; found by the fuzz campaign): drop the step.
         return held_.fail(
             out.pos, make_error(errc::corrupt_data,
                                 "corrupt zstd data in " + name_ + ": " + ZSTD_getErrorName(rc)));
       }
+      out.pos += step.pos;
       const std::size_t consumed = input_.pos - consumed_from;
       header_.append(in_.data() + consumed_from,
                      std::min(consumed, kMaxFrameHeader - header_.size()));
@@ -288,9 +290,10 @@ class zstd_source final : public byte_source {
   // header declares more content (found by the fuzz campaign: 10 bytes read as an empty file;
   // the zstd tool calls it corrupt), so each finished frame is checked against its header.
   static constexpr std::size_t kMaxFrameHeader = 18;  // ZSTD_FRAMEHEADERSIZE_MAX
-  // A ZSTD_decompressStream call that fails does not count the bytes it already wrote (a 1 MiB
-  // output buffer lost all 262,144 sound bytes before a corrupt block): so the output is given
-  // in steps, and a corruption costs at most one step of the bytes before it.
+  // What a ZSTD_decompressStream call that fails wrote is unknown: it may not count bytes it
+  // wrote (a 1 MiB output buffer lost all 262,144 sound bytes before a corrupt block) or count
+  // bytes it did not write. So the output is given in steps and a failing step is dropped: a
+  // corruption costs at most one step of the bytes before it.
   static constexpr std::size_t kDecodeStep = std::size_t{4} << 10;
 
   // (A skippable frame declares 0: it decodes to nothing.)
