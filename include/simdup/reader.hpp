@@ -132,6 +132,10 @@ result<input_format> parse_input_format(std::string_view name);
 /// ("a.jsonl.gz" -> jsonl); auto_detect when unknown.
 input_format format_from_extension(std::string_view path) noexcept;
 
+/// True when `head`, an input's first bytes (4 suffice), starts a stream the readers decompress:
+/// gzip (1f 8b), zstd (28 b5 2f fd) or a zstd skippable frame (5? 2a 4d 18, as pzstd writes).
+bool starts_compressed(std::string_view head) noexcept;
+
 /// Parses ISO-8601 date-times to unix seconds: "2024-05-01", "2024-05-01T12:00:00",
 /// fractional seconds (truncated), "Z" or "+hh:mm"/"-hh:mm"/"+hhmm" offsets (none means UTC);
 /// a space may replace the "T". Anything else is errc::invalid_input.

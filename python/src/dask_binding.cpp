@@ -201,11 +201,8 @@ py::list split_file(std::string path, py::dict options, uint64_t target) {
     file_range current;
     std::size_t got = 0;
     while (f && (got = std::fread(block.data(), 1, block.size(), f.get())) > 0) {
-      const auto* bytes = reinterpret_cast<const unsigned char*>(block.data());
-      if (at == 0 && got >= 4 &&
-          ((bytes[0] == 0x1f && bytes[1] == 0x8b) ||  // gzip
-           (bytes[0] == 0x28 && bytes[1] == 0xb5 && bytes[2] == 0x2f && bytes[3] == 0xfd))) {
-        break;  // zstd; compressed streams are not split
+      if (at == 0 && starts_compressed(std::string_view(block.data(), got))) {
+        break;  // compressed streams are not split
       }
       for (const char* p = block.data();
            (p = static_cast<const char*>(std::memchr(p, '\n', block.data() + got - p))) != nullptr;

@@ -348,6 +348,23 @@ def test_large_files_split_at_line_starts(client, tmp_path):
     assert (out / "duplicates.jsonl").read_bytes() == (cli_out / "duplicates.jsonl").read_bytes()
 
 
+def test_compressed_files_are_never_split(tmp_path):
+    """Only plain JSONL/TSV is cut into byte ranges: gzip, zstd and pzstd's files (a skippable
+    frame first, which the splitter once took for plain text) are read whole."""
+    import gzip
+    data = "".join(json.dumps({"id": i, "text": f"document {i} " * 20}) + "\n"
+                   for i in range(3000)).encode()
+    plain = tmp_path / "p.jsonl"
+    plain.write_bytes(data)
+    (tmp_path / "p.jsonl.gz").write_bytes(gzip.compress(data))
+    subprocess.run(["zstd", "-q", "-o", str(tmp_path / "p.jsonl.zst"), str(plain)], check=True)
+    subprocess.run(["pzstd", "-q", "-p", "2", "-o", str(tmp_path / "pz.jsonl.zst"), str(plain)],
+                   check=True)
+    assert len(simdup._core.dask_split_file(str(plain), {}, 50_000)) >= 10
+    for name in ["p.jsonl.gz", "p.jsonl.zst", "pz.jsonl.zst"]:
+        assert simdup._core.dask_split_file(str(tmp_path / name), {}, 5_000) == [], name
+
+
 def test_bad_records_counted_as_single_machine(client, tmp_path):
     lines = SAMPLE.read_text().splitlines()
     bad = lines[:40] + ["{not json", '{"id": "x1"}'] + lines[40:80] + ["[1, 2"]

@@ -410,6 +410,10 @@ result<std::unique_ptr<byte_source>> open_memory_source(std::string data, const 
   return wrap(std::make_unique<memory_source>(std::move(data), raw_bytes), kind, name);
 }
 
+bool starts_compressed(std::string_view head) noexcept {
+  return sniff(head) != compression::none;
+}
+
 const char* input_failure_reason(const error_info& error) noexcept {
   switch (error.code) {
     case errc::not_found:

@@ -69,6 +69,10 @@ result<std::unique_ptr<byte_source>> open_source(const std::string& path, const 
 result<std::size_t> read_fd(int fd, char* buffer, std::size_t size, const std::string& name,
                             const std::atomic<bool>* cancel);
 
+/// True when `head`, the first bytes of an input (4 suffice), starts a gzip or zstd stream that
+/// open_source and open_memory_source decompress (the zstd magic or a skippable frame).
+bool starts_compressed(std::string_view head) noexcept;
+
 /// Same for a buffer held in memory.
 result<std::unique_ptr<byte_source>> open_memory_source(std::string data, const std::string& name,
                                                         uint64_t* raw_bytes);

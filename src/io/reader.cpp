@@ -160,6 +160,10 @@ result<input_format> parse_input_format(std::string_view name) {
                         "' (expected auto, jsonl, tsv, csv, text, warc or wet)");
 }
 
+bool starts_compressed(std::string_view head) noexcept {
+  return detail::starts_compressed(head);
+}
+
 input_format format_from_extension(std::string_view path) noexcept {
   const auto strip = [&](std::string_view ext) {
     if (path.size() > ext.size() && path.ends_with(ext)) {

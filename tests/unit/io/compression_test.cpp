@@ -62,6 +62,12 @@ TEST(Compression, ZstdSkippableFramesAreSkippedAnywhere) {
   ASSERT_TRUE(r.failure.empty()) << r.failure;
   ASSERT_EQ(r.docs.size(), 5u);
   EXPECT_EQ(r.docs[4].id, "4");
+  // What decides it, for those that must not split a compressed file (simdup.dask).
+  EXPECT_TRUE(starts_compressed(std::string_view("\x50\x2a\x4d\x18", 4)));
+  EXPECT_TRUE(starts_compressed(test::zstd("x")));
+  EXPECT_TRUE(starts_compressed(test::gzip("x")));
+  EXPECT_FALSE(starts_compressed("{\"id\": 1}"));
+  EXPECT_FALSE(starts_compressed(std::string_view("\x4f\x2a\x4d\x18", 4)));
   // Only a skippable frame, then plain text: not a zstd stream, an error rather than text.
   const std::string bad = dir.write("bad.jsonl", skippable(0x50, "") + test::numbered_jsonl(0, 1));
   EXPECT_FALSE(read_files({bad}).failure.empty());
