@@ -438,7 +438,7 @@ def dedup(source: Any, **options: Any):
         # One record a line (_records_jsonl): line - 1 is the record's input position.
         where = out["lines"].astype(np.int64) - 1
         if isinstance(source, pd.DataFrame):
-            frame.index = source.index[where]
+            frame.index = source.index if len(where) == len(source) else source.index[where]
         elif len(where) != len(items):
             frame.index = pd.Index(where)
     summary = json.loads(out["summary"])

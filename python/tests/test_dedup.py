@@ -96,9 +96,11 @@ def test_the_frame_index_places_each_row_in_the_input_when_records_are_skipped()
     frame, _ = simdup.dedup(df, on_error="skip", min_features=1)
     assert frame.index.tolist() == ["r1", "r4", "r5"]
     assert df.loc[frame.index[frame["keep"]], "id"].tolist() == ["a", "e"]
-    # Nothing skipped: positions 0..n-1, as before.
+    # Nothing skipped: positions 0..n-1, as before (a DataFrame's own index).
     frame, _ = simdup.dedup(records[3:], min_features=1)
     assert isinstance(frame.index, pd.RangeIndex) and frame.index.tolist() == [0, 1]
+    frame, _ = simdup.dedup(df.iloc[3:], min_features=1)
+    assert frame.index.equals(df.index[3:])
 
 
 def test_bad_records_and_errors(tmp_path):
