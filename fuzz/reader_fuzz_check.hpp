@@ -213,6 +213,25 @@ inline std::string zstd_bytes(std::string_view data) {
 /// The oracle's verdict on a compressed stream.
 enum class decompressed { ok, corrupt, too_large };
 
+/// Where the first frame of a legacy zstd format (v0.x) starts in `data`, which the readers
+/// refuse though libzstd decodes it; data.size() when there is none. The frames are walked
+/// with ZSTD_findFrameCompressedSize; one it cannot size ends the walk (the decoder fails there).
+inline std::size_t zstd_legacy_start(std::string_view data) {
+  std::size_t at = 0;
+  while (data.size() - at >= 4) {
+    const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(data[at + i]); };
+    const bool zstd_magic_tail = byte(1) == 0xb5 && byte(2) == 0x2f && byte(3) == 0xfd;
+    if (!(zstd_magic_tail && byte(0) == 0x28) &&
+        !((byte(0) & 0xf0) == 0x50 && byte(1) == 0x2a && byte(2) == 0x4d && byte(3) == 0x18)) {
+      return zstd_magic_tail && byte(0) >= 0x1e && byte(0) <= 0x27 ? at : data.size();
+    }
+    const std::size_t n = ZSTD_findFrameCompressedSize(data.data() + at, data.size() - at);
+    if (ZSTD_isError(n)) return data.size();
+    at += n;
+  }
+  return data.size();
+}
+
 /// One-shot decompression of every gzip member / zstd frame in `data` (which starts with the
 /// gzip or zstd magic), independent of the reader's streaming code.
 inline decompressed decompress_all(std::string_view data, std::string& out) {
@@ -245,6 +264,11 @@ inline decompressed decompress_all(std::string_view data, std::string& out) {
       data.remove_prefix(used);
     }
     return decompressed::ok;
+  }
+  if (const std::size_t legacy = zstd_legacy_start(data); legacy < data.size()) {
+    if (legacy == 0) return decompressed::corrupt;
+    const decompressed before = decompress_all(data.substr(0, legacy), out);
+    return before == decompressed::too_large ? before : decompressed::corrupt;
   }
   ZSTD_DCtx* ctx = ZSTD_createDCtx();
   ZSTD_inBuffer in{data.data(), data.size(), 0};
@@ -402,7 +426,8 @@ inline std::string check_compressed(std::string_view data) {
     if (got.back().code != errc::corrupt_data && got.back().code != errc::io_error)
       return "a corrupt stream failed with another code";
     const bool gz = data[0] == '\x1f';
-    if (auto e = check_records_before_corruption(gz ? plain : zstd_decoded_in_steps(data),
+    const std::string_view readable = data.substr(0, gz ? data.size() : zstd_legacy_start(data));
+    if (auto e = check_records_before_corruption(gz ? plain : zstd_decoded_in_steps(readable),
                                                  gz ? 0 : reader_zstd_step, got);
         !e.empty()) {
       return e;

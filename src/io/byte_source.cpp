@@ -266,8 +266,15 @@ class zstd_source final : public byte_source {
       }
       out.pos += step.pos;
       const std::size_t consumed = input_.pos - consumed_from;
+      const bool magic_known = header_.size() >= 4;
       header_.append(in_.data() + consumed_from,
                      std::min(consumed, kMaxFrameHeader - header_.size()));
+      if (!magic_known && header_.size() >= 4 && !current_format(header_)) {
+        return held_.fail(
+            before, make_error(errc::corrupt_data,
+                               "corrupt zstd data in " + name_ +
+                                   ": a frame of a legacy zstd format (v0.x), which is not read"));
+      }
       frame_bytes_ += out.pos - before;
       frame_done_ = rc == 0;
       if (frame_done_) {
@@ -295,6 +302,15 @@ class zstd_source final : public byte_source {
   // bytes it did not write. So the output is given in steps and a failing step is dropped: a
   // corruption costs at most one step of the bytes before it.
   static constexpr std::size_t kDecodeStep = std::size_t{4} << 10;
+
+  // libzstd also decodes the legacy formats v0.5 to v0.7 after a current frame, with code
+  // that fuzzing found wrong (an error reported with an output position over bytes it never
+  // wrote); simdup reads zstd frames and skippable frames only.
+  static bool current_format(std::string_view head) {
+    const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(head[i]); };
+    return (byte(0) == 0x28 && byte(1) == 0xb5 && byte(2) == 0x2f && byte(3) == 0xfd) ||
+           ((byte(0) & 0xf0) == 0x50 && byte(1) == 0x2a && byte(2) == 0x4d && byte(3) == 0x18);
+  }
 
   // (A skippable frame declares 0: it decodes to nothing.)
   status check_frame_size() {

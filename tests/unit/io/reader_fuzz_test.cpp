@@ -9,6 +9,7 @@
 
 #include "../../../fuzz/reader_fuzz_check.hpp"
 #include "io/byte_source.hpp"
+#include "io/io_test_util.hpp"
 #include "support/fuzz_replay.hpp"
 
 namespace simdup::fuzz {
@@ -158,7 +159,7 @@ TEST(ReaderFuzz, ZstdSoundBlocksBeforeACorruptOneAreRead) {
 // libzstd 1.5.4 fails with "Error (generic)" while setting the output position to the whole
 // output buffer, none of it written. The reader took those 4,096 bytes for data (uninitialised
 // memory read as records, which made two reads of the input differ); a failing call's output
-// is dropped now.
+// is dropped now (and legacy frames are refused outright: below).
 TEST(ReaderFuzz, CampaignZstdErrorReportingUnwrittenOutputGivesNoBytes) {
   const std::string stream(
       "\x50\x2a\x4d\x18\x04\x00\x00\x00\x82\xfa\xff\xff\x27\xb5\x2f\xfd\x20\x28\xb5\x2f"
@@ -177,6 +178,28 @@ TEST(ReaderFuzz, CampaignZstdErrorReportingUnwrittenOutputGivesNoBytes) {
   EXPECT_EQ(got.error().code, errc::corrupt_data);
   EXPECT_NE(got.error().message.find("corrupt zstd data in legacy.zst"), std::string::npos)
       << got.error().message;
+}
+
+// Found by the campaign (fuzz/corpus/compressed_reader/legacy_v07_frame_after_skippable.zst):
+// libzstd decodes zstd's legacy v0.x formats after a first frame, and a 9-byte v0.7 frame that
+// declares content it does not hold ended cleanly for libzstd (the oracle called it sound, the
+// reader's frame-size check corrupt). Those formats are refused now, before they decode: a
+// current frame's records come first, then the error.
+TEST(ReaderFuzz, CampaignLegacyZstdFramesAreRefused) {
+  const std::string legacy(
+      "\x50\x2a\x4d\x18\x04\x00\x00\x00\x82\xfa\xff\xff\x27\xb5\x2f\xfd\x20\x83\xcd\x7d\xa0", 21);
+  EXPECT_EQ(check_compressed(legacy), "");
+  const std::string stream = test::zstd(test::numbered_jsonl(0, 5)) + legacy.substr(12);
+  reader in = reader::from_memory("legacy.zst", stream, reader_options{});
+  document doc;
+  error_info err;
+  for (int i = 0; i < 5; ++i) ASSERT_EQ(in.next(doc, err), read_status::record) << err.message;
+  EXPECT_EQ(doc.id, "4");
+  EXPECT_EQ(in.next(doc, err), read_status::failed);
+  EXPECT_EQ(err.code, errc::corrupt_data);
+  EXPECT_NE(err.message.find("a frame of a legacy zstd format (v0.x), which is not read"),
+            std::string::npos)
+      << err.message;
 }
 
 }  // namespace
