@@ -177,11 +177,9 @@ inline std::string read_all(std::string data, const std::optional<std::string_vi
   }
 }
 
-/// gzip, a zstd frame, or a zstd skippable frame (magic 0x184D2A50 to 0x184D2A5F).
+/// gzip, a zstd frame, or a zstd skippable frame: what the readers decompress.
 inline bool has_compression_magic(std::string_view s) {
-  return (s.size() >= 2 && s[0] == '\x1f' && s[1] == '\x8b') ||
-         (s.size() >= 4 && s.substr(0, 4) == std::string_view("\x28\xb5\x2f\xfd", 4)) ||
-         (s.size() >= 4 && (s[0] & 0xf0) == 0x50 && s.substr(1, 3) == "\x2a\x4d\x18");
+  return starts_compressed(s);
 }
 
 // The compressors keep their state between calls (deflateReset, a reused ZSTD_CCtx: the same

@@ -229,6 +229,26 @@ class gzip_source final : public byte_source {
   held_error held_;
 };
 
+enum class compression { none, gzip, zstd };
+
+compression sniff(std::string_view head) {
+  if (head.size() >= 2 && static_cast<unsigned char>(head[0]) == 0x1f &&
+      static_cast<unsigned char>(head[1]) == 0x8b) {
+    return compression::gzip;
+  }
+  if (head.size() < 4) return compression::none;
+  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(head[i]); };
+  if (byte(0) == 0x28 && byte(1) == 0xb5 && byte(2) == 0x2f && byte(3) == 0xfd) {
+    return compression::zstd;
+  }
+  // A skippable frame (magic 0x184D2A50 to 0x184D2A5F) may come first: pzstd writes one before
+  // every frame, so its files start with one.
+  if ((byte(0) & 0xf0) == 0x50 && byte(1) == 0x2a && byte(2) == 0x4d && byte(3) == 0x18) {
+    return compression::zstd;
+  }
+  return compression::none;
+}
+
 /// zstd, any number of frames.
 class zstd_source final : public byte_source {
  public:
@@ -269,7 +289,9 @@ class zstd_source final : public byte_source {
       const bool magic_known = header_.size() >= 4;
       header_.append(in_.data() + consumed_from,
                      std::min(consumed, kMaxFrameHeader - header_.size()));
-      if (!magic_known && header_.size() >= 4 && !current_format(header_)) {
+      // libzstd also decodes the legacy formats v0.5 to v0.7 after a first frame, with code that
+      // fuzzing found wrong; simdup reads zstd frames and skippable frames only.
+      if (!magic_known && header_.size() >= 4 && sniff(header_) != compression::zstd) {
         return held_.fail(
             before, make_error(errc::corrupt_data,
                                "corrupt zstd data in " + name_ +
@@ -303,15 +325,6 @@ class zstd_source final : public byte_source {
   // corruption costs at most one step of the bytes before it.
   static constexpr std::size_t kDecodeStep = std::size_t{4} << 10;
 
-  // libzstd also decodes the legacy formats v0.5 to v0.7 after a current frame, with code
-  // that fuzzing found wrong (an error reported with an output position over bytes it never
-  // wrote); simdup reads zstd frames and skippable frames only.
-  static bool current_format(std::string_view head) {
-    const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(head[i]); };
-    return (byte(0) == 0x28 && byte(1) == 0xb5 && byte(2) == 0x2f && byte(3) == 0xfd) ||
-           ((byte(0) & 0xf0) == 0x50 && byte(1) == 0x2a && byte(2) == 0x4d && byte(3) == 0x18);
-  }
-
   // (A skippable frame declares 0: it decodes to nothing.)
   status check_frame_size() {
     const unsigned long long declared = ZSTD_getFrameContentSize(header_.data(), header_.size());
@@ -335,26 +348,6 @@ class zstd_source final : public byte_source {
   uint64_t frame_bytes_ = 0;  ///< decoded from the current frame
   held_error held_;
 };
-
-enum class compression { none, gzip, zstd };
-
-compression sniff(std::string_view head) {
-  if (head.size() >= 2 && static_cast<unsigned char>(head[0]) == 0x1f &&
-      static_cast<unsigned char>(head[1]) == 0x8b) {
-    return compression::gzip;
-  }
-  if (head.size() < 4) return compression::none;
-  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(head[i]); };
-  if (byte(0) == 0x28 && byte(1) == 0xb5 && byte(2) == 0x2f && byte(3) == 0xfd) {
-    return compression::zstd;
-  }
-  // A skippable frame (magic 0x184D2A50 to 0x184D2A5F) may come first: pzstd writes one before
-  // every frame, so its files start with one.
-  if ((byte(0) & 0xf0) == 0x50 && byte(1) == 0x2a && byte(2) == 0x4d && byte(3) == 0x18) {
-    return compression::zstd;
-  }
-  return compression::none;
-}
 
 result<std::unique_ptr<byte_source>> wrap(std::unique_ptr<byte_source> src, compression kind,
                                           const std::string& name) {
