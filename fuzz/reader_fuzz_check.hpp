@@ -103,6 +103,13 @@ inline bool same_items(const std::vector<read_item>& a, const std::vector<read_i
   return true;
 }
 
+/// The record lists of a check, kept between calls: growing fresh ones from empty took a fifth
+/// of a compressed_reader run (their reallocations and the page faults of new memory).
+inline std::vector<read_item>& kept_items(int slot) {
+  static thread_local std::vector<read_item> lists[3];
+  return lists[slot];
+}
+
 /// Reads `data` (named "fuzz") to its end. `plain`: the decompressed bytes when known, for the
 /// checks that compare records with them. `decompressed_bound`: at least the bytes the reader
 /// can decompress when `plain` is unknown (a corrupt stream can still expand before it fails).
@@ -180,6 +187,14 @@ inline std::string read_all(std::string data, const std::optional<std::string_vi
 /// gzip, a zstd frame, or a zstd skippable frame: what the readers decompress.
 inline bool has_compression_magic(std::string_view s) {
   return starts_compressed(s);
+}
+
+/// The oracle's zstd decoder, reset for each stream: a fresh one allocates its window anew, and
+/// under ASan each new block costs page faults.
+inline ZSTD_DCtx* oracle_dctx() {
+  static ZSTD_DCtx* const ctx = ZSTD_createDCtx();
+  ZSTD_DCtx_reset(ctx, ZSTD_reset_session_and_parameters);
+  return ctx;
 }
 
 // The compressors keep their state between calls (deflateReset, a reused ZSTD_CCtx: the same
@@ -268,7 +283,7 @@ inline decompressed decompress_all(std::string_view data, std::string& out) {
     const decompressed before = decompress_all(data.substr(0, legacy), out);
     return before == decompressed::too_large ? before : decompressed::corrupt;
   }
-  ZSTD_DCtx* ctx = ZSTD_createDCtx();
+  ZSTD_DCtx* const ctx = oracle_dctx();
   ZSTD_inBuffer in{data.data(), data.size(), 0};
   std::size_t rc = 0;
   decompressed verdict = decompressed::ok;
@@ -298,7 +313,6 @@ inline decompressed decompress_all(std::string_view data, std::string& out) {
     out.append(chunk.data(), o.pos);
     if (out.size() > reader_fuzz_max_plain) verdict = decompressed::too_large;
   }
-  ZSTD_freeDCtx(ctx);
   return verdict;
 }
 
@@ -333,7 +347,7 @@ inline std::string check_reader(input_format format, wrapping wrap, std::string_
     // breaks before the corrupt block after it.
     bound = decoded_bound(payload, expanded);
   }
-  std::vector<read_item> direct;
+  std::vector<read_item>& direct = kept_items(0);
   if (auto e = read_all(std::string(payload),
                         plain_text ? std::optional<std::string_view>(payload) : std::nullopt,
                         options, direct, bound);
@@ -346,7 +360,7 @@ inline std::string check_reader(input_format format, wrapping wrap, std::string_
   if (wrap == wrapping::plain || !plain_text) return "";
   const std::string packed = wrap == wrapping::gzip ? gzip_bytes(payload) : zstd_bytes(payload);
   if (packed.empty()) return "the harness could not compress the payload";
-  std::vector<read_item> unpacked;
+  std::vector<read_item>& unpacked = kept_items(1);
   const char* name = wrap == wrapping::gzip ? "gzip" : "zstd";
   if (auto e = read_all(packed, payload, options, unpacked); !e.empty())
     return std::string(name) + ": " + e;
@@ -366,7 +380,7 @@ inline constexpr std::size_t reader_zstd_step = std::size_t{4} << 10;
 inline std::string zstd_decoded_in_steps(std::string_view data) {
   std::string out;
   std::string step(reader_zstd_step, '\0');
-  ZSTD_DCtx* ctx = ZSTD_createDCtx();
+  ZSTD_DCtx* const ctx = oracle_dctx();
   ZSTD_inBuffer in{data.data(), data.size(), 0};
   for (;;) {
     ZSTD_outBuffer o{step.data(), step.size(), 0};
@@ -375,7 +389,6 @@ inline std::string zstd_decoded_in_steps(std::string_view data) {
     out.append(step.data(), o.pos);
     if (out.size() > reader_fuzz_max_plain || (o.pos == 0 && in.pos == in.size)) break;
   }
-  ZSTD_freeDCtx(ctx);
   return out;
 }
 
@@ -411,7 +424,7 @@ inline std::string check_compressed(std::string_view data) {
   if (verdict == decompressed::too_large) return "";
   reader_options options;
   options.max_record_bytes = reader_fuzz_max_record;
-  std::vector<read_item> got;
+  std::vector<read_item>& got = kept_items(0);
   const bool nested = has_compression_magic(plain);  // read again as compressed: no oracle
   const std::optional<std::string_view> known = verdict == decompressed::ok && !nested
                                                     ? std::optional<std::string_view>(plain)
@@ -432,7 +445,7 @@ inline std::string check_compressed(std::string_view data) {
     }
     // With skip_failed_inputs the same records come first, then one bad record for the input.
     options.skip_failed_inputs = true;
-    std::vector<read_item> skipped;
+    std::vector<read_item>& skipped = kept_items(1);
     if (auto e = read_all(std::string(data), std::nullopt, options, skipped, bound); !e.empty())
       return "skipping: " + e;
     const std::size_t n = got.size() - 1;
@@ -448,7 +461,7 @@ inline std::string check_compressed(std::string_view data) {
   }
   if (nested) return "";
   if (got.back().status != read_status::end) return "a sound stream failed";
-  std::vector<read_item> direct;
+  std::vector<read_item>& direct = kept_items(2);
   if (auto e = read_all(plain, plain, options, direct); !e.empty()) return "oracle: " + e;
   if (direct.size() != got.size() || !same_items(got, direct, got.size()))
     return "records differ from those of the decompressed bytes";
