@@ -1,15 +1,36 @@
 #include <simdup/output_sink.hpp>
 
 #include <fcntl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <atomic>
 #include <cerrno>
-#include <cstdlib>
+#include <chrono>
+#include <cstdint>
 #include <cstring>
 
 namespace simdup {
 namespace {
 constexpr std::size_t kFlushBytes = std::size_t{1} << 20;
+
+/// Six characters for a temporary file's name, from getrandom (or, where it fails, the pid, a
+/// counter and the clock: O_EXCL catches a name already taken either way).
+std::string random_suffix() {
+  static std::atomic<uint64_t> calls{0};
+  uint64_t bits = 0;
+  if (::getrandom(&bits, sizeof bits, GRND_NONBLOCK) != static_cast<ssize_t>(sizeof bits)) {
+    bits = (static_cast<uint64_t>(::getpid()) << 40) ^ (calls.fetch_add(1) << 20) ^
+           static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  }
+  static constexpr char kChars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+  std::string out(6, 'x');
+  for (char& c : out) {
+    c = kChars[bits % 62];
+    bits /= 62;
+  }
+  return out;
+}
 }  // namespace
 
 output_sink::output_sink(int fd, std::string path, std::string temp_path)
@@ -48,15 +69,19 @@ result<output_sink> output_sink::open(const std::string& path) {
     }
     return output_sink(fd, path, "");
   }
-  std::string temp = path + ".tmp.XXXXXX";
-  const int fd = ::mkstemp(temp.data());
+  // Created with mode 0666 for the kernel to apply the umask, as to any new file. mkstemp's 0600
+  // would need the umask to widen it, and reading it (umask() sets it) changes it for every
+  // thread of the process for an instant.
+  std::string temp;
+  int fd = -1;
+  for (int attempt = 0; fd < 0 && attempt < 100; ++attempt) {
+    temp = path + ".tmp." + random_suffix();
+    fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0 && errno != EEXIST) break;
+  }
   if (fd < 0) {
     return make_error(errc::io_error, "cannot create " + temp + ": " + std::strerror(errno));
   }
-  // mkstemp creates 0600; give the final file the usual permissions (umask applies).
-  const mode_t mask = ::umask(0);
-  ::umask(mask);
-  ::fchmod(fd, 0666 & ~mask);
   return output_sink(fd, path, temp);
 }
 
