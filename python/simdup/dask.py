@@ -890,7 +890,11 @@ def dedup(source: Any, *, client: Any = None, scheduler: Optional[str] = None,
 
     Returns ``(frame, summary)``: a Dask DataFrame with one row per record in input order (``id``,
     ``keep``, ``cluster``, ``duplicate_of``, ``distance``, ``layer``, ``jaccard``, as
-    simdup.dedup's), backed by results held on the cluster, and the summary dict.
+    simdup.dedup's), backed by results held on the cluster, and the summary dict. Its index is
+    each record's global ordinal (0, 1, ... over the records read, in input order), the terms
+    of ``cluster``, so ``frame.loc[cluster]`` is the representative; unlike simdup.dedup it is
+    not a DataFrame source's own labels: match rows to the source by ``id`` (positions differ
+    where records were skipped with ``on_error="skip"``).
     """
     import dask.dataframe as dd
 

@@ -373,6 +373,14 @@ def test_bad_records_counted_as_single_machine(client, tmp_path):
     frame, summary = sdask.dedup(paths, client=client, pack_files=False, on_error="skip")
     ref, ref_summary = simdup.dedup(paths, on_error="skip")
     assert_same(frame, ref)
+    # The index is the global ordinal over the records read (not counting the skipped ones),
+    # the terms of `cluster`: frame.loc[cluster] is the representative.
+    got = frame.compute()
+    assert list(got.index) == list(range(len(ref)))
+    dups = got[~got.keep]
+    assert len(dups) > 0
+    assert (got.loc[dups.cluster, "id"].to_numpy() == dups.duplicate_of.to_numpy()).all()
+    assert got.loc[got.cluster, "keep"].all()
     assert summary["skipped_reasons"] == ref_summary["skipped_reasons"]
     # Counted as the CLI counts them: the missing file is a skipped input, not a record.
     cli_out = tmp_path / "cli-out"
