@@ -245,6 +245,33 @@ inline std::size_t zstd_legacy_start(std::string_view data) {
   return data.size();
 }
 
+/// Each zstd frame's decoded size against the size its header declares, which libzstd checks
+/// only where it decodes a frame in one pass (an output buffer that holds the declared size), not
+/// while streaming (found by the campaign twice: a frame declaring 24,064 bytes and holding none,
+/// the 64 KiB oracle buffer's one-pass case; one declaring 1,568,734,511 and holding 1,312).
+class zstd_frame_sizes {
+ public:
+  explicit zstd_frame_sizes(std::string_view data) : data_(data) {}
+  /// After a ZSTD_decompressStream call that did not fail: it wrote `n` bytes, returned `rc` (0:
+  /// a frame ended) and left the input at `pos`. False when the frame ended at another size than
+  /// its header declares.
+  bool sound(std::size_t n, std::size_t rc, std::size_t pos) {
+    decoded_ += n;
+    if (rc != 0) return true;
+    const unsigned long long declared =
+        ZSTD_getFrameContentSize(data_.data() + start_, data_.size() - start_);
+    const bool same = declared == ZSTD_CONTENTSIZE_UNKNOWN || declared == decoded_;
+    start_ = pos;
+    decoded_ = 0;
+    return same;
+  }
+
+ private:
+  std::string_view data_;
+  std::size_t start_ = 0;  ///< where the current frame starts
+  uint64_t decoded_ = 0;   ///< its bytes decoded so far
+};
+
 /// One-shot decompression of every gzip member / zstd frame in `data` (which starts with the
 /// gzip or zstd magic), independent of the reader's streaming code.
 inline decompressed decompress_all(std::string_view data, std::string& out) {
@@ -285,35 +312,22 @@ inline decompressed decompress_all(std::string_view data, std::string& out) {
   }
   ZSTD_DCtx* const ctx = oracle_dctx();
   ZSTD_inBuffer in{data.data(), data.size(), 0};
+  zstd_frame_sizes frames(data);
   std::size_t rc = 0;
-  decompressed verdict = decompressed::ok;
-  while (in.pos < in.size) {
+  // Until the input is used up, then on to flush what the last frame still holds.
+  for (bool flushing = false; !flushing || rc != 0; flushing = in.pos == in.size) {
     ZSTD_outBuffer o{chunk.data(), chunk.size(), 0};
     rc = ZSTD_decompressStream(ctx, &o, &in);
     // A failing call's output position is not to be trusted (libzstd 1.5.4 counted 4,096 bytes
-    // it never wrote, and this chunk's stale bytes were taken for output).
-    if (ZSTD_isError(rc)) {
-      verdict = decompressed::corrupt;
-      break;
-    }
+    // it never wrote, and this chunk's stale bytes were taken for output). Flushing, no output
+    // is a truncated frame.
+    if (ZSTD_isError(rc) || (flushing && o.pos == 0)) return decompressed::corrupt;
     out.append(chunk.data(), o.pos);
-    if (out.size() > reader_fuzz_max_plain) {
-      verdict = decompressed::too_large;
-      break;
-    }
+    if (out.size() > reader_fuzz_max_plain) return decompressed::too_large;
+    // The reader gives a frame's bytes before it reports that their count is not the declared.
+    if (!frames.sound(o.pos, rc, in.pos)) return decompressed::corrupt;
   }
-  // Flush what the last frame still holds.
-  while (verdict == decompressed::ok && rc != 0) {
-    ZSTD_outBuffer o{chunk.data(), chunk.size(), 0};
-    rc = ZSTD_decompressStream(ctx, &o, &in);
-    if (ZSTD_isError(rc) || o.pos == 0) {
-      verdict = decompressed::corrupt;  // corrupt, or a truncated frame
-      break;
-    }
-    out.append(chunk.data(), o.pos);
-    if (out.size() > reader_fuzz_max_plain) verdict = decompressed::too_large;
-  }
-  return verdict;
+  return decompressed::ok;
 }
 
 /// A bound on the bytes a streaming reader can decode from `stream`, of which the one-shot
@@ -382,12 +396,14 @@ inline std::string zstd_decoded_in_steps(std::string_view data) {
   std::string step(reader_zstd_step, '\0');
   ZSTD_DCtx* const ctx = oracle_dctx();
   ZSTD_inBuffer in{data.data(), data.size(), 0};
+  zstd_frame_sizes frames(data);
   for (;;) {
     ZSTD_outBuffer o{step.data(), step.size(), 0};
     const std::size_t rc = ZSTD_decompressStream(ctx, &o, &in);
     if (ZSTD_isError(rc)) break;
     out.append(step.data(), o.pos);
     if (out.size() > reader_fuzz_max_plain || (o.pos == 0 && in.pos == in.size)) break;
+    if (!frames.sound(o.pos, rc, in.pos)) break;
   }
   return out;
 }

@@ -128,6 +128,35 @@ TEST(ReaderFuzz, CampaignZstdFrameShortOfItsDeclaredSizeIsCorrupt) {
   EXPECT_NE(err.message.find("header declares 24064"), std::string::npos) << err.message;
 }
 
+// Found by the campaign (1,164,601 runs into compressed_reader on a4ca900): the same flaw with a
+// declared size larger than the oracle's 64 KiB buffer, where libzstd streams and checks nothing:
+// 1,568,734,511 bytes declared, an RLE block of 1,312 bytes and two empty blocks. The zstd tool
+// (1.5.4) decodes it without an error; the reader and now the oracle call it corrupt. Seed
+// fuzz/corpus/compressed_reader/frame_short_of_large_content_size.zst.
+TEST(ReaderFuzz, CampaignZstdFrameShortOfALargeDeclaredSizeIsCorrupt) {
+  const std::string frame(
+      "\x28\xb5\x2f\xfd\x80\x5d\x2f\xfd\x80\x5d\x02\x29\x00\x01\x00\x00\x00\x01\x00\x00", 20);
+  std::string out;
+  EXPECT_EQ(decompress_all(frame, out), decompressed::corrupt);
+  EXPECT_EQ(out, std::string(1312, '\x01'));
+  EXPECT_EQ(zstd_decoded_in_steps(frame), out);
+  EXPECT_EQ(check_compressed(frame), "");
+  // Followed by a sound frame: the oracle stops at the short one, as the reader does.
+  const std::string sound = zstd_bytes("a line\n");
+  EXPECT_EQ(decompress_all(frame + sound, out), decompressed::corrupt);
+  EXPECT_EQ(zstd_decoded_in_steps(frame + sound), std::string(1312, '\x01'));
+  EXPECT_EQ(check_compressed(frame + sound), "");
+  EXPECT_EQ(decompress_all(sound + sound, out), decompressed::ok);
+  EXPECT_EQ(out, "a line\na line\n");
+  reader in = reader::from_memory("short.zst", frame, reader_options{});
+  document doc;
+  error_info err;
+  EXPECT_EQ(in.next(doc, err), read_status::failed);
+  EXPECT_EQ(err.code, errc::corrupt_data);
+  EXPECT_NE(err.message.find("1312 bytes where its header declares 1568734511"), std::string::npos)
+      << err.message;
+}
+
 // Found by the harness's check of the records before a corruption: RLE blocks of 335,872 line
 // breaks, then a corrupt block; the reader's 256 KiB reads kept only 163,840 of them. A
 // ZSTD_decompressStream call that fails does not count the bytes it already wrote, so the reader
