@@ -128,7 +128,7 @@ TEST(ReaderFuzz, CampaignZstdFrameShortOfItsDeclaredSizeIsCorrupt) {
   EXPECT_NE(err.message.find("header declares 24064"), std::string::npos) << err.message;
 }
 
-// Found by the campaign (1,164,601 runs into compressed_reader on a4ca900): the same flaw with a
+// Found by the campaign (1,299,755 runs into compressed_reader on a4ca900): the same flaw with a
 // declared size larger than the oracle's 64 KiB buffer, where libzstd streams and checks nothing:
 // 1,568,734,511 bytes declared, an RLE block of 1,312 bytes and two empty blocks. The zstd tool
 // (1.5.4) decodes it without an error; the reader and now the oracle call it corrupt. Seed
