@@ -4,7 +4,8 @@ JOBS ?= $(shell nproc)
 # ccache (installed by install-deps.sh) is looked up when configuring, after deps ran; paths are
 # made relative to the checkout so clones in other directories (CI) share the cache. With -g,
 # ccache also hashes the working directory unless told not to: without NOHASHDIR a clone in a new
-# directory missed every entry (a cold .ci/run: 22 min on 2 cores).
+# directory missed every entry (a cold .ci/run: 22 min on 2 cores). Debug info then names the
+# directory of the clone that filled an entry, which only a debugger's source lookup notices.
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 CMAKE_EXTRA = $$(command -v ccache >/dev/null && echo -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
