@@ -9,6 +9,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -195,3 +196,55 @@ def assert_all_stored(client, docs, collection="crawl"):
         assert status == 200, body
         for (doc_id, _), result in zip(chunk, body["results"]):
             assert {"id": doc_id, "distance": 0, "jaccard": None} in result["matches"], doc_id
+
+
+class WriteLoad:
+    """Writer threads, each on its own connection, that check-insert batches of random
+    fingerprints into `collection` until stop() (batch=None: one document a request, in the
+    single-document form). `acked` holds what the server answered "new"
+    (id -> fingerprint), `failures` its error answers as (status, body), `broken` how many
+    writers lost their connection (a killed server: the answer to their last batch never came,
+    so none of it counts as acknowledged). Read them under `lock` while the load runs."""
+
+    def __init__(self, server, prefix, writers=4, batch=20, collection="crawl"):
+        self.acked, self.failures, self.broken = {}, [], 0
+        self.lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._path = f"/v1/{collection}/check-insert"
+        self._threads = [threading.Thread(target=self._write,
+                                          args=(server.client(), f"{prefix}{i}", batch))
+                         for i in range(writers)]
+        for t in self._threads:
+            t.start()
+
+    def _write(self, client, name, batch):
+        rng = random.Random(name)
+        n = 0
+        while not self._stopping.is_set():
+            docs = [(f"{name}-{n + j}", rng.getrandbits(64)) for j in range(batch or 1)]
+            n += len(docs)
+            request = [{"id": d, "fingerprint": fp_hex(v)} for d, v in docs]
+            try:
+                status, body = client.post(self._path,
+                                           {"documents": request} if batch else request[0])
+            except (OSError, http.client.HTTPException):
+                with self.lock:
+                    self.broken += 1
+                return
+            with self.lock:
+                if status == 200:
+                    results = body["results"] if batch else [body]
+                    self.acked.update((d, v) for (d, v), r in zip(docs, results)
+                                      if r["status"] == "new")
+                else:
+                    self.failures.append((status, body))
+        client.close()
+
+    def acknowledged(self):
+        with self.lock:
+            return len(self.acked)
+
+    def stop(self):
+        self._stopping.set()
+        for t in self._threads:
+            t.join()

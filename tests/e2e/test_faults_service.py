@@ -2,12 +2,12 @@
 merges its segments under load, and Redis going away (restarted, unreachable) mid-load."""
 
 import random
-import threading
 import time
 
 import pytest
 
-from service_harness import assert_all_stored, Redis, Server, fp_hex, have_redis, spread_fingerprints
+from service_harness import (assert_all_stored, Redis, Server, WriteLoad, fp_hex, have_redis,
+                             spread_fingerprints)
 
 
 def answers(client, probes):
@@ -108,42 +108,18 @@ def test_kill9_while_index_segments_merge_under_load(tmp_path):
     in or next to a merge. Everything acknowledged is there after the restart."""
     data = tmp_path / "db"
     s = Server(["--data", str(data), "--window", "0", "--collection", "crawl"])
-    acked = {}
-    lock = threading.Lock()
-    stop = threading.Event()
-
-    def writer(i):
-        rng = random.Random(300 + i)
-        client = s.client()
-        n = 0
-        while not stop.is_set():
-            batch = [(f"w{i}-{n + j}", rng.getrandbits(64)) for j in range(500)]
-            n += 500
-            try:
-                status, body = client.post("/v1/crawl/check-insert", {"documents": [
-                    {"id": k, "fingerprint": fp_hex(v)} for k, v in batch]})
-            except Exception:
-                return  # the server died mid-request: that answer never came
-            if status == 200:
-                with lock:
-                    acked.update((k, v) for (k, v), r in zip(batch, body["results"])
-                                 if r["status"] == "new")
-
-    threads = [threading.Thread(target=writer, args=(i,)) for i in range(4)]
-    for t in threads:
-        t.start()
+    load = WriteLoad(s, "w", writers=4, batch=500)
     # Kill once the segment count changed several times (seals and merges happened) and the
     # index holds more than one sealed segment's worth.
     probe = s.client()
     seen, deadline = set(), time.time() + 120
-    while time.time() < deadline and (len(seen) < 4 or len(acked) < 40000):
+    while time.time() < deadline and (len(seen) < 4 or load.acknowledged() < 40000):
         seen.add(probe.request("GET", "/v1/crawl/stats")[1]["index_segments"])
         time.sleep(0.01)
     s.kill9()
-    stop.set()
-    for t in threads:
-        t.join()
+    load.stop()
     s.close()
+    acked = load.acked
     assert len(seen) >= 4 and len(acked) >= 40000, (seen, len(acked))
 
     s = Server(["--data", str(data)])
@@ -162,32 +138,6 @@ def test_kill9_while_index_segments_merge_under_load(tmp_path):
 redis_only = pytest.mark.skipif(not have_redis(), reason="redis-server is not installed")
 
 
-def load(s, prefix, acked, failures, stop, lock, writers=4):
-    """Writers that check-insert batches until `stop`; acknowledged documents go to `acked`,
-    error answers to `failures`."""
-
-    def writer(i):
-        rng = random.Random(f"{prefix}{i}")
-        client = s.client()
-        n = 0
-        while not stop.is_set():
-            batch = [(f"{prefix}{i}-{n + j}", rng.getrandbits(64)) for j in range(20)]
-            n += 20
-            status, body = client.post("/v1/crawl/check-insert", {"documents": [
-                {"id": k, "fingerprint": fp_hex(v)} for k, v in batch]})
-            with lock:
-                if status == 200:
-                    acked.update((k, v) for (k, v), r in zip(batch, body["results"])
-                                 if r["status"] == "new")
-                else:
-                    failures.append((status, body))
-
-    threads = [threading.Thread(target=writer, args=(i,)) for i in range(writers)]
-    for t in threads:
-        t.start()
-    return threads
-
-
 def wait_until(condition, timeout=60):
     deadline = time.time() + timeout
     while not condition() and time.time() < deadline:
@@ -200,33 +150,29 @@ def wait_until(condition, timeout=60):
 def test_redis_restarted_mid_load_loses_nothing_acknowledged(tmp_path, how):
     redis = Redis(tmp_path, aof=True)
     s = Server(["--store", redis.url, "--window", "0", "--collection", "crawl"])
-    acked, failures, lock, stop = {}, [], threading.Lock(), threading.Event()
+    load = WriteLoad(s, "a")
     try:
-        threads = load(s, "a", acked, failures, stop, lock)
-        wait_until(lambda: len(acked) >= 2000)
+        wait_until(lambda: load.acknowledged() >= 2000)
         if how == "restart":
             redis.close()
         else:
             redis.kill9()
         # While it is away: clear 503s, nothing acknowledged.
-        wait_until(lambda: len(failures) >= 8)
-        with lock:
-            acked_while_down = len(acked)
+        wait_until(lambda: len(load.failures) >= 8)
+        acked_while_down = load.acknowledged()
         status, body = s.client().post("/v1/crawl/check", {"id": "x", "fingerprint": fp_hex(7)})
         assert status == 503 and "Redis" in body["error"]["message"], body
-        with lock:
-            assert len(acked) == acked_while_down
+        assert load.acknowledged() == acked_while_down
         redis = Redis(tmp_path, port=redis.port, aof=True)
         # Back: writes are acknowledged again.
-        wait_until(lambda: len(acked) >= acked_while_down + 2000)
-        stop.set()
-        for t in threads:
-            t.join()
-        assert {status for status, _ in failures} == {503}, failures[:3]
-        assert all("Redis" in body["error"]["message"] for _, body in failures)
-        assert_all_stored(s.client(), acked)
+        wait_until(lambda: load.acknowledged() >= acked_while_down + 2000)
+        load.stop()
+        assert load.broken == 0
+        assert {status for status, _ in load.failures} == {503}, load.failures[:3]
+        assert all("Redis" in body["error"]["message"] for _, body in load.failures)
+        assert_all_stored(s.client(), load.acked)
     finally:
-        stop.set()
+        load.stop()
         s.close()
         redis.close()
 
@@ -241,22 +187,20 @@ def test_redis_unreachable_at_start_and_mid_load(tmp_path):
         Server(["--store", f"redis://127.0.0.1:{port}", "--window", "0"])
     redis = Redis(tmp_path, port=port, aof=True)
     s = Server(["--store", redis.url, "--window", "0", "--collection", "crawl"])
-    acked, failures, lock, stop = {}, [], threading.Lock(), threading.Event()
+    load = WriteLoad(s, "b", writers=2)
     try:
-        threads = load(s, "b", acked, failures, stop, lock, writers=2)
-        wait_until(lambda: len(acked) >= 1000)
+        wait_until(lambda: load.acknowledged() >= 1000)
         redis.close()
-        wait_until(lambda: len(failures) >= 20)
-        stop.set()
-        for t in threads:
-            t.join()
-        assert {status for status, _ in failures} == {503}
+        wait_until(lambda: len(load.failures) >= 20)
+        load.stop()
+        assert load.broken == 0
+        assert {status for status, _ in load.failures} == {503}
         status, body = s.client().request("GET", "/v1/crawl/stats")
         assert status == 503 and f"127.0.0.1:{port}" in body["error"]["message"], body
         # A new Redis process on the same data: everything acknowledged is there.
         redis = Redis(tmp_path, port=port, aof=True)
-        assert_all_stored(s.client(), acked)
+        assert_all_stored(s.client(), load.acked)
     finally:
-        stop.set()
+        load.stop()
         s.close()
         redis.close()

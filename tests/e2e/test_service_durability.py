@@ -4,7 +4,7 @@ import random
 import threading
 import time
 
-from service_harness import Server, flip, fp_hex, spread_fingerprints
+from service_harness import Server, WriteLoad, assert_all_stored, flip, fp_hex, spread_fingerprints
 
 
 def run_threads(n, target):
@@ -69,50 +69,18 @@ def test_concurrent_check_insert_never_answers_two_near_duplicates_new(tmp_path)
 def test_kill9_loses_nothing_acknowledged(tmp_path):
     data = str(tmp_path / "db")
     s = Server(["--data", data, "--window", "0", "--collection", "crawl"])
-    acked = {}
-    lock = threading.Lock()
-    stop = threading.Event()
-
-    def writer(i):
-        rng = random.Random(100 + i)
-        client = s.client()
-        n = 0
-        while not stop.is_set():
-            value = rng.getrandbits(64)
-            doc_id = f"w{i}-{n}"
-            n += 1
-            try:
-                status, body = client.post("/v1/crawl/check-insert",
-                                           {"id": doc_id, "fingerprint": fp_hex(value)})
-            except Exception:
-                return  # the server died mid-request: that answer never came
-            if status == 200 and body["status"] == "new":
-                with lock:
-                    acked[doc_id] = value
-
-    threads = [threading.Thread(target=writer, args=(i,)) for i in range(6)]
-    for t in threads:
-        t.start()
+    load = WriteLoad(s, "w", writers=6, batch=None)
     deadline = time.time() + 30
-    while len(acked) < 300 and time.time() < deadline:
+    while load.acknowledged() < 300 and time.time() < deadline:
         time.sleep(0.05)
     s.kill9()
-    stop.set()
-    for t in threads:
-        t.join()
+    load.stop()
+    acked = load.acked
     assert len(acked) >= 300
 
     s = Server(["--data", data])
     try:
-        client = s.client()
-        items = sorted(acked.items())
-        for start in range(0, len(items), 200):
-            chunk = items[start:start + 200]
-            status, body = client.post("/v1/crawl/check", {"documents": [
-                {"id": "probe", "fingerprint": fp_hex(v)} for _, v in chunk]})
-            assert status == 200
-            for (doc_id, _), result in zip(chunk, body["results"]):
-                assert {"id": doc_id, "distance": 0, "jaccard": None} in result["matches"], doc_id
+        assert_all_stored(s.client(), acked)
     finally:
         s.close()
 
@@ -210,52 +178,20 @@ def test_kill9_with_segment_files_replays_only_what_came_after(tmp_path):
         time.sleep(0.05)
     assert client.request("GET", "/v1/crawl/stats")[1]["expired"] == 50
     client.close()
-    acked = {}
-    lock = threading.Lock()
-    stop = threading.Event()
-
-    def writer(i):
-        wrng = random.Random(200 + i)
-        wclient = s.client()
-        n = 0
-        while not stop.is_set():
-            batch = [(f"w{i}-{n + j}", wrng.getrandbits(64)) for j in range(10)]
-            n += 10
-            try:
-                status, answer = wclient.post("/v1/crawl/check-insert", {"documents": [
-                    {"id": k, "fingerprint": fp_hex(v)} for k, v in batch]})
-            except Exception:
-                return  # the server died mid-request: that answer never came
-            if status == 200:
-                with lock:
-                    for (k, v), result in zip(batch, answer["results"]):
-                        if result["status"] == "new":
-                            acked[k] = v
-
-    threads = [threading.Thread(target=writer, args=(i,)) for i in range(4)]
-    for t in threads:
-        t.start()
-    while len(acked) < 500 and time.time() < deadline:
+    load = WriteLoad(s, "w", writers=4, batch=10)
+    while load.acknowledged() < 500 and time.time() < deadline:
         time.sleep(0.05)
     s.kill9()
-    stop.set()
-    for t in threads:
-        t.join()
+    load.stop()
     s.close()
+    acked = load.acked
     assert len(acked) >= 500
 
     s = Server(args)
     try:
         client = s.client()
         expected = {**kept, **acked}
-        items = sorted(expected.items())
-        for start in range(0, len(items), 500):
-            chunk = items[start:start + 500]
-            status, body = client.post("/v1/crawl/check", {"documents": [
-                {"id": "probe", "fingerprint": fp_hex(v)} for _, v in chunk]})
-            assert status == 200
-            for (doc_id, _), result in zip(chunk, body["results"]):
-                assert {"id": doc_id, "distance": 0, "jaccard": None} in result["matches"], doc_id
+        assert_all_stored(client, expected)
         # Deleted ids and expired ones (even for a query whose own time admits them) stay gone.
         probes = [{"id": "probe", "fingerprint": fp_hex(v), "time": t0 + 999}
                   for v in old.values()]
