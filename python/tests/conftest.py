@@ -21,16 +21,7 @@ SAMPLE = SOURCE_DIR / "data" / "sample" / "news.jsonl"
 sys.path.insert(0, str(GOLDEN))
 sys.path.insert(0, str(SOURCE_DIR / "tests" / "e2e"))
 
-
-def simdup_bin():
-    path = os.environ.get("SIMDUP_BIN")
-    if path:
-        return path
-    for build in ("release", "asan", "dev"):
-        candidate = SOURCE_DIR / "build" / build / "cli" / "simdup"
-        if candidate.exists():
-            return str(candidate)
-    raise RuntimeError("set SIMDUP_BIN to the simdup binary")
+from service_harness import simdup_bin  # noqa: E402 (after the path is set)
 
 
 def run_cli(args, input=None, check=0):

@@ -3,23 +3,10 @@
 import json
 import os
 import subprocess
-from pathlib import Path
 
 import pytest
 
-SOURCE_DIR = Path(os.environ.get("SIMDUP_SOURCE_DIR", Path(__file__).resolve().parents[2]))
-
-
-def simdup_bin():
-    """The simdup CLI: $SIMDUP_BIN (set by CTest), else the first build dir that has one."""
-    path = os.environ.get("SIMDUP_BIN")
-    if path:
-        return path
-    for build in ("asan", "release", "dev"):
-        candidate = SOURCE_DIR / "build" / build / "cli" / "simdup"
-        if candidate.exists():
-            return str(candidate)
-    raise RuntimeError("set SIMDUP_BIN to the simdup binary")
+from service_harness import SOURCE_DIR, simdup_bin  # noqa: F401 (the tests import them from here)
 
 
 def run(args, input=None, check=None, timeout=120, cwd=None, env=None):

@@ -31,10 +31,11 @@ def import_pure_python_package():
 
 
 def simdup_bin():
+    """The simdup CLI: $SIMDUP_BIN (set by CTest), else the first build dir that has one."""
     path = os.environ.get("SIMDUP_BIN")
     if path:
         return path
-    for build in ("service", "asan", "release", "dev"):
+    for build in ("asan", "release", "dev"):
         candidate = SOURCE_DIR / "build" / build / "cli" / "simdup"
         if candidate.exists():
             return str(candidate)
