@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 import simdup
-from conftest import GOLDEN, SAMPLE, jsonl_lines, run_cli
+from conftest import GOLDEN, jsonl_lines, run_cli
 
 # The golden texts are fingerprinted as given (no normalisation), like their generator does.
 RAW = dict(no_nfkc=True, no_casefold=True, no_t2s=True, keep_punctuation=True)

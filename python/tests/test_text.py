@@ -5,7 +5,7 @@ import json
 import pytest
 
 import simdup
-from conftest import jsonl_lines, run_cli
+from conftest import run_cli
 
 jieba = pytest.importorskip("jieba")
 import jieba.analyse  # noqa: E402

@@ -186,6 +186,73 @@ def spread_fingerprints(n, min_distance, seed):
     return out
 
 
+def run_threads(count, worker):
+    """Runs worker(0), ..., worker(count - 1) on threads at once and fails the test with what
+    any of them raised (an exception in a thread cannot fail the test itself)."""
+    errors = []
+
+    def guarded(i):
+        try:
+            worker(i)
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=guarded, args=(i,)) for i in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+
+
+def near_duplicate_families(families, variants, seed):
+    """`families` centres more than 8 bits apart, each with `variants` fingerprints (the centre
+    and copies one random bit from it), shuffled: [(id, family, fingerprint)]. Members of one
+    family are within 2 bits of each other and more than 6 from any other family's, so for any
+    k from 2 to 6 each family is exactly one document's near duplicates."""
+    rng = random.Random(seed)
+    docs = [(f"c{c}v{v}", c, flip(centre, [rng.randrange(64)] if v else []))
+            for c, centre in enumerate(spread_fingerprints(families, 8, seed=seed))
+            for v in range(variants)]
+    rng.shuffle(docs)
+    return docs
+
+
+def check_insert_concurrently(docs, threads, server_for, collection="crawl"):
+    """Check-inserts each (id, family, fingerprint) of `docs`, one request each, from `threads`
+    threads at once (thread i on its own connection to server_for(i)); returns
+    {id: (family, answer)}."""
+    answers = {}
+    lock = threading.Lock()
+
+    def worker(i):
+        client = server_for(i).client()
+        for doc_id, family, value in docs[i::threads]:
+            status, body = client.post(f"/v1/{collection}/check-insert",
+                                       {"id": doc_id, "fingerprint": fp_hex(value)})
+            assert status == 200, body
+            with lock:
+                answers[doc_id] = (family, body)
+        client.close()
+
+    run_threads(threads, worker)
+    assert len(answers) == len(docs)
+    return answers
+
+
+def assert_one_new_per_family(answers, families, k):
+    """`answers` {id: (family, check-insert answer)}: exactly one "new" per family, and every
+    other member answered with matches within k."""
+    new = {}
+    for doc_id, (family, body) in answers.items():
+        if body["status"] == "new":
+            new.setdefault(family, []).append(doc_id)
+        else:
+            assert body["matches"] and all(m["distance"] <= k for m in body["matches"]), body
+    assert sorted(new) == list(range(families))
+    assert all(len(ids) == 1 for ids in new.values()), new
+
+
 def assert_all_stored(client, docs, collection="crawl"):
     """Asserts every {id: fingerprint} of `docs` is found in `collection` at distance 0 (probed
     by fingerprint, so unverified: jaccard null)."""

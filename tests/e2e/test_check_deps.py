@@ -7,7 +7,6 @@ import re
 import subprocess
 from pathlib import Path
 
-import pytest
 
 SOURCE = Path(os.environ["SIMDUP_SOURCE_DIR"])
 BUILD = Path(os.environ["SIMDUP_BUILD_DIR"])

@@ -1,6 +1,5 @@
 """report.html in a real browser: headless Chromium renders it to a PNG that is not blank."""
 
-import os
 import shutil
 import struct
 import subprocess

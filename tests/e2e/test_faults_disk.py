@@ -7,7 +7,6 @@ a full file system fails with ENOSPC. The limit is per process and can be raised
 (prlimit) while the process runs, as space comes back. As root, the dedup output also gets a
 real small tmpfs (ENOSPC)."""
 
-import json
 import os
 import random
 import resource

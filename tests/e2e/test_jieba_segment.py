@@ -2,10 +2,7 @@
 Chinese text (manpages-zh), plus bad input through the CLI. The full corpus is measured by
 bench/e2e/jieba_vs_python.py; here a deterministic sample keeps the test fast under ASan."""
 
-import json
 import logging
-import os
-import shutil
 
 import pytest
 

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from service_harness import (Server, flip, free_port, import_pure_python_package,
+from service_harness import (Server, flip, free_port, import_pure_python_package, run_threads,
                              spread_fingerprints)
 
 import_pure_python_package()
@@ -122,26 +122,16 @@ def test_token(tmp_path):
 def test_threads_share_one_client(client):
     fps = spread_fingerprints(800, 6, seed=11)
     results = {}
-    errors = []
 
     def worker(t):
-        try:
-            for i in range(t, 800, 8):
-                # Each document twice, from two threads: exactly one of the two is new.
-                r = client.check_insert("news", f"d{i}-{t}", fingerprint=fps[i])
-                results[(i, t)] = r.status
-                r = client.check_insert("news", f"d{i}-x{t}", fingerprint=flip(fps[(i + 1) % 800],
-                                                                                  [1]))
-                results[(i, "x", t)] = r.status
-        except Exception as e:  # noqa: BLE001 - reported below
-            errors.append(e)
+        for i in range(t, 800, 8):
+            # Each document twice, from two threads: exactly one of the two is new.
+            r = client.check_insert("news", f"d{i}-{t}", fingerprint=fps[i])
+            results[(i, t)] = r.status
+            r = client.check_insert("news", f"d{i}-x{t}", fingerprint=flip(fps[(i + 1) % 800], [1]))
+            results[(i, "x", t)] = r.status
 
-    threads = [threading.Thread(target=worker, args=(t,)) for t in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
+    run_threads(8, worker)
     new = sum(1 for v in results.values() if v == "new")
     assert new == 800  # every fingerprint once, whichever request got there first
     assert len(client._idle) <= 16  # the pool is bounded

@@ -1,65 +1,19 @@
 """`simdup serve` (RocksDB store) under concurrency, kill -9, SIGTERM and the time window."""
 
 import random
-import threading
 import time
 
-from service_harness import Server, WriteLoad, assert_all_stored, flip, fp_hex, spread_fingerprints
-
-
-def run_threads(n, target):
-    errors = []
-
-    def wrap(i):
-        try:
-            target(i)
-        except Exception as e:  # surfaced below; a thread cannot fail the test itself
-            errors.append(e)
-
-    threads = [threading.Thread(target=wrap, args=(i,)) for i in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
+from service_harness import (Server, WriteLoad, assert_all_stored, assert_one_new_per_family,
+                             check_insert_concurrently, fp_hex, near_duplicate_families)
 
 
 def test_concurrent_check_insert_never_answers_two_near_duplicates_new(tmp_path):
     s = Server(["--data", str(tmp_path / "db"), "--k", "3", "--window", "0",
                 "--collection", "crawl"])
     try:
-        # 40 clusters far apart (> 2k bits), each with 8 variants within 1 bit of its centre, so
-        # variants of one cluster are within 2 <= k of each other and never near another cluster.
-        centres = spread_fingerprints(40, 8, seed=7)
-        rng = random.Random(11)
-        docs = []
-        for c, centre in enumerate(centres):
-            for v in range(8):
-                docs.append((f"c{c}v{v}", c, flip(centre, [rng.randrange(64)] if v else [])))
-        rng.shuffle(docs)
-        answers = {}
-        lock = threading.Lock()
-
-        def worker(i):
-            client = s.client()
-            for doc_id, cluster, value in docs[i::8]:
-                status, body = client.post("/v1/crawl/check-insert",
-                                           {"id": doc_id, "fingerprint": fp_hex(value)})
-                assert status == 200, body
-                with lock:
-                    answers[doc_id] = (cluster, value, body)
-            client.close()
-
-        run_threads(8, worker)
-        assert len(answers) == len(docs)
-        new_per_cluster = {}
-        for doc_id, (cluster, value, body) in answers.items():
-            if body["status"] == "new":
-                new_per_cluster.setdefault(cluster, []).append(doc_id)
-            else:
-                assert body["matches"] and all(m["distance"] <= 3 for m in body["matches"])
-        assert sorted(new_per_cluster) == list(range(40))
-        assert all(len(ids) == 1 for ids in new_per_cluster.values()), new_per_cluster
+        answers = check_insert_concurrently(near_duplicate_families(40, 8, seed=7), 8,
+                                            lambda i: s)
+        assert_one_new_per_family(answers, 40, k=3)
         stats = s.client().request("GET", "/v1/crawl/stats")[1]
         assert stats["documents"] == 40
     finally:

@@ -1,13 +1,12 @@
 """`simdup serve --store redis://...`: two simdup processes sharing one real redis-server."""
 
-import random
 import subprocess
-import threading
 import time
 
 import pytest
 
-from service_harness import Redis, Server, flip, fp_hex, have_redis, spread_fingerprints
+from service_harness import (Redis, Server, assert_one_new_per_family, check_insert_concurrently,
+                             flip, fp_hex, have_redis, near_duplicate_families)
 
 pytestmark = pytest.mark.skipif(not have_redis(), reason="redis-server is not installed")
 
@@ -23,43 +22,10 @@ def test_two_processes_share_state_atomically(redis):
     a = Server(["--store", redis.url, "--k", "3", "--window", "0", "--collection", "crawl"])
     b = Server(["--store", redis.url, "--k", "3", "--window", "0"])
     try:
-        centres = spread_fingerprints(30, 8, seed=5)
-        rng = random.Random(3)
-        docs = []
-        for c, centre in enumerate(centres):
-            for v in range(6):
-                docs.append((f"c{c}v{v}", c, flip(centre, [rng.randrange(64)] if v else [])))
-        rng.shuffle(docs)
-        answers = {}
-        lock = threading.Lock()
-        errors = []
-
-        def worker(i):
-            try:
-                client = (a if i % 2 else b).client()  # half the threads on each process
-                for doc_id, cluster, value in docs[i::6]:
-                    status, body = client.post("/v1/crawl/check-insert",
-                                               {"id": doc_id, "fingerprint": fp_hex(value)})
-                    assert status == 200, body
-                    with lock:
-                        answers[doc_id] = (cluster, body)
-            except Exception as e:
-                errors.append(e)
-
-        threads = [threading.Thread(target=worker, args=(i,)) for i in range(6)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        assert not errors, errors
-        new = {}
-        for doc_id, (cluster, body) in answers.items():
-            if body["status"] == "new":
-                new.setdefault(cluster, []).append(doc_id)
-            else:
-                assert all(m["distance"] <= 3 for m in body["matches"]) and body["matches"]
-        assert sorted(new) == list(range(30))
-        assert all(len(ids) == 1 for ids in new.values()), new
+        # Half the threads on each process.
+        answers = check_insert_concurrently(near_duplicate_families(30, 6, seed=5), 6,
+                                            lambda i: a if i % 2 else b)
+        assert_one_new_per_family(answers, 30, k=3)
         # Both processes see the same state.
         for server in (a, b):
             assert server.client().request("GET", "/v1/crawl/stats")[1]["documents"] == 30

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from service_harness import Server, fp_hex, spread_fingerprints
+from service_harness import Server, fp_hex, run_threads, spread_fingerprints
 
 SHIM = os.environ.get("SIMDUP_SYSCALL_LOG_LIB")
 WAL = re.compile(r"/\d+\.log$")
@@ -128,25 +128,6 @@ def wal_files(data):
     return {str(p): p.read_bytes() for p in data.iterdir() if WAL.search(str(p))}
 
 
-def run_clients(worker, count):
-    """Runs worker(0), ..., worker(count - 1) on threads at once and fails the test with what
-    any of them raised (an exception in a thread cannot fail the test itself)."""
-    errors = []
-
-    def guarded(t):
-        try:
-            worker(t)
-        except Exception as e:
-            errors.append(e)
-
-    threads = [threading.Thread(target=guarded, args=(t,)) for t in range(count)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
-
-
 def test_no_insert_is_answered_before_its_wal_write_is_synced(logged_server):
     server, log, data = logged_server
     values = spread_fingerprints(8 * 30 + 8 * 5 * 4, 6, seed=3)
@@ -168,7 +149,7 @@ def test_no_insert_is_answered_before_its_wal_write_is_synced(logged_server):
         client.close()
 
     # Eight clients at once: the group commit syncs requests of several connections together.
-    run_clients(worker, 8)
+    run_threads(8, worker)
     server.terminate()
 
     calls = read_log(log)
@@ -211,7 +192,7 @@ def test_answers_wait_for_the_sync_of_an_old_log_file_after_a_switch(logged_serv
                 switched.set()
         client.close()
 
-    run_clients(worker, 4)
+    run_threads(4, worker)
     assert switched.is_set(), f"no two log switches: {sorted(seen)}"
     server.terminate()
 
