@@ -51,6 +51,7 @@ packages=(
   # --- Python (always /usr/bin/python3) ---
   python3              # tests/e2e, tests/python, eval/: the test and evaluation scripts
   python3-pytest       # tests/e2e, tests/python: the test runner
+  python3-pyflakes     # tests: the lint.python test (unused imports and names, undefined names)
   python3-psycopg2     # tests/e2e/test_postgres_*.py: loads and checks the test PostgreSQL
   python3-numpy        # python/: zero-copy uint64 arrays; tests/python
   python3-pandas       # python/: dedup results as DataFrames; simdup.dask

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench_common  # noqa: E402,F401  (puts the build's package on sys.path)
+import bench_common  # noqa: E402  (puts the build's package on sys.path)
 
 from simdup import _core  # noqa: E402
 import simdup.dask as sdask  # noqa: E402
@@ -59,6 +59,7 @@ def main():
     paths = sorted(glob.glob(os.path.join(args.dir, f"docs-{args.docs}", "part-*.jsonl")))
     if not paths:
         sys.exit(f"no corpus under {args.dir}/docs-{args.docs}: run bench_dask.py first")
+    print(f"simdup build: {bench_common.BUILD}")
     fps = np.concatenate([_core.dask_sign([p], None, "", {"threads": 1}, None)["fingerprint"]
                           for p in paths])
     k = 8

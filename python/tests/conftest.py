@@ -21,7 +21,7 @@ SAMPLE = SOURCE_DIR / "data" / "sample" / "news.jsonl"
 sys.path.insert(0, str(GOLDEN))
 sys.path.insert(0, str(SOURCE_DIR / "tests" / "e2e"))
 
-from service_harness import simdup_bin  # noqa: E402 (after the path is set)
+from cli_harness import simdup_bin  # noqa: E402 (after the path is set)
 
 
 def run_cli(args, input=None, check=0):

@@ -2,9 +2,11 @@
 temporary directory, listening only on a Unix socket there, run as an unprivileged user (the
 `postgres` system user when the tests run as root, as in CI), stopped at the end.
 
-Use the `postgres` fixture (module scope): `pg.url(db)` is a libpq URI, `pg.connect(db)` a
-psycopg2 connection, `pg.create_database()` a fresh database per test."""
+Tests use the `postgres` fixture of conftest.py (module scope), a Postgres: `pg.url(db)` is a
+libpq URI, `pg.connect(db)` a psycopg2 connection, `pg.create_database()` a fresh database per
+test."""
 
+import importlib.util
 import itertools
 import json
 import os
@@ -15,9 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-import pytest
-
-from conftest import SOURCE_DIR
+from cli_harness import SOURCE_DIR
 
 PG_BIN = Path(os.environ.get("SIMDUP_PG_BIN", "/usr/lib/postgresql/15/bin"))
 NEWS = SOURCE_DIR / "data" / "sample" / "news.jsonl"
@@ -29,9 +29,7 @@ SUPERUSER = "simdup"
 
 
 def have_postgres():
-    try:
-        import psycopg2  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("psycopg2") is None:
         return False
     return (PG_BIN / "initdb").exists() and (PG_BIN / "pg_ctl").exists()
 
@@ -97,17 +95,6 @@ class Postgres:
                                         "immediate", "-w", "stop"]),
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         shutil.rmtree(self.dir, ignore_errors=True)
-
-
-@pytest.fixture(scope="module")
-def postgres():
-    if not have_postgres():
-        pytest.skip("PostgreSQL 15 (initdb, pg_ctl) or psycopg2 is not installed")
-    pg = Postgres()
-    try:
-        yield pg
-    finally:
-        pg.stop()
 
 
 def load_news(pg, db, table="news"):

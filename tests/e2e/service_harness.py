@@ -11,9 +11,8 @@ import socket
 import subprocess
 import threading
 import time
-from pathlib import Path
 
-SOURCE_DIR = Path(os.environ.get("SIMDUP_SOURCE_DIR", Path(__file__).resolve().parents[2]))
+from cli_harness import SOURCE_DIR, simdup_bin
 
 
 def import_pure_python_package():
@@ -28,18 +27,6 @@ def import_pure_python_package():
         package = types.ModuleType("simdup")
         package.__path__ = [str(SOURCE_DIR / "python" / "simdup")]
         sys.modules["simdup"] = package
-
-
-def simdup_bin():
-    """The simdup CLI: $SIMDUP_BIN (set by CTest), else the first build dir that has one."""
-    path = os.environ.get("SIMDUP_BIN")
-    if path:
-        return path
-    for build in ("asan", "release", "dev"):
-        candidate = SOURCE_DIR / "build" / build / "cli" / "simdup"
-        if candidate.exists():
-            return str(candidate)
-    raise RuntimeError("set SIMDUP_BIN to the simdup binary")
 
 
 def free_port():

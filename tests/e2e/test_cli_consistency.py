@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from conftest import run, write_jsonl
+from cli_harness import run, write_jsonl
 from service_harness import Server
 
 TEXTS = [

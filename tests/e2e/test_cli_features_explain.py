@@ -2,7 +2,7 @@
 
 import json
 
-from conftest import jsonl, run, write_jsonl
+from cli_harness import jsonl, run, write_jsonl
 
 
 def test_features_heaviest_first_with_counts(tmp_path):

@@ -5,7 +5,7 @@ import os
 import re
 import subprocess
 
-from conftest import SOURCE_DIR, jsonl, run, simdup_bin, write_jsonl
+from cli_harness import SOURCE_DIR, jsonl, run, simdup_bin, write_jsonl
 
 HEX16 = re.compile(r"^[0-9a-f]{16}$")
 

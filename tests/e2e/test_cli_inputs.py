@@ -4,7 +4,7 @@ import gzip
 import json
 import subprocess
 
-from conftest import jsonl, run, write_jsonl
+from cli_harness import jsonl, run, write_jsonl
 from warc_records import warc_record
 
 TEXTS = [

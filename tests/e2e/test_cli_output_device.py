@@ -5,7 +5,7 @@ import os
 import stat
 import threading
 
-from conftest import SOURCE_DIR, run
+from cli_harness import SOURCE_DIR, run
 
 
 def test_output_to_a_fifo_is_written_in_place(tmp_path):

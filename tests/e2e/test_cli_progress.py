@@ -9,7 +9,7 @@ import subprocess
 import threading
 import time
 
-from conftest import simdup_bin
+from cli_harness import simdup_bin
 
 
 def feed_slowly(pipe, records, seconds):

@@ -1,6 +1,6 @@
 """Plain-text inputs: ids are line numbers for one input and FILE:LINE for several."""
 
-from conftest import jsonl, run
+from cli_harness import jsonl, run
 
 
 def test_one_text_input_keeps_numeric_line_ids(tmp_path):

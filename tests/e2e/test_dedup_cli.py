@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from conftest import run, write_jsonl
+from cli_harness import run, write_jsonl
 from dedup_corpus import base_texts, corpus, jaccard
 
 

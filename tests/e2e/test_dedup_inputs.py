@@ -13,7 +13,7 @@ import zlib
 
 import pytest
 
-from conftest import run, simdup_bin, write_jsonl
+from cli_harness import run, simdup_bin, write_jsonl
 from dedup_corpus import base_texts
 from warc_records import http_page, warc_record
 

@@ -16,7 +16,7 @@ url layer rightly takes for one page; the evaluation corpora give each part its 
 import json
 import sys
 
-from conftest import SOURCE_DIR, run
+from cli_harness import SOURCE_DIR, run
 
 sys.path.insert(0, str(SOURCE_DIR / "eval"))
 

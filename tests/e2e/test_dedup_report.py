@@ -8,7 +8,7 @@ import zlib
 
 import pytest
 
-from conftest import run, write_jsonl
+from cli_harness import run, write_jsonl
 from dedup_corpus import corpus
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

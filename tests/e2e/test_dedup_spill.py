@@ -9,7 +9,7 @@ import resource
 import signal
 import subprocess
 
-from conftest import run, simdup_bin, write_jsonl
+from cli_harness import run, simdup_bin, write_jsonl
 from dedup_corpus import base_texts
 
 

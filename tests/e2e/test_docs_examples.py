@@ -34,7 +34,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SOURCE_DIR, simdup_bin
+from cli_harness import SOURCE_DIR, simdup_bin
 
 DOC_FILES = [SOURCE_DIR / "README.md", *sorted((SOURCE_DIR / "docs").glob("*.md"))]
 # Docs whose ```sh blocks need a server this test does not start; the named test runs them.

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from conftest import SOURCE_DIR, run
+from cli_harness import SOURCE_DIR, run
 
 SAMPLE = SOURCE_DIR / "data" / "sample" / "news.jsonl"
 

@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from conftest import run, simdup_bin, write_jsonl
+from cli_harness import run, simdup_bin, write_jsonl
 from dedup_corpus import base_texts
 from service_harness import assert_all_stored, Server, fp_hex
 

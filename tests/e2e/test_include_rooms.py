@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from conftest import SOURCE_DIR
+from cli_harness import SOURCE_DIR
 
 CHECKER = SOURCE_DIR / "scripts" / "check_includes.py"
 

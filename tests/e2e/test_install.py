@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SOURCE_DIR, jsonl, run
+from cli_harness import SOURCE_DIR, jsonl, run
 
 BUILD_DIR = Path(os.environ.get("SIMDUP_BUILD_DIR", SOURCE_DIR / "build" / "asan"))
 pytestmark = pytest.mark.skipif(not (BUILD_DIR / "CPackConfig.cmake").exists(),

@@ -9,7 +9,7 @@ import pytest
 from simhash_reference import vote
 
 import jieba_corpus
-from conftest import jsonl, run, write_jsonl
+from cli_harness import jsonl, run, write_jsonl
 
 jieba = pytest.importorskip("jieba")
 jieba.setLogLevel(logging.WARNING)

@@ -7,7 +7,7 @@ import logging
 import pytest
 
 import jieba_corpus
-from conftest import jsonl, run, write_jsonl
+from cli_harness import jsonl, run, write_jsonl
 
 jieba = pytest.importorskip("jieba")
 jieba.setLogLevel(logging.WARNING)

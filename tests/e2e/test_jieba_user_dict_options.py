@@ -3,7 +3,7 @@ dictionaries reach the segmenter of the jieba feature kinds and of compat jieba-
 
 import pytest
 
-from conftest import jsonl, run, write_jsonl
+from cli_harness import jsonl, run, write_jsonl
 
 pytest.importorskip("jieba")
 

@@ -8,9 +8,8 @@ import time
 
 import pytest
 
-from conftest import run
+from cli_harness import run
 from postgres_harness import IN_FILE_ORDER, NEWS, load_news, query, slow_source, terminate_when
-from postgres_harness import postgres  # noqa: F401 (the fixture)
 
 COLUMNS = ["--url-column", "url", "--title-column", "title", "--time-column", "time"]
 

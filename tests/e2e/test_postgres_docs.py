@@ -6,8 +6,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from conftest import SOURCE_DIR, simdup_bin
-from postgres_harness import postgres  # noqa: F401 (the fixture)
+from cli_harness import SOURCE_DIR, simdup_bin
 
 DOC = SOURCE_DIR / "docs" / "databases.md"
 

@@ -5,9 +5,8 @@ SQL), and --resume finishes a run whose connection was killed without rewriting 
 import json
 import threading
 
-from conftest import jsonl, run
+from cli_harness import jsonl, run
 from postgres_harness import IN_FILE_ORDER, NEWS, load_news, query, slow_source, terminate_when
-from postgres_harness import postgres  # noqa: F401 (the fixture)
 
 # docs/databases.md: the unsigned value as 16 hex digits, and as a numeric.
 AS_HEX = "lpad(to_hex(fingerprint), 16, '0')"

@@ -18,6 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from cli_harness import run
 from service_harness import SOURCE_DIR, Server, free_port
 
 pytest.importorskip("scrapy")
@@ -110,7 +111,6 @@ def originals():
 
 def fingerprints(texts, tmp_path):
     """`simdup fingerprint` of each text (the collection's settings are the CLI's defaults)."""
-    from conftest import run
     path = tmp_path / "fp.jsonl"
     path.write_text("".join(json.dumps({"id": i, "text": t}, ensure_ascii=False) + "\n"
                             for i, t in enumerate(texts)), encoding="utf-8")

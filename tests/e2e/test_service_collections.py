@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from conftest import run, write_jsonl
+from cli_harness import run, write_jsonl
 from service_harness import Server, flip, fp_hex
 
 BASE = 0x0123456789ABCDEF

@@ -7,7 +7,8 @@ import subprocess
 
 import pytest
 
-from service_harness import Redis, Server, have_redis, simdup_bin
+from cli_harness import simdup_bin
+from service_harness import Redis, Server, have_redis
 
 # The example: the same news sentence with its case changed, one word added and "!".
 # Its fingerprint is 4 bits from the original's: new at the old default k = 3.
