@@ -131,8 +131,9 @@ void setup(CLI::App& app, int& rc) {
                   "How often expired documents are removed, in milliseconds")
       ->capture_default_str();
   cmd->add_option("--snapshot-docs", args->opt.snapshot_documents,
-                  "Save a collection's index as a segment file after this many changes "
-                  "(0: only at exit); restarts load it instead of rebuilding")
+                  "Save a collection's index as a segment file after this many changes, once "
+                  "idle (0: only the first file, every ten minutes with changes, and at "
+                  "exit); restarts load it instead of rebuilding")
       ->capture_default_str();
   cmd->add_option("--clock-file", args->opt.clock_file,
                   "TEST ONLY: read the current time (epoch seconds) from this file");

@@ -89,7 +89,9 @@ class Result:
     """The answer for one document.
 
     status: "new" or "duplicate" (check_insert), "unique" or "duplicate" (check), "inserted"
-    (insert), or "too_short" (a text with too few features: never stored, never a match).
+    (insert), "expired" (insert and check_insert: its time is already out of the collection's
+    window, so it is not stored), or "too_short" (a text with too few features: never stored,
+    never a match).
     fingerprint: the document's fingerprint (None for too_short). matches: closest first.
     recovered: check_insert only, after a failed attempt: the server had stored the document
     during that attempt (so it is "new"; the matches of that attempt are not known).

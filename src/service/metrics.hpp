@@ -14,7 +14,8 @@ class metrics {
  public:
   /// Counts one request to `endpoint` answered with `status`, taking `seconds`.
   void observe_request(const std::string& endpoint, int status, double seconds);
-  /// Counts documents answered with `outcome` (new, duplicate, unique, inserted, too_short).
+  /// Counts documents answered with `outcome` (new, duplicate, unique, inserted, expired,
+  /// too_short).
   void count_documents(const std::string& collection, const std::string& outcome, uint64_t n);
 
   /// Per-collection gauges and counters taken from the store when rendering.

@@ -183,26 +183,36 @@ struct service::impl {
     return c;
   }
 
+  /// Where a request's document went: answered at once (too short to fingerprint, or an insert
+  /// already out of the window) or to the store as inputs[index].
+  struct doc_route {
+    enum class kind { too_short, expired, applied } what = kind::too_short;
+    std::size_t index = 0;  ///< into the inputs (applied) or the expired documents
+  };
+
   /// The answer body of a documents request, counting outcomes into `counts`.
   static std::string documents_body(const detail::parsed_request& parsed, doc_op op,
-                                    bool int_fingerprints, std::span<const std::size_t> slot,
+                                    bool int_fingerprints, std::span<const doc_route> routes,
                                     std::span<const detail::doc_input> inputs,
+                                    std::span<const detail::doc_input> expired,
                                     std::span<const detail::doc_outcome> outcomes,
                                     std::map<std::string, uint64_t>& counts) {
     const auto& docs = parsed.docs;
+    const std::vector<detail::doc_match> no_matches;
     std::string body = parsed.batch ? "{\"results\":[" : "";
     for (std::size_t i = 0; i < docs.size(); ++i) {
       if (i > 0) body.push_back(',');
       body += "{\"id\":";
-      if (slot[i] == SIZE_MAX) {
+      const doc_route& route = routes[i];
+      if (route.what == doc_route::kind::too_short) {
         json::append_string(body, docs[i].id);
         body += ",\"status\":\"too_short\",\"matches\":[]}";
         ++counts["too_short"];
         continue;
       }
-      const detail::doc_input& in = inputs[slot[i]];
-      const detail::doc_outcome& out = outcomes[slot[i]];
-      const char* outcome = outcome_name(op, out);
+      const bool applied = route.what == doc_route::kind::applied;
+      const detail::doc_input& in = applied ? inputs[route.index] : expired[route.index];
+      const char* outcome = applied ? outcome_name(op, outcomes[route.index]) : "expired";
       ++counts[outcome];
       json::append_string(body, in.id);
       body += ",\"status\":\"";
@@ -210,13 +220,14 @@ struct service::impl {
       body += "\",\"fingerprint\":";
       append_fingerprint(body, in.fingerprint, int_fingerprints);
       body += ",\"matches\":[";
-      for (std::size_t m = 0; m < out.matches.size(); ++m) {
+      const auto& matches = applied ? outcomes[route.index].matches : no_matches;
+      for (std::size_t m = 0; m < matches.size(); ++m) {
         if (m > 0) body.push_back(',');
         body += "{\"id\":";
-        json::append_string(body, out.matches[m].id);
-        body += ",\"distance\":" + std::to_string(out.matches[m].distance);
+        json::append_string(body, matches[m].id);
+        body += ",\"distance\":" + std::to_string(matches[m].distance);
         body += ",\"jaccard\":";
-        append_jaccard(body, out.matches[m].jaccard);
+        append_jaccard(body, matches[m].jaccard);
         body += "}";
       }
       body += "]}";
@@ -276,10 +287,14 @@ struct service::impl {
     if (!parsed) return ex.fail(parsed.error());
     const int64_t clock = now();
     auto& docs = parsed->docs;
-    // Documents given as text are fingerprinted first; too short ones are answered without
+    // Documents given as text are fingerprinted first; too short ones, and inserts whose time
+    // is already out of the window (a lookup would not find them), are answered without
     // touching the index.
+    const bool stores = op != doc_op::check;
+    const int64_t window = config->window_s;
     std::vector<detail::doc_input> inputs;
-    std::vector<std::size_t> slot(docs.size(), SIZE_MAX);
+    std::vector<detail::doc_input> expired;
+    std::vector<doc_route> routes(docs.size());
     inputs.reserve(docs.size());
     detail::doc_input in;
     for (std::size_t i = 0; i < docs.size(); ++i) {
@@ -289,13 +304,16 @@ struct service::impl {
       } else {
         auto signed_text = texts.sign(*config, docs[i].text, in);
         if (!signed_text) return ex.fail(signed_text.error());
-        if (!*signed_text) continue;
+        if (!*signed_text) continue;  // too short
       }
-      slot[i] = inputs.size();
       // Moved: the answer names a document by its input from here on.
       in.id = std::move(docs[i].id);
       in.time = docs[i].time.value_or(clock);
-      inputs.push_back(std::move(in));
+      const bool out_of_window = stores && window > 0 && in.time <= clock - window;
+      auto& into = out_of_window ? expired : inputs;
+      routes[i] = {out_of_window ? doc_route::kind::expired : doc_route::kind::applied,
+                   into.size()};
+      into.push_back(std::move(in));
     }
     std::vector<detail::doc_outcome> outcomes(inputs.size());
     uint64_t ticket = 0;
@@ -306,7 +324,7 @@ struct service::impl {
     }
     std::map<std::string, uint64_t> counts;
     std::string body =
-        documents_body(*parsed, op, *int_fingerprints, slot, inputs, outcomes, counts);
+        documents_body(*parsed, op, *int_fingerprints, routes, inputs, expired, outcomes, counts);
     answer_when_durable(ticket, std::move(ex),
                         [this, name = config->name, counts = std::move(counts),
                          body = std::move(body)](exchange& e, const status& durable) mutable {
