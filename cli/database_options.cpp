@@ -1,5 +1,8 @@
 #include "database_options.hpp"
 
+#include <cstdio>
+#include <string>
+
 namespace simdup::cli {
 
 status database_options::validate(bool has_inputs) const {
@@ -49,10 +52,20 @@ void add_database_source_options(CLI::App& cmd, database_options& opts) {
                  "Column of the document text (NULL or empty: a bad record)")
       ->capture_default_str()
       ->group(g);
-  cmd.add_option("--url-column", s.url_column, "Optional URL column")->group(g);
-  cmd.add_option("--title-column", s.title_column, "Optional title column")->group(g);
+  // As the file fields: the default names are read where the source has them.
+  cmd.add_option("--url-column", s.url_column,
+                 "URL column (the url layer); the default is read if the source has it, '' "
+                 "reads none")
+      ->capture_default_str()
+      ->group(g);
+  cmd.add_option("--title-column", s.title_column,
+                 "Title column (the title layer); the default is read if the source has it")
+      ->capture_default_str()
+      ->group(g);
   cmd.add_option("--time-column", s.time_column,
-                 "Optional time column: timestamp, date, unix seconds or ISO-8601 text")
+                 "Time column: timestamp, date, unix seconds or ISO-8601 text (--keep newest); "
+                 "the default is read if the source has it")
+      ->capture_default_str()
       ->group(g);
   cmd.add_option("--fetch-rows", s.fetch_rows, "Rows per FETCH from the server-side cursor")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 24))
@@ -87,6 +100,37 @@ void add_database_sink_options(CLI::App& cmd, database_options& opts, bool kept)
       ->group(g);
 }
 
+void dedup_database::drop_missing_columns(const postgres_source_options& asked,
+                                          dedup_job_options& job) const {
+  const postgres_source_options& read = records_->columns();
+  const auto note = [&](const std::string& what) {
+    // -q prints errors only; summary.json's layers still show what ran.
+    if (job.progress != progress_style::none) {
+      std::fprintf(stderr, "simdup dedup: note: %s\n", what.c_str());
+    }
+  };
+  const auto missing = [&](const std::string& column, const char* flag) {
+    return column.empty() ? std::string(flag) + " is empty"
+                          : records_->description() + " has no column \"" + column + "\"";
+  };
+  // A layer without its column would compare nothing and still be listed as run.
+  if (job.dedup.url_layer && read.url_column.empty()) {
+    job.dedup.url_layer = false;
+    note(missing(asked.url_column, "--url-column") +
+         ": the url layer does not run (name the URL column with --url-column)");
+  }
+  if (job.dedup.title_layer && read.title_column.empty()) {
+    job.dedup.title_layer = false;
+    note(missing(asked.title_column, "--title-column") +
+         ": the title layer does not run (name the title column with --title-column)");
+  }
+  if (job.dedup.keep.rule == keep_rule::newest && read.time_column.empty()) {
+    note(missing(asked.time_column, "--time-column") +
+         " (or not a time): --keep newest sees no times (name the time column with "
+         "--time-column)");
+  }
+}
+
 status dedup_database::open(const database_options& opts, dedup_job_options& job, bool json_raw,
                             const std::atomic<bool>* stop) {
   if (opts.reads_database()) {
@@ -98,6 +142,7 @@ status dedup_database::open(const database_options& opts, dedup_job_options& job
     records_ = std::move(records).value();
     job.open_source = [this] { return records_->open(); };
     job.source_name = records_->description();
+    drop_missing_columns(opts.source, job);
   }
   if (opts.writes_database()) {
     auto sink = open_postgres_decision_sink(opts.sink);

@@ -43,6 +43,10 @@ class dedup_database {
   result<uint64_t> finish(const database_options& opts) const;
 
  private:
+  /// Turns off the layers whose column the source lacks (a default name it has not), saying
+  /// so on stderr.
+  void drop_missing_columns(const postgres_source_options& asked, dedup_job_options& job) const;
+
   std::unique_ptr<postgres_records> records_;
   std::unique_ptr<decision_sink> decisions_;
 };

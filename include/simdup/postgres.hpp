@@ -29,10 +29,16 @@ struct postgres_source_options {
   std::string query;
   std::string id_column = "id";      ///< becomes document::id (any type, as text)
   std::string text_column = "text";  ///< becomes document::text; NULL or '' is a bad record
-  std::string url_column;            ///< optional (empty: none)
-  std::string title_column;          ///< optional (empty: none)
-  /// Optional: a timestamp, date, integer (unix seconds) or ISO-8601 text column.
-  std::string time_column;
+  /// Optional columns, named by default as the file fields are (field_names in reader.hpp).
+  /// A column named otherwise must exist (errc::invalid_argument); one left at its default
+  /// name is read when the table or query has it and left out when not (its documents have
+  /// no url, title or time, as JSONL records without the field), and so is a default time
+  /// column of a type that holds no point in time. Empty: not read. columns() says which
+  /// were found.
+  std::string url_column = "url";
+  std::string title_column = "title";
+  /// A timestamp, date, integer (unix seconds) or ISO-8601 text column.
+  std::string time_column = "time";
   /// Rows per FETCH from the server-side cursor: memory holds about this many rows.
   std::size_t fetch_rows = 1000;
   /// Fill document::raw with the row as a JSONL record (id, text, url, title, time), so
@@ -59,6 +65,10 @@ class postgres_records {
 
   /// "table news" or "query", for messages.
   const std::string& description() const noexcept;
+
+  /// The columns read: the options given to connect() with each optional column that was
+  /// left out (a default name the source lacks) set to "".
+  const postgres_source_options& columns() const noexcept;
 
   ~postgres_records();
   postgres_records(const postgres_records&) = delete;

@@ -22,11 +22,21 @@ constexpr const char* kCursor = "simdup_cursor";
 
 // Type OIDs (pg_type.dat) that decide how the time column is selected.
 constexpr pqxx::oid kInt2 = 21, kInt4 = 23, kInt8 = 20, kNumeric = 1700, kFloat4 = 700,
-                    kFloat8 = 701, kDate = 1082, kTimestamp = 1114, kTimestamptz = 1184;
+                    kFloat8 = 701, kDate = 1082, kTimestamp = 1114, kTimestamptz = 1184, kText = 25,
+                    kVarchar = 1043, kBpchar = 1042;
 
 bool is_number_type(pqxx::oid t) {
   return t == kInt2 || t == kInt4 || t == kInt8 || t == kNumeric || t == kFloat4 || t == kFloat8;
 }
+
+// Types a time column may have: a point in time, unix seconds, or text holding ISO-8601.
+bool is_time_type(pqxx::oid t) {
+  return t == kTimestamp || t == kTimestamptz || t == kDate || is_number_type(t) || t == kText ||
+         t == kVarchar || t == kBpchar;
+}
+
+// The default names of the optional columns: those of the file fields (reader.hpp).
+const postgres_source_options kDefaults;
 
 enum class time_kind { none, seconds, text };
 
@@ -249,6 +259,10 @@ const std::string& postgres_records::description() const noexcept {
   return impl_->description;
 }
 
+const postgres_source_options& postgres_records::columns() const noexcept {
+  return impl_->options;
+}
+
 result<std::unique_ptr<postgres_records>> postgres_records::connect(
     const postgres_source_options& options) {
   if (options.table.empty() == options.query.empty()) {
@@ -299,13 +313,26 @@ result<std::unique_ptr<postgres_records>> postgres_records::connect(
     if (it == names.end()) return std::nullopt;
     return static_cast<pqxx::row::size_type>(it - names.begin());
   };
+  // Every column named below is read, in this order (convert() reads the row so); the
+  // optional ones the source lacks under their default names are cleared first.
+  postgres_source_options& columns = d->options;
+  for (const auto& [name, default_name] :
+       {std::pair<std::string*, const std::string*>{&columns.url_column, &kDefaults.url_column},
+        {&columns.title_column, &kDefaults.title_column},
+        {&columns.time_column, &kDefaults.time_column}}) {
+    if (*name != *default_name) continue;
+    const auto column = find(*name);
+    if (!column || (name == &columns.time_column && !is_time_type(probe.column_type(*column)))) {
+      name->clear();
+    }
+  }
   std::string select = "SELECT ";
   for (const auto& [option, name] :
-       {std::pair<const char*, const std::string*>{"--id-column", &options.id_column},
-        {"--text-column", &options.text_column},
-        {"--url-column", &options.url_column},
-        {"--title-column", &options.title_column},
-        {"--time-column", &options.time_column}}) {
+       {std::pair<const char*, const std::string*>{"--id-column", &columns.id_column},
+        {"--text-column", &columns.text_column},
+        {"--url-column", &columns.url_column},
+        {"--title-column", &columns.title_column},
+        {"--time-column", &columns.time_column}}) {
     if (name->empty()) continue;
     const auto column = find(*name);
     if (!column) {
@@ -317,10 +344,10 @@ result<std::unique_ptr<postgres_records>> postgres_records::connect(
     }
     const std::string q = "q." + detail::quote_identifier(*name);
     const pqxx::oid type = probe.column_type(*column);
-    if (name == &options.id_column)
+    if (name == &columns.id_column)
       d->id_is_number = type == kInt2 || type == kInt4 || type == kInt8;
     if (select.size() > 7) select += ", ";
-    if (name == &options.time_column) {
+    if (name == &columns.time_column) {
       if (type == kTimestamp || type == kTimestamptz || type == kDate) {
         d->time = time_kind::seconds;
         select += "floor(extract(epoch FROM " + q + "))::bigint";
