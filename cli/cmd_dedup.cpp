@@ -108,6 +108,26 @@ result<dedup_options> resolve_dedup(const dedup_command& cmd, const fingerprint_
   return o;
 }
 
+// What the summary counts but a user would not look for: an input without records (exit 0: an
+// empty shard is a valid input, its output is empty) and text that was not all UTF-8.
+void warn_about_input(const dedup_command& cmd, const dedup_summary& s) {
+  if (s.read == 0 && s.skipped_inputs == 0) {
+    const std::vector<std::string>& in = cmd.input.inputs;
+    const std::string where = cmd.db.reads_database() ? "the database source"
+                              : in.empty() || (in.size() == 1 && in[0] == "-") ? "stdin"
+                              : in.size() == 1                                 ? in[0]
+                                               : "the " + std::to_string(in.size()) + " inputs";
+    std::fprintf(stderr, "simdup dedup: warning: no records in %s; the output is empty\n",
+                 where.c_str());
+  }
+  if (s.invalid_utf8 > 0) {
+    std::fprintf(stderr,
+                 "simdup dedup: warning: %llu invalid UTF-8 sequences replaced by U+FFFD (the "
+                 "input is not all UTF-8; summary.json documents.invalid_utf8)\n",
+                 static_cast<unsigned long long>(s.invalid_utf8));
+  }
+}
+
 int run_dedup(const dedup_command& cmd) {
   dedup_job_options job;
   auto reader = cmd.input.resolve();
@@ -186,9 +206,13 @@ int run_dedup(const dedup_command& cmd) {
     const char* zst = cmd.zstd ? ".zst" : "";
     const std::string annotated =
         cmd.annotate ? std::string(", annotated.") + ext + zst : std::string();
-    std::printf("  output      %s/{kept.%s%s%s, duplicates.jsonl, summary.json, report.html}\n",
-                cmd.out.c_str(), ext, zst, annotated.c_str());
+    // "out/" names the directory as "out" does: no "out//kept.jsonl".
+    std::string dir = cmd.out;
+    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+    std::printf("  output      %s%s{kept.%s%s%s, duplicates.jsonl, summary.json, report.html}\n",
+                dir.c_str(), dir == "/" ? "" : "/", ext, zst, annotated.c_str());
   }
+  if (!cmd.quiet) warn_about_input(cmd, *summary);
   return summary->skipped + summary->skipped_inputs > 0 ? exit_partial : exit_ok;
 }
 
@@ -251,6 +275,7 @@ void setup(CLI::App& app, int& rc) {
       ->capture_default_str()
       ->group(r);
   sub->add_option("--threads", cmd->threads, "Worker threads (0: all cores)")
+      ->check(thread_count())
       ->capture_default_str()
       ->group(r);
   sub->add_flag("-q,--quiet", cmd->quiet,

@@ -4,6 +4,7 @@
 // the heaviest shared and unshared features. A and B are texts, files, JSONL records, or ids in
 // the inputs of a dedup output directory (--dedup-out).
 #include "command.hpp"
+#include "dedup_run.hpp"
 #include "document_job.hpp"
 #include "options.hpp"
 
@@ -11,8 +12,6 @@
 #include <simdup/json.hpp>
 #include <simdup/reader.hpp>
 #include <simdup/simhash.hpp>
-
-#include <simdjson.h>
 
 #include <algorithm>
 #include <cmath>
@@ -54,13 +53,6 @@ struct shared_feature {
   std::string text;
   double weight_a;
   double weight_b;
-};
-
-/// What a dedup run (--dedup-out DIR) decided for one document, from DIR/duplicates.jsonl.
-struct run_decision {
-  bool kept = true;
-  std::string duplicate_of;  ///< when dropped
-  std::string layer;         ///< when dropped
 };
 
 struct comparison {
@@ -227,6 +219,14 @@ std::string number(double v) {
   return s;
 }
 
+/// A Jaccard as duplicates.jsonl and the decision's reason give it (the JSON output keeps all
+/// digits).
+std::string four_decimals(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4f", v);
+  return buf;
+}
+
 std::string to_text(const comparison& c, std::size_t top) {
   std::ostringstream o;
   for (const auto& [name, s] : {std::pair{"A", &c.a}, std::pair{"B", &c.b}}) {
@@ -250,7 +250,7 @@ std::string to_text(const comparison& c, std::size_t top) {
   } else {
     o << "distance: undefined (a short text has no fingerprint)\n";
   }
-  if (!std::isnan(c.e.jaccard)) o << "jaccard: " << number(c.e.jaccard) << '\n';
+  if (!std::isnan(c.e.jaccard)) o << "jaccard: " << four_decimals(c.e.jaccard) << '\n';
   o << "decision: "
     << (c.e.duplicate ? std::string("duplicate (") + layer_name(c.e.layer) + " layer)"
                       : std::string("not linked"))
@@ -281,155 +281,6 @@ std::string to_text(const comparison& c, std::size_t top) {
     }
   }
   return o.str();
-}
-
-// Takes the run's recorded parameters from DIR/summary.json (inputs, mode, layers, k,
-// clusters, MinHash, verification) over the flags, so that explain decides as that run did.
-// The fingerprint settings are not recorded: they come from the flags (dedup's defaults).
-status read_dedup_run(const std::string& dir, dedup_options& o, std::vector<std::string>& inputs) {
-  const std::string path = dir + "/summary.json";
-  simdjson::padded_string json;
-  if (simdjson::padded_string::load(path).get(json) != simdjson::SUCCESS) {
-    return make_error(errc::not_found, "--dedup-out: cannot read " + path);
-  }
-  simdjson::dom::parser parser;
-  simdjson::dom::element params;
-  if (parser.parse(json)["parameters"].get(params) != simdjson::SUCCESS) {
-    return make_error(errc::invalid_input, "--dedup-out: " + path + " has no parameters");
-  }
-  const auto bad = [&](const char* what) {
-    return make_error(errc::invalid_input,
-                      "--dedup-out: " + path + ": parameters." + what + " missing or malformed");
-  };
-  simdjson::dom::array list;
-  if (params["inputs"].get(list) != simdjson::SUCCESS) return bad("inputs");
-  for (auto v : list) {
-    std::string_view in;
-    if (v.get(in) != simdjson::SUCCESS) return bad("inputs");
-    inputs.emplace_back(in);
-  }
-  std::string_view text;
-  if (params["mode"].get(text) != simdjson::SUCCESS) return bad("mode");
-  o.mode = text == "stream" ? dedup_mode::stream : dedup_mode::batch;
-  int64_t k = 0;
-  if (params["k"].get(k) != simdjson::SUCCESS) return bad("k");
-  detection_profile& p = o.detection;
-  p.k = static_cast<int>(k);
-  if (params["linking"].get(text) != simdjson::SUCCESS) return bad("linking");
-  auto linking = parse_linking(text);
-  if (!linking) return bad("linking");
-  p.clustering = *linking;
-  std::string layers;
-  if (params["layers"].get(list) != simdjson::SUCCESS) return bad("layers");
-  for (auto v : list) {
-    if (v.get(text) != simdjson::SUCCESS) return bad("layers");
-    layers += (layers.empty() ? "" : ",") + std::string(text);
-  }
-  if (auto st = parse_layers(layers, o); !st) return bad("layers");
-  p.minhash = minhash_options{};
-  if (simdjson::dom::object mh; params["minhash"].get(mh) == simdjson::SUCCESS) {
-    uint64_t bands = 0, rows = 0;
-    if (mh["bands"].get(bands) != simdjson::SUCCESS || mh["rows"].get(rows) != simdjson::SUCCESS)
-      return bad("minhash");
-    p.minhash.bands = bands;
-    p.minhash.rows = rows;
-  }
-  if (simdjson::dom::object v; params["verify"].get(v) == simdjson::SUCCESS) {
-    double threshold = 0;
-    uint64_t max_hashes = 0;
-    if (v["jaccard"].get(threshold) != simdjson::SUCCESS ||
-        v["max_hashes"].get(max_hashes) != simdjson::SUCCESS)
-      return bad("verify");
-    if (!p.verify) p.verify = verify_options{};
-    p.verify->threshold = threshold;
-    p.verify->max_hashes = max_hashes;
-  } else {
-    p.verify.reset();
-  }
-  if (auto st = p.validate(); !st) {
-    return make_error(errc::invalid_input, "--dedup-out: " + path + ": " + st.error().message);
-  }
-  return {};
-}
-
-// The records of `ids` (first occurrence each, in the order given) in the run's inputs.
-result<std::vector<document>> find_records(const std::vector<std::string>& inputs,
-                                           const field_names& fields,
-                                           const std::vector<std::string>& ids) {
-  reader_options ro;
-  ro.fields = fields;
-  ro.skip_failed_inputs = true;  // as the run may have with --on-error skip
-  auto in = reader::open(inputs, ro);
-  if (!in) return std::move(in).error();
-  std::vector<document> found(ids.size());
-  std::vector<bool> seen(ids.size(), false);
-  std::size_t missing = ids.size();
-  document doc;
-  error_info err;
-  for (read_status rs; missing > 0 && (rs = in->next(doc, err)) != read_status::end;) {
-    if (rs == read_status::failed) return err;
-    if (rs != read_status::record) continue;
-    for (std::size_t i = 0; i < ids.size(); ++i) {
-      if (!seen[i] && doc.id == ids[i]) {
-        found[i] = doc;
-        seen[i] = true;
-        --missing;
-      }
-    }
-  }
-  for (std::size_t i = 0; i < ids.size(); ++i) {
-    if (!seen[i])
-      return make_error(errc::not_found, "no record with id " + ids[i] + " in the inputs");
-  }
-  return found;
-}
-
-// A record id as dedup wrote it and the readers read it: a JSON string's value, or a number's
-// token as written (numeric ids keep their text: 1.5, 18446744073709551615).
-std::optional<std::string> id_text(simdjson::ondemand::object& record, std::string_view key) {
-  simdjson::ondemand::value v;
-  simdjson::ondemand::json_type type;
-  if (record.find_field_unordered(key).get(v) || v.type().get(type)) return std::nullopt;
-  std::string_view text;
-  if (type == simdjson::ondemand::json_type::number) {
-    text = v.raw_json_token();
-    while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
-    return std::string(text);
-  }
-  if (v.get_string().get(text)) return std::nullopt;
-  return std::string(text);
-}
-
-// The run's decisions for `ids` from DIR/duplicates.jsonl (a document not listed was kept).
-result<std::vector<run_decision>> read_run_decisions(const std::string& dir,
-                                                     const std::vector<std::string>& ids) {
-  const std::string path = dir + "/duplicates.jsonl";
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error(errc::not_found, "--dedup-out: cannot read " + path);
-  std::vector<run_decision> out(ids.size());
-  simdjson::ondemand::parser parser;
-  std::string line;
-  for (std::size_t n = 1; std::getline(in, line); ++n) {
-    if (line.empty()) continue;
-    const simdjson::padded_string padded(line);
-    simdjson::ondemand::document doc;
-    simdjson::ondemand::object rec;
-    std::optional<std::string> id, rep;
-    std::string_view layer;
-    if (!parser.iterate(padded).get(doc) && !doc.get_object().get(rec)) {
-      id = id_text(rec, "id");
-      rep = id_text(rec, "duplicate_of");
-    }
-    if (!id || !rep || rec.find_field_unordered("layer").get_string().get(layer)) {
-      return make_error(errc::invalid_input, "--dedup-out: " + path + ":" + std::to_string(n) +
-                                                 ": not a duplicates record (id, duplicate_of, "
-                                                 "layer)");
-    }
-    for (std::size_t i = 0; i < ids.size(); ++i) {
-      if (*id == ids[i]) out[i] = {false, *rep, std::string(layer)};
-    }
-  }
-  return out;
 }
 
 // TEXT/--file values in command-line order: one parse_order() entry per value, so walking it
@@ -488,9 +339,18 @@ int run_explain(explain_command& cmd) {
   std::vector<run_decision> decided;
   if (!cmd.dedup_out.empty()) {
     std::vector<std::string> inputs;
+    const dedup_options flags = o;
     if (auto read = read_dedup_run(cmd.dedup_out, o, inputs); !read) {
       print_error("explain", read.error().message);
       return exit_failure;
+    }
+    // The run's parameters win (explain is to decide as the run did); a flag that asked for
+    // something else is named, not silently dropped.
+    for (const auto& [given, used] : flags_unlike_run(*cmd.app, flags, o)) {
+      std::fprintf(stderr,
+                   "simdup explain: warning: %s differs from the run's %s (%s/summary.json); "
+                   "explaining with the run's\n",
+                   given.c_str(), used.c_str(), cmd.dedup_out.c_str());
     }
     auto found = find_records(inputs, cmd.fields, texts);
     if (!found) {
@@ -562,8 +422,8 @@ void setup(CLI::App& app, int& rc) {
       ->group(g);
   sub->add_option("--dedup-out", cmd->dedup_out,
                   "A and B are ids of records in the inputs of this dedup output directory; "
-                  "its summary.json gives the inputs, mode, layers, k, clusters, MinHash and "
-                  "verification (fingerprint flags must match the run's)")
+                  "its summary.json gives the inputs and every detection and fingerprint "
+                  "setting (a flag that differs is overridden, with a warning)")
       ->check(CLI::ExistingDirectory)
       ->group(g);
   add_field_options(*sub, cmd->fields, g);

@@ -7,6 +7,7 @@
 #include <simdup/json.hpp>
 #include <simdup/simhash.hpp>
 
+#include <cstdio>
 #include <memory>
 
 namespace simdup::cli {
@@ -63,6 +64,8 @@ int run_with_database(const fingerprint_command& cmd, const batch_processor& pro
   }
   document_job_io io;
   io.source = source.get();
+  const uint64_t already = sink ? sink->committed_rows() : 0;
+  uint64_t written_rows = 0;  // by this run
   if (sink) {
     io.write = [&](const document_batch& b) -> status {
       std::string_view rows = b.out;
@@ -80,12 +83,22 @@ int run_with_database(const fingerprint_command& cmd, const batch_processor& pro
           if (auto hex = parse_hex(row.substr(0, tab))) value = *hex;
         }
         if (auto st = sink->write(b.docs[i].id, value, row.substr(tab + 1)); !st) return st;
+        ++written_rows;
       }
       return {};
     };
     io.commit = [&] { return sink->finish(); };
   }
-  return run_document_job("fingerprint", cmd.input, cmd.run, process, &io);
+  const int rc = run_document_job("fingerprint", cmd.input, cmd.run, process, &io);
+  if (sink && !cmd.run.quiet && (rc == exit_ok || rc == exit_partial)) {
+    // Nothing else says where the fingerprints went.
+    const std::string resumed =
+        already > 0 ? ", after the " + std::to_string(already) + " rows an earlier try wrote" : "";
+    std::fprintf(stderr, "simdup fingerprint: %llu rows written to table %s (run %s%s)\n",
+                 static_cast<unsigned long long>(written_rows), db.sink.table.c_str(),
+                 db.sink.run.c_str(), resumed.c_str());
+  }
+  return rc;
 }
 
 /// Appends one output line for `doc` and its result. A document without features has no

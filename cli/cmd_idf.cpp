@@ -137,7 +137,8 @@ int run_idf_build(const idf_command& cmd) {
   const fingerprinter_set& set = **fps;
   df_table table(cmd.max_terms);
   run_options run = cmd.run;
-  run.output = "-";  // the job itself writes nothing; the table is written at the end
+  run.output = "-";           // the job itself writes nothing; the table is written at the end
+  run.warn_if_empty = false;  // an input without documents is an error here (below)
   const int rc = run_document_job("idf build", cmd.input, run, [&](document_batch& b) {
     std::unordered_map<std::string, uint64_t> batch;
     for (std::size_t i = 0; i < b.size; ++i) {
@@ -190,6 +191,7 @@ void setup(CLI::App& app, int& rc) {
       ->check(CLI::IsMember({"fail", "skip"}))
       ->capture_default_str();
   build->add_option("--threads", cmd->run.threads, "Worker threads (0: all cores)")
+      ->check(thread_count())
       ->capture_default_str();
   build->add_flag("-q,--quiet", cmd->run.quiet, "No progress or summary on stderr (errors only)");
   build->callback([cmd, &rc] { rc = run_idf_build(*cmd); });

@@ -126,6 +126,7 @@ void setup(CLI::App& app, int& rc) {
       ->capture_default_str();
   cmd->add_option("--threads", args->opt.threads,
                   "Event-loop threads serving HTTP (0: cores; 4 x cores with Redis)")
+      ->check(integer_range(0, 256, "event-loop threads (0: picked from the cores)"))
       ->capture_default_str();
   cmd->add_option("--expire-interval-ms", args->opt.expire_interval_ms,
                   "How often expired documents are removed, in milliseconds")

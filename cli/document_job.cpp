@@ -69,7 +69,7 @@ bool produce(read_state& st, document_batch& batch) {
     st.done = true;
     if (rs == read_status::bad_record) {
       st.failed = true;
-      st.failure = err.message + " (--on-error skip skips bad records)";
+      st.failure = "stopped at " + err.message + "; --on-error skip skips such records";
     } else if (rs == read_status::failed) {
       st.failed = true;
       st.failure = err.message;
@@ -196,6 +196,17 @@ int run_document_job(const std::string& command, const input_options& input, con
                  static_cast<unsigned long long>(invalid_utf8),
                  static_cast<unsigned long long>(too_short), human_bytes(bytes).c_str(), secs,
                  bytes / 1e6 / (secs > 0 ? secs : 1));
+  }
+  if (!run.quiet && run.warn_if_empty && !st.failed && write_error.empty() && written == 0 &&
+      !skipped_any) {
+    // Not an error (an empty shard has an empty result), but rarely what was meant.
+    const std::vector<std::string>& in = input.inputs;
+    const std::string where = io && io->source ? "the database source"
+                              : in.empty() || (in.size() == 1 && in[0] == "-") ? "stdin"
+                              : in.size() == 1                                 ? in[0]
+                                               : "the " + std::to_string(in.size()) + " inputs";
+    std::fprintf(stderr, "simdup %s: warning: no records in %s; the output is empty\n",
+                 command.c_str(), where.c_str());
   }
   if (st.failed) {
     print_error(command, st.failure);

@@ -107,7 +107,9 @@ inline void add_index_options(CLI::App& cmd, index_cli_options& o) {
   cmd.add_option("--memory", o.memory,
                  "Memory budget for the planner, bytes with optional K/M/G/T suffix")
       ->excludes(blocks);
-  cmd.add_option("--threads", o.threads, "Worker threads (0: all cores)")->capture_default_str();
+  cmd.add_option("--threads", o.threads, "Worker threads (0: all cores)")
+      ->check(thread_count())
+      ->capture_default_str();
   auto* binary = cmd.add_flag("--binary", o.binary,
                               "Inputs are little-endian uint64 fingerprints; id = position");
   cmd.add_flag("--decimal", o.decimal,

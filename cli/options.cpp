@@ -272,6 +272,7 @@ void add_run_options(CLI::App& cmd, run_options& opts) {
       ->capture_default_str()
       ->group(g);
   cmd.add_option("--threads", opts.threads, "Worker threads (0: all cores)")
+      ->check(thread_count())
       ->capture_default_str()
       ->group(g);
   cmd.add_flag("--stats", opts.stats, "Always print the summary on stderr")->group(g);
@@ -334,26 +335,35 @@ std::string flag_message(std::string_view message) {
   return out;
 }
 
-CLI::Validator distance_k(int max_k) {
+CLI::Validator integer_range(long long min, long long max, const std::string& meaning) {
   return CLI::Validator(
-      [max_k](std::string& value) -> std::string {
+      [=](std::string& value) -> std::string {
         const std::string range =
-            "k counts the bits (of 64) in which two fingerprints may "
-            "differ: an integer from 0 to " +
-            std::to_string(max_k) + " here";
-        long long k = 0;
+            meaning + ": an integer from " + std::to_string(min) + " to " + std::to_string(max);
+        long long v = 0;
         const char* end = value.data() + value.size();
-        const auto [p, ec] = std::from_chars(value.data(), end, k);
+        const auto [p, ec] = std::from_chars(value.data(), end, v);
         if (value.empty() || ec == std::errc::invalid_argument || p != end) {
           return "'" + value + "' is not a number; " + range;
         }
-        if (ec == std::errc::result_out_of_range || k > max_k) {
+        const bool negative = value.front() == '-';
+        if ((ec == std::errc::result_out_of_range && !negative) || v > max) {
           return value + " is too large; " + range;
         }
-        if (k < 0) return value + " is negative; " + range;
+        if (ec == std::errc::result_out_of_range || v < min) {
+          return value + (negative && min >= 0 ? " is negative; " : " is too small; ") + range;
+        }
         return {};
       },
-      "0.." + std::to_string(max_k));
+      std::to_string(min) + ".." + std::to_string(max));
+}
+
+CLI::Validator distance_k(int max_k) {
+  return integer_range(0, max_k, "k counts the bits (of 64) in which two fingerprints may differ");
+}
+
+CLI::Validator thread_count() {
+  return integer_range(0, max_threads, "the number of worker threads (0: all cores)");
 }
 
 }  // namespace simdup::cli

@@ -96,6 +96,8 @@ struct run_options {
   unsigned threads = 0;           ///< --threads (0 = all cores)
   bool stats = false;             ///< --stats: always print the summary
   bool quiet = false;             ///< --quiet: no progress, summary only when it matters
+  /// Not a flag: warn on stderr when the input had no records (idf build fails instead).
+  bool warn_if_empty = true;
 };
 
 /// Adds --on-error, -o, --format, --threads, --stats, --quiet to `cmd`.
@@ -105,10 +107,19 @@ void add_run_options(CLI::App& cmd, run_options& opts);
 /// this names the flags instead ("--k must be in 0..32", "--verify: expected ...").
 std::string flag_message(std::string_view message);
 
-/// Checks a -k/--k value before CLI11 converts it, so that "abc", "-1" and "40" get one message
-/// saying what is wrong: "--k: 40 is too large: k counts the bits (of 64) in which two
-/// fingerprints may differ, 0 to 32 here".
+/// Checks an integer option before CLI11 converts it, so that "abc", "-3" and "99999" get one
+/// message saying what is wrong and what is allowed: "'abc' is not a number; MEANING: an integer
+/// from MIN to MAX" (CLI11 prefixes the flag: "--threads: -3 is negative; ...").
+CLI::Validator integer_range(long long min, long long max, const std::string& meaning);
+
+/// -k/--k: "--k: 40 is too large; k counts the bits (of 64) in which two fingerprints may
+/// differ: an integer from 0 to 32".
 CLI::Validator distance_k(int max_k);
+
+/// The most --threads a command accepts (0 means all cores).
+inline constexpr long long max_threads = 4096;
+/// --threads: 0 to max_threads.
+CLI::Validator thread_count();
 
 }  // namespace simdup::cli
 

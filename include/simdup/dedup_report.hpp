@@ -47,6 +47,12 @@ struct dedup_summary {
   std::vector<std::string> layers;  ///< enabled layers, cheapest first
   double verify_threshold = 0;      ///< 0 when not verifying
   std::size_t verify_max_hashes = 0;
+  std::size_t verify_shingle_width = 0;
+  /// Linking "anchored" (batch): a member's least Jaccard with its representative; 0 otherwise.
+  double anchor_floor = 0;
+  /// Normalisation, features, weighting, hash and min_features: with the parameters above, what
+  /// a later `simdup explain --dedup-out` needs to decide as the run did.
+  fingerprint_options fingerprint;
   std::string output_format;  ///< format of the kept records ("jsonl", ...)
 
   // Counts.

@@ -41,13 +41,13 @@ result<pair_explanation> explain_pair(const dedup_options& options, const docume
   const auto same = [](uint64_t x, uint64_t y) { return x != 0 && x == y; };
   if (same(e.a.url_key, e.b.url_key)) {
     e.layer = dedup_layer::url;
-    e.reason = "same normalised URL (url layer)";
+    e.reason = "same normalised URL";
   } else if (same(e.a.title_key, e.b.title_key)) {
     e.layer = dedup_layer::title;
-    e.reason = "same normalised title (title layer)";
+    e.reason = "same normalised title";
   } else if (same(e.a.content_key, e.b.content_key)) {
     e.layer = dedup_layer::exact;
-    e.reason = "same normalised text (exact layer)";
+    e.reason = "same normalised text";
   }
   if (e.layer != dedup_layer::none) {
     e.duplicate = true;

@@ -68,7 +68,9 @@ class job {
 
 status job::handle_bad(const detail::bad_entry& e) {
   if (!o_.skip_bad_records) {
-    return make_error(e.error.code, e.error.message + " (use --on-error skip to skip bad records)");
+    // The reader names the record and what is wrong with it; the run stops here.
+    return make_error(e.error.code,
+                      "stopped at " + e.error.message + "; --on-error skip skips such records");
   }
   // Counts are of records: an input that could not be read is a skipped input, not a record.
   if (e.input) {

@@ -37,6 +37,81 @@ std::string thousands(uint64_t v) {
   return out;
 }
 
+const char* feature_kind_name(feature_kind k) {
+  switch (k) {
+    case feature_kind::shingles:
+      return "shingles";
+    case feature_kind::words:
+      return "words";
+    case feature_kind::word_ngrams:
+      return "word-ngrams";
+    case feature_kind::jieba:
+      return "jieba";
+    case feature_kind::keywords:
+      return "keywords";
+  }
+  return "?";
+}
+
+const char* weighting_name(weighting_scheme w) {
+  switch (w) {
+    case weighting_scheme::count:
+      return "count";
+    case weighting_scheme::binary:
+      return "binary";
+    case weighting_scheme::tfidf:
+      return "tfidf";
+  }
+  return "?";
+}
+
+const char* hash_name(hash_kind h) {
+  switch (h) {
+    case hash_kind::xxh3:
+      return "xxh3";
+    case hash_kind::fnv1a:
+      return "fnv1a";
+    case hash_kind::md5:
+      return "md5";
+  }
+  return "?";
+}
+
+const char* compat_name(compat_mode c) {
+  switch (c) {
+    case compat_mode::none:
+      return "none";
+    case compat_mode::python_simhash:
+      return "python-simhash";
+    case compat_mode::jieba_tfidf:
+      return "jieba-tfidf";
+  }
+  return "?";
+}
+
+/// parameters.fingerprint: the option names and values of the CLI's fingerprint flags.
+void write_fingerprint(json::writer& w, const fingerprint_options& f) {
+  w.key("fingerprint").begin_object();
+  w.key("html").value(f.normalize.html).key("nfkc").value(f.normalize.nfkc);
+  w.key("casefold").value(f.normalize.casefold).key("t2s").value(f.normalize.t2s);
+  w.key("strip_punctuation").value(f.normalize.strip_punctuation);
+  w.key("strip_digits").value(f.normalize.strip_digits);
+  w.key("features").value(feature_kind_name(f.features.kind));
+  w.key("shingle_width").value(static_cast<uint64_t>(f.features.shingle_width));
+  w.key("ngram").value(static_cast<uint64_t>(f.features.ngram));
+  w.key("min_token_length").value(static_cast<uint64_t>(f.features.min_token_length));
+  w.key("jieba_dict").value(f.features.jieba_dict);
+  w.key("user_dicts").begin_array();
+  for (const std::string& d : f.features.jieba_user_dicts) w.value(d);
+  w.end_array();
+  w.key("weighting").value(weighting_name(f.weighting.scheme));
+  w.key("idf").value(f.weighting.idf_path).key("stopwords").value(f.weighting.stopwords_path);
+  w.key("top_k").value(static_cast<uint64_t>(f.weighting.top_k));
+  w.key("hash").value(hash_name(f.hash)).key("compat").value(compat_name(f.compat));
+  w.key("min_features").value(static_cast<uint64_t>(f.min_features));
+  w.end_object();
+}
+
 }  // namespace
 
 void describe_parameters(dedup_summary& summary, const dedup_options& d,
@@ -45,7 +120,10 @@ void describe_parameters(dedup_summary& summary, const dedup_options& d,
   const detection_profile& p = d.detection;
   summary.k = p.k;
   summary.keep = d.mode == dedup_mode::stream ? "first" : keep_spec;
-  summary.linking = linking_name(p.clustering);
+  // Stream mode links each duplicate directly to one kept document (the closest within k, or
+  // the holder of a shared key) and never re-clusters: that is a star, whatever --clusters says.
+  summary.linking = d.mode == dedup_mode::stream ? linking_name(cluster_linking::star)
+                                                 : linking_name(p.clustering);
   if (d.mode == dedup_mode::batch && p.verify) {
     summary.minhash_bands = p.minhash.bands;
     summary.minhash_rows = p.minhash.rows;
@@ -57,7 +135,12 @@ void describe_parameters(dedup_summary& summary, const dedup_options& d,
   if (p.verify) {
     summary.verify_threshold = p.verify->threshold;
     summary.verify_max_hashes = p.verify->max_hashes;
+    summary.verify_shingle_width = p.verify->shingle_width;
   }
+  if (d.mode == dedup_mode::batch && p.clustering == cluster_linking::anchored) {
+    summary.anchor_floor = p.anchor_floor;
+  }
+  summary.fingerprint = p.fingerprint;
   summary.threads = threads ? threads : std::max(1u, std::thread::hardware_concurrency());
 }
 
@@ -96,10 +179,13 @@ std::string summary_json(const dedup_summary& s) {
   w.key("verify");
   if (s.verify_threshold > 0) {
     w.begin_object().key("jaccard").value(s.verify_threshold);
-    w.key("max_hashes").value(static_cast<uint64_t>(s.verify_max_hashes)).end_object();
+    w.key("max_hashes").value(static_cast<uint64_t>(s.verify_max_hashes));
+    w.key("shingle_width").value(static_cast<uint64_t>(s.verify_shingle_width)).end_object();
   } else {
     w.null();
   }
+  if (s.anchor_floor > 0) w.key("anchor_floor").value(s.anchor_floor);
+  write_fingerprint(w, s.fingerprint);
   w.key("output_format").value(s.output_format);
   w.end_object();
 
@@ -191,6 +277,11 @@ std::string human_summary(const dedup_summary& s) {
   std::snprintf(line, sizeof line, "  short       %12s (exact layers only)\n",
                 thousands(s.short_documents).c_str());
   out += line;
+  if (s.invalid_utf8 > 0) {
+    std::snprintf(line, sizeof line, "  invalid UTF-8 %10s sequences replaced by U+FFFD\n",
+                  thousands(s.invalid_utf8).c_str());
+    out += line;
+  }
   uint64_t largest = 0;
   const uint64_t clusters = clusters_with_duplicates(s, &largest);
   std::snprintf(line, sizeof line, "  clusters    %12s with duplicates, largest %s\n",

@@ -162,10 +162,9 @@ class csv_reader final : public format_reader {
       if (doc.raw.size() > ctx_.options->max_record_bytes) too_large = true;
       if (quotes % 2 == 0) {
         if (!too_large) return read_status::record;
-        error =
-            record_error(doc, errc::too_large,
-                         "record larger than " + std::to_string(ctx_.options->max_record_bytes) +
-                             " bytes, skipped");
+        error = record_error(
+            doc, errc::too_large,
+            "record larger than " + std::to_string(ctx_.options->max_record_bytes) + " bytes");
         return read_status::bad_record;
       }
       // Inside a quoted field: the line break belongs to the field.

@@ -259,10 +259,10 @@ read_status line_failure(line_status st, const input_context& ctx, error_info& e
     case line_status::error:
       return read_status::failed;
     case line_status::too_long:
-      error = make_error(errc::too_large, ctx.source + ":" + std::to_string(ctx.in->line_number()) +
-                                              ": record larger than " +
-                                              std::to_string(ctx.options->max_record_bytes) +
-                                              " bytes, skipped");
+      error =
+          make_error(errc::too_large, ctx.source + ":" + std::to_string(ctx.in->line_number()) +
+                                          ": record larger than " +
+                                          std::to_string(ctx.options->max_record_bytes) + " bytes");
       return read_status::bad_record;
     case line_status::ok:
       break;

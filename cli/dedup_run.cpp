@@ -1,0 +1,403 @@
+#include "dedup_run.hpp"
+
+#include <simdjson.h>
+
+#include <cstdio>
+#include <fstream>
+#include <optional>
+
+namespace simdup::cli {
+namespace {
+
+// A record id as dedup wrote it and the readers read it: a JSON string's value, or a number's
+// token as written (numeric ids keep their text: 1.5, 18446744073709551615).
+std::optional<std::string> id_text(simdjson::ondemand::object& record, std::string_view key) {
+  simdjson::ondemand::value v;
+  simdjson::ondemand::json_type type;
+  if (record.find_field_unordered(key).get(v) || v.type().get(type)) return std::nullopt;
+  std::string_view text;
+  if (type == simdjson::ondemand::json_type::number) {
+    text = v.raw_json_token();
+    while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+    return std::string(text);
+  }
+  if (v.get_string().get(text)) return std::nullopt;
+  return std::string(text);
+}
+
+// parameters.fingerprint as summary.json writes it (the names of the fingerprint flags' values).
+bool read_fingerprint(simdjson::dom::object f, fingerprint_options& o) {
+  const auto flag = [&](const char* key, bool& out) {
+    return f[key].get(out) == simdjson::SUCCESS;
+  };
+  const auto size = [&](const char* key, std::size_t& out) {
+    uint64_t v = 0;
+    if (f[key].get(v) != simdjson::SUCCESS) return false;
+    out = static_cast<std::size_t>(v);
+    return true;
+  };
+  const auto text = [&](const char* key, std::string& out) {
+    std::string_view v;
+    if (f[key].get(v) != simdjson::SUCCESS) return false;
+    out = std::string(v);
+    return true;
+  };
+  // One of `names` (in enum order) to the enum.
+  const auto choice = [&](const char* key, std::initializer_list<std::string_view> names,
+                          auto& out) {
+    std::string_view v;
+    if (f[key].get(v) != simdjson::SUCCESS) return false;
+    int i = 0;
+    for (std::string_view name : names) {
+      if (name == v) {
+        out = static_cast<std::remove_reference_t<decltype(out)>>(i);
+        return true;
+      }
+      ++i;
+    }
+    return false;
+  };
+  normalize_options& n = o.normalize;
+  simdjson::dom::array dicts;
+  if (!flag("html", n.html) || !flag("nfkc", n.nfkc) || !flag("casefold", n.casefold) ||
+      !flag("t2s", n.t2s) || !flag("strip_punctuation", n.strip_punctuation) ||
+      !flag("strip_digits", n.strip_digits) ||
+      !choice("features", {"shingles", "words", "word-ngrams", "jieba", "keywords"},
+              o.features.kind) ||
+      !size("shingle_width", o.features.shingle_width) || !size("ngram", o.features.ngram) ||
+      !size("min_token_length", o.features.min_token_length) ||
+      !text("jieba_dict", o.features.jieba_dict) ||
+      f["user_dicts"].get(dicts) != simdjson::SUCCESS ||
+      !choice("weighting", {"count", "binary", "tfidf"}, o.weighting.scheme) ||
+      !text("idf", o.weighting.idf_path) || !text("stopwords", o.weighting.stopwords_path) ||
+      !size("top_k", o.weighting.top_k) || !choice("hash", {"xxh3", "fnv1a", "md5"}, o.hash) ||
+      !choice("compat", {"none", "python-simhash", "jieba-tfidf"}, o.compat) ||
+      !size("min_features", o.min_features)) {
+    return false;
+  }
+  o.features.jieba_user_dicts.clear();
+  for (auto d : dicts) {
+    std::string_view path;
+    if (d.get(path) != simdjson::SUCCESS) return false;
+    o.features.jieba_user_dicts.emplace_back(path);
+  }
+  return true;
+}
+
+std::string decimal(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+/// A boolean flag as the command line gives it: "--html", or "no --html".
+std::string switch_flag(const char* flag, bool given) {
+  return given ? std::string(flag) : std::string("no ") + flag;
+}
+
+/// One parameter as a flag with its value ("--features shingles"), for comparing the flags with
+/// the run's; empty where the parameter does not apply (--verify-max-hashes without --verify).
+/// A run that did not record a parameter (summary.json before the fingerprint settings) has
+/// the flag's value, so it never differs.
+struct flag_form {
+  const char* flag;  ///< the name CLI11 knows it by (given or not: App::count)
+  std::string (*form)(const dedup_options&);
+};
+
+const flag_form kFlagForms[] = {
+    {"--mode",
+     [](const dedup_options& o) {
+       return std::string("--mode ") + (o.mode == dedup_mode::stream ? "stream" : "batch");
+     }},
+    {"--layers",
+     [](const dedup_options& o) {
+       std::string layers;
+       for (const auto& [on, name] : {std::pair{o.url_layer, "url"},
+                                      {o.title_layer, "title"},
+                                      {o.content_layer, "exact"},
+                                      {o.near_layer, "near"}}) {
+         if (on) layers += (layers.empty() ? "" : ",") + std::string(name);
+       }
+       return "--layers " + layers;
+     }},
+    {"--k", [](const dedup_options& o) { return "-k " + std::to_string(o.detection.k); }},
+    {"--clusters",
+     [](const dedup_options& o) {
+       return std::string("--clusters ") + linking_name(o.detection.clustering);
+     }},
+    {"--anchor-floor",
+     [](const dedup_options& o) {
+       return o.detection.clustering == cluster_linking::anchored
+                  ? "--anchor-floor " + decimal(o.detection.anchor_floor)
+                  : std::string();
+     }},
+    {"--minhash",
+     [](const dedup_options& o) {
+       const minhash_options& m = o.detection.minhash;
+       return m.bands == 0 ? std::string("--minhash off")
+                           : "--minhash " + std::to_string(m.bands) + "x" + std::to_string(m.rows);
+     }},
+    {"--verify",
+     [](const dedup_options& o) {
+       return o.detection.verify ? "--verify jaccard:" + decimal(o.detection.verify->threshold)
+                                 : std::string("--verify off");
+     }},
+    {"--verify-max-hashes",
+     [](const dedup_options& o) {
+       return o.detection.verify
+                  ? "--verify-max-hashes " + std::to_string(o.detection.verify->max_hashes)
+                  : std::string();
+     }},
+    {"--verify-shingle-width",
+     [](const dedup_options& o) {
+       return o.detection.verify
+                  ? "--verify-shingle-width " + std::to_string(o.detection.verify->shingle_width)
+                  : std::string();
+     }},
+    {"--html",
+     [](const dedup_options& o) {
+       return switch_flag("--html", o.detection.fingerprint.normalize.html);
+     }},
+    {"--no-nfkc",
+     [](const dedup_options& o) {
+       return switch_flag("--no-nfkc", !o.detection.fingerprint.normalize.nfkc);
+     }},
+    {"--no-casefold",
+     [](const dedup_options& o) {
+       return switch_flag("--no-casefold", !o.detection.fingerprint.normalize.casefold);
+     }},
+    {"--no-t2s",
+     [](const dedup_options& o) {
+       return switch_flag("--no-t2s", !o.detection.fingerprint.normalize.t2s);
+     }},
+    {"--keep-punctuation",
+     [](const dedup_options& o) {
+       return switch_flag("--keep-punctuation",
+                          !o.detection.fingerprint.normalize.strip_punctuation);
+     }},
+    {"--strip-digits",
+     [](const dedup_options& o) {
+       return switch_flag("--strip-digits", o.detection.fingerprint.normalize.strip_digits);
+     }},
+    {"--features",
+     [](const dedup_options& o) {
+       static constexpr const char* kNames[] = {"shingles", "words", "word-ngrams", "jieba",
+                                                "keywords"};
+       return std::string("--features ") +
+              kNames[static_cast<int>(o.detection.fingerprint.features.kind)];
+     }},
+    {"--shingle-width",
+     [](const dedup_options& o) {
+       return "--shingle-width " + std::to_string(o.detection.fingerprint.features.shingle_width);
+     }},
+    {"--ngram",
+     [](const dedup_options& o) {
+       return "--ngram " + std::to_string(o.detection.fingerprint.features.ngram);
+     }},
+    {"--min-token-length",
+     [](const dedup_options& o) {
+       return "--min-token-length " +
+              std::to_string(o.detection.fingerprint.features.min_token_length);
+     }},
+    {"--jieba-dict",
+     [](const dedup_options& o) {
+       const std::string& d = o.detection.fingerprint.features.jieba_dict;
+       return d.empty() ? std::string("no --jieba-dict") : "--jieba-dict " + d;
+     }},
+    {"--user-dict",
+     [](const dedup_options& o) {
+       std::string out;
+       for (const std::string& d : o.detection.fingerprint.features.jieba_user_dicts) {
+         out += (out.empty() ? "--user-dict " : " --user-dict ") + d;
+       }
+       return out.empty() ? std::string("no --user-dict") : out;
+     }},
+    {"--weighting",
+     [](const dedup_options& o) {
+       static constexpr const char* kNames[] = {"count", "binary", "tfidf"};
+       return std::string("--weighting ") +
+              kNames[static_cast<int>(o.detection.fingerprint.weighting.scheme)];
+     }},
+    {"--idf",
+     [](const dedup_options& o) {
+       const std::string& f = o.detection.fingerprint.weighting.idf_path;
+       return f.empty() ? std::string("no --idf") : "--idf " + f;
+     }},
+    {"--stopwords",
+     [](const dedup_options& o) {
+       const std::string& f = o.detection.fingerprint.weighting.stopwords_path;
+       return f.empty() ? std::string("no --stopwords") : "--stopwords " + f;
+     }},
+    {"--top-k",
+     [](const dedup_options& o) {
+       return "--top-k " + std::to_string(o.detection.fingerprint.weighting.top_k);
+     }},
+    {"--hash",
+     [](const dedup_options& o) {
+       static constexpr const char* kNames[] = {"xxh3", "fnv1a", "md5"};
+       return std::string("--hash ") + kNames[static_cast<int>(o.detection.fingerprint.hash)];
+     }},
+    {"--compat",
+     [](const dedup_options& o) {
+       static constexpr const char* kNames[] = {"none", "python-simhash", "jieba-tfidf"};
+       return std::string("--compat ") + kNames[static_cast<int>(o.detection.fingerprint.compat)];
+     }},
+    {"--min-features",
+     [](const dedup_options& o) {
+       return "--min-features " + std::to_string(o.detection.fingerprint.min_features);
+     }},
+};
+
+}  // namespace
+
+status read_dedup_run(const std::string& dir, dedup_options& o, std::vector<std::string>& inputs) {
+  const std::string path = dir + "/summary.json";
+  simdjson::padded_string json;
+  if (simdjson::padded_string::load(path).get(json) != simdjson::SUCCESS) {
+    return make_error(errc::not_found, "--dedup-out: cannot read " + path);
+  }
+  simdjson::dom::parser parser;
+  simdjson::dom::element params;
+  if (parser.parse(json)["parameters"].get(params) != simdjson::SUCCESS) {
+    return make_error(errc::invalid_input, "--dedup-out: " + path + " has no parameters");
+  }
+  const auto bad = [&](const char* what) {
+    return make_error(errc::invalid_input,
+                      "--dedup-out: " + path + ": parameters." + what + " missing or malformed");
+  };
+  simdjson::dom::array list;
+  if (params["inputs"].get(list) != simdjson::SUCCESS) return bad("inputs");
+  for (auto v : list) {
+    std::string_view in;
+    if (v.get(in) != simdjson::SUCCESS) return bad("inputs");
+    inputs.emplace_back(in);
+  }
+  std::string_view text;
+  if (params["mode"].get(text) != simdjson::SUCCESS) return bad("mode");
+  o.mode = text == "stream" ? dedup_mode::stream : dedup_mode::batch;
+  int64_t k = 0;
+  if (params["k"].get(k) != simdjson::SUCCESS) return bad("k");
+  detection_profile& p = o.detection;
+  p.k = static_cast<int>(k);
+  if (params["linking"].get(text) != simdjson::SUCCESS) return bad("linking");
+  auto linking = parse_linking(text);
+  if (!linking) return bad("linking");
+  p.clustering = *linking;
+  std::string layers;
+  if (params["layers"].get(list) != simdjson::SUCCESS) return bad("layers");
+  for (auto v : list) {
+    if (v.get(text) != simdjson::SUCCESS) return bad("layers");
+    layers += (layers.empty() ? "" : ",") + std::string(text);
+  }
+  if (auto st = parse_layers(layers, o); !st) return bad("layers");
+  p.minhash = minhash_options{};
+  if (simdjson::dom::object mh; params["minhash"].get(mh) == simdjson::SUCCESS) {
+    uint64_t bands = 0, rows = 0;
+    if (mh["bands"].get(bands) != simdjson::SUCCESS || mh["rows"].get(rows) != simdjson::SUCCESS)
+      return bad("minhash");
+    p.minhash.bands = bands;
+    p.minhash.rows = rows;
+  }
+  if (simdjson::dom::object v; params["verify"].get(v) == simdjson::SUCCESS) {
+    double threshold = 0;
+    uint64_t max_hashes = 0;
+    if (v["jaccard"].get(threshold) != simdjson::SUCCESS ||
+        v["max_hashes"].get(max_hashes) != simdjson::SUCCESS)
+      return bad("verify");
+    if (!p.verify) p.verify = verify_options{};
+    p.verify->threshold = threshold;
+    p.verify->max_hashes = max_hashes;
+    // Recorded since the fingerprint settings are; older runs used the flag's value.
+    if (uint64_t width = 0; v["shingle_width"].get(width) == simdjson::SUCCESS) {
+      p.verify->shingle_width = width;
+    }
+  } else {
+    p.verify.reset();
+  }
+  if (double floor = 0; params["anchor_floor"].get(floor) == simdjson::SUCCESS) {
+    p.anchor_floor = floor;
+  }
+  if (simdjson::dom::object f; params["fingerprint"].get(f) == simdjson::SUCCESS) {
+    if (!read_fingerprint(f, p.fingerprint)) return bad("fingerprint");
+  }
+  if (auto st = p.validate(); !st) {
+    return make_error(errc::invalid_input, "--dedup-out: " + path + ": " + st.error().message);
+  }
+  return {};
+}
+
+result<std::vector<document>> find_records(const std::vector<std::string>& inputs,
+                                           const field_names& fields,
+                                           const std::vector<std::string>& ids) {
+  reader_options ro;
+  ro.fields = fields;
+  ro.skip_failed_inputs = true;  // as the run may have with --on-error skip
+  auto in = reader::open(inputs, ro);
+  if (!in) return std::move(in).error();
+  std::vector<document> found(ids.size());
+  std::vector<bool> seen(ids.size(), false);
+  std::size_t missing = ids.size();
+  document doc;
+  error_info err;
+  for (read_status rs; missing > 0 && (rs = in->next(doc, err)) != read_status::end;) {
+    if (rs == read_status::failed) return err;
+    if (rs != read_status::record) continue;
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      if (!seen[i] && doc.id == ids[i]) {
+        found[i] = doc;
+        seen[i] = true;
+        --missing;
+      }
+    }
+  }
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (!seen[i])
+      return make_error(errc::not_found, "no record with id " + ids[i] + " in the inputs");
+  }
+  return found;
+}
+
+result<std::vector<run_decision>> read_run_decisions(const std::string& dir,
+                                                     const std::vector<std::string>& ids) {
+  const std::string path = dir + "/duplicates.jsonl";
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return make_error(errc::not_found, "--dedup-out: cannot read " + path);
+  std::vector<run_decision> out(ids.size());
+  simdjson::ondemand::parser parser;
+  std::string line;
+  for (std::size_t n = 1; std::getline(in, line); ++n) {
+    if (line.empty()) continue;
+    const simdjson::padded_string padded(line);
+    simdjson::ondemand::document doc;
+    simdjson::ondemand::object rec;
+    std::optional<std::string> id, rep;
+    std::string_view layer;
+    if (!parser.iterate(padded).get(doc) && !doc.get_object().get(rec)) {
+      id = id_text(rec, "id");
+      rep = id_text(rec, "duplicate_of");
+    }
+    if (!id || !rep || rec.find_field_unordered("layer").get_string().get(layer)) {
+      return make_error(errc::invalid_input, "--dedup-out: " + path + ":" + std::to_string(n) +
+                                                 ": not a duplicates record (id, duplicate_of, "
+                                                 "layer)");
+    }
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      if (*id == ids[i]) out[i] = {false, *rep, std::string(layer)};
+    }
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> flags_unlike_run(const CLI::App& cmd,
+                                                                  const dedup_options& flags,
+                                                                  const dedup_options& run) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const flag_form& f : kFlagForms) {
+    if (cmd.count(f.flag) == 0) continue;
+    const std::string given = f.form(flags), used = f.form(run);
+    if (!given.empty() && given != used) out.emplace_back(given, used);
+  }
+  return out;
+}
+
+}  // namespace simdup::cli
