@@ -619,6 +619,7 @@ def _cluster(options: Dict[str, Any], offsets: np.ndarray, *pieces):
              "top": _top_clusters(gid, rep, sizes, d, stream)}
     if stream:
         stats["pairs"] = (int(d["candidates"]), int(d["rejected"]))
+    stats["engine_bytes"], stats["spilled_bytes"] = int(d["engine_bytes"]), int(d["spilled_bytes"])
     return {"decisions": _split(out, _owner(out["gid"], offsets), len(offsets) - 1),
             "stats": stats}
 
@@ -782,6 +783,50 @@ def _sources(source, options, client, partition_bytes: int, pack_files: bool) ->
                     "Dask DataFrame")
 
 
+def _check_options(options: Dict[str, Any], *, scheduler: Optional[str] = None,
+                   partitions: Optional[int] = None, near_prefix_blocks: int = 1,
+                   partition_bytes: int = 0, pack_files: bool = True) -> None:
+    """Raises ValueError (TypeError for a wrong type or an unknown name) for options a run
+    would refuse, before any cluster starts: those of the C++ core by the library's own rules
+    (its messages name parameters: "k must be in 0..32, got 40"), this module's here."""
+    k = _described(options, [], "")["parameters"]["k"]
+    for name, value, least in (("partitions", partitions, 1),
+                               ("near_prefix_blocks", near_prefix_blocks, 1),
+                               ("partition_bytes", partition_bytes, 0)):
+        if value is None and name == "partitions":
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+        if value < least:
+            raise ValueError(f"{name} must be at least {least}, got {value}")
+    if k + near_prefix_blocks > 64:
+        raise ValueError(f"near_prefix_blocks must be at most 64 - k = {64 - k}, got "
+                         f"{near_prefix_blocks}")
+    if not isinstance(pack_files, bool):
+        raise TypeError(f"pack_files must be a bool, not {type(pack_files).__name__}")
+    if scheduler is not None:
+        _local_workers(scheduler)
+
+
+def _described(options: Dict[str, Any], inputs: List[str], output_format: str) -> Dict[str, Any]:
+    """summary.json's "version" and "parameters" for these options, as `simdup dedup` writes
+    them (the library's describe_parameters and summary writer)."""
+    described = json.loads(_core.dedup_parameters(options, inputs, output_format))
+    return {"version": described["version"], "parameters": described["parameters"]}
+
+
+def _local_workers(scheduler: str) -> Optional[int]:
+    """N of "local:N" (None for a scheduler's address); ValueError unless N >= 1."""
+    if not isinstance(scheduler, str):
+        raise TypeError(f"scheduler must be a str, not {type(scheduler).__name__}")
+    if not scheduler.startswith("local:"):
+        return None
+    count = scheduler.split(":", 1)[1]
+    if not count.isdigit() or int(count) < 1:
+        raise ValueError(f"scheduler local:N needs N >= 1 worker processes, got {scheduler!r}")
+    return int(count)
+
+
 def _client_for(scheduler: Optional[str]):
     from distributed import Client, LocalCluster, default_client
     if scheduler is None:
@@ -789,8 +834,8 @@ def _client_for(scheduler: Optional[str]):
             return default_client(), None
         except ValueError:
             scheduler = "local:2"
-    if scheduler.startswith("local:"):
-        workers = int(scheduler.split(":", 1)[1])
+    workers = _local_workers(scheduler)
+    if workers is not None:
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                dashboard_address=None, host="127.0.0.1")
         return Client(cluster), cluster
@@ -903,6 +948,9 @@ def dedup(source: Any, *, client: Any = None, scheduler: Optional[str] = None,
         opts["verify"] = "off"
     stream = opts.get("mode", "batch") == "stream"
     opts.setdefault("threads", 1)
+    _check_options(opts, scheduler=scheduler if client is None else None, partitions=partitions,
+                   near_prefix_blocks=near_prefix_blocks, partition_bytes=partition_bytes,
+                   pack_files=pack_files)
     if out is not None:
         _check_out(out, force)
     if client is None:
@@ -1015,8 +1063,9 @@ def dedup(source: Any, *, client: Any = None, scheduler: Optional[str] = None,
     del clustered, decision_pieces
     run.stage("clusters and decisions", t)
 
-    summary = _summary(opts, specs, stats, int(offsets[-1]), cstats, candidates,
-                       minhash_candidates, rejected, run, exact_rounds, rounds, started)
+    summary = _summary(opts, _given_inputs(source, specs), specs, stats, int(offsets[-1]),
+                       cstats, candidates, minhash_candidates, rejected, run, exact_rounds,
+                       rounds, started)
     meta = _frame({"fingerprint": np.zeros(0, np.uint64), "ids": np.empty(0, dtype=object)}, 0,
                   {"gid": np.zeros(0, np.uint64), "rep": np.zeros(0, np.uint64),
                    "rep_id": np.empty(0, dtype=object), "layer": np.zeros(0, np.uint8),
@@ -1056,8 +1105,18 @@ def _input_names(specs) -> List[str]:
     return names
 
 
-def _summary(opts, specs, stats, n, cstats, candidates, minhash_candidates, rejected, run,
-             exact_rounds, rounds, started) -> Dict[str, Any]:
+def _given_inputs(source, specs) -> List[str]:
+    """The inputs as given (paths and globs, unexpanded, as the CLI's summary names them), or
+    the partitions of a bag or DataFrame."""
+    if isinstance(source, (str, os.PathLike)):
+        return [os.fspath(source)]
+    if isinstance(source, (list, tuple)):
+        return [os.fspath(s) for s in source]
+    return _input_names(specs)
+
+
+def _summary(opts, inputs, specs, stats, n, cstats, candidates, minhash_candidates, rejected,
+             run, exact_rounds, rounds, started) -> Dict[str, Any]:
     skipped = sum(s["skipped"] for s in stats)
     reasons: Dict[str, int] = {}
     for s in stats:
@@ -1081,7 +1140,9 @@ def _summary(opts, specs, stats, n, cstats, candidates, minhash_candidates, reje
     kept = n - duplicates
     if kept > with_dups:
         sizes[1] = kept - with_dups
+    output_format = next((s["format"] for s in stats if s["format"]), "")
     return {
+        **_described(opts, inputs, output_format),
         "documents": {"read": n + skipped, "kept": kept, "duplicates": duplicates,
                       "skipped": skipped, "short": sum(s["short"] for s in stats),
                       "invalid_utf8": sum(s["invalid_utf8"] for s in stats)},
@@ -1096,7 +1157,7 @@ def _summary(opts, specs, stats, n, cstats, candidates, minhash_candidates, reje
                      "by_size": {str(size): sizes[size] for size in sorted(sizes)}},
         "distance_histogram": histogram,
         "bytes": sum(s["bytes"] for s in stats),
-        "output_format": next((s["format"] for s in stats if s["format"]), ""),
+        "output_format": output_format,
         "distributed": {"partitions": len(specs), "shuffle_partitions": run.parts,
                         "shuffle_bytes": {name: int(sum(run.client.gather(futures)))
                                           for name, futures in run.sizes.items()},
@@ -1105,7 +1166,39 @@ def _summary(opts, specs, stats, n, cstats, candidates, minhash_candidates, reje
                         "components_rounds": {"exact": exact_rounds, "all": rounds}},
         "timings": {name: round(sec, 3) for name, sec in run.timings},
         "seconds_total": round(_time.perf_counter() - started, 3),
+        "memory": _memory(run.client, cstats, n + skipped),
     }
+
+
+def _memory(client, cstats, read: int) -> Dict[str, Any]:
+    """summary.json's "memory", as the CLI's: the engines are those of the cluster tasks
+    (engine_bytes summed over them, and the largest), peak_rss_bytes this driver process's;
+    and each worker process's peak RSS (over its life: a long-running cluster's workers may
+    have peaked in an earlier job)."""
+    engines = [c["engine_bytes"] for c in cstats]
+    total = int(sum(engines))
+    return {"engine_bytes": total,
+            "engine_bytes_per_document": total / read if read else 0.0,
+            "engine_bytes_largest_task": int(max(engines, default=0)),
+            **_peak_rss(client),
+            "verify_spill_bytes": int(sum(c["spilled_bytes"] for c in cstats))}
+
+
+def _peak_rss_bytes() -> int:
+    """This process's peak resident set (Linux reports ru_maxrss in KiB)."""
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def _peak_rss(client) -> Dict[str, Any]:
+    """The driver's and every worker's peak RSS, as summary.json's memory names them."""
+    try:
+        workers = client.run(_peak_rss_bytes)
+    except (OSError, TimeoutError):  # a worker gone since its last task: no figure, no failure
+        workers = {}
+    return {"peak_rss_bytes": _peak_rss_bytes(),
+            "workers_peak_rss_bytes": {address: int(rss)
+                                       for address, rss in sorted(workers.items())}}
 
 
 def _write_part(spec, options, records, frame, directory: str, index: int, fmt: str,
@@ -1156,6 +1249,7 @@ def _write_output(run, specs, frames, opts, summary, samples, out: str, force: b
                              _task_spec(spec)[1], frames[i], staging, i, fmt, zstd, annotate)
                   for i, spec in enumerate(specs)]
         run.client.gather(writes)
+        summary["memory"].update(_peak_rss(run.client))  # the writes included
         with open(os.path.join(staging, "duplicates.jsonl"), "wb") as dst:
             for i in range(len(specs)):
                 part = os.path.join(staging, f"duplicates-{i:05d}.jsonl")
@@ -1176,101 +1270,11 @@ def _write_output(run, specs, frames, opts, summary, samples, out: str, force: b
         raise
 
 
-_FLAGS = {"--html", "--no-nfkc", "--no-casefold", "--no-t2s", "--keep-punctuation",
-          "--strip-digits"}
-_USAGE = ("usage: python3 -m simdup.dask dedup INPUT... --out DIR "
-          "[--scheduler tcp://HOST:8786 | local:N] [--partitions N] [--partition-bytes N] "
-          "[--no-pack-files] "
-          "[--force] [--zstd] [--annotate] [-q] "
-          "[the flags of simdup dedup]")
-
-
-def _value(text: str) -> Any:
-    try:
-        return int(text)
-    except ValueError:
-        pass
-    try:
-        return float(text)
-    except ValueError:
-        return text
-
-
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """The command-line form: the arguments of `simdup dedup`, plus --scheduler."""
-    import sys
-    args = list(sys.argv[1:] if argv is None else argv)
-    if not args or args[0] != "dedup":
-        print(_USAGE, file=sys.stderr)
-        return 2
-    inputs: List[str] = []
-    options: Dict[str, Any] = {}
-    out = scheduler = None
-    force = quiet = zstd = annotate = False
-    partitions = None
-    i = 1
-    try:
-        while i < len(args):
-            a = args[i]
-            if a in ("-q", "--quiet"):
-                quiet = True
-            elif a == "--force":
-                force = True
-            elif a == "--zstd":
-                zstd = True
-            elif a == "--annotate":
-                annotate = True
-            elif a == "--no-pack-files":
-                options["pack_files"] = False
-            elif a in _FLAGS:
-                options[a[2:].replace("-", "_")] = True
-            elif a.startswith("-") and a != "-":
-                name, _, inline = a.partition("=")
-                if not inline:
-                    i += 1
-                    if i >= len(args):
-                        raise ValueError(f"{name} needs a value")
-                    inline = args[i]
-                key = "k" if name == "-k" else name.lstrip("-").replace("-", "_")
-                if key == "out":
-                    out = inline
-                elif key == "scheduler":
-                    scheduler = inline
-                elif key == "partitions":
-                    partitions = int(inline)
-                else:
-                    options[key] = _value(inline)
-            else:
-                inputs.append(a)
-            i += 1
-        if out is None:
-            raise ValueError("--out DIR is required")
-        if not inputs:
-            raise ValueError("give one or more inputs (files or globs; no stdin)")
-    except ValueError as e:
-        print(f"simdup.dask dedup: {e}\n{_USAGE}", file=sys.stderr)
-        return 2
-    cluster = None
-    try:
-        client, cluster = _client_for(scheduler or "local:2")
-        _, summary = dedup(inputs, client=client, partitions=partitions, out=out, force=force,
-                           zstd=zstd, annotate=annotate, **options)
-    except FileExistsError as e:  # a usage error, as in the CLI
-        print(f"simdup.dask dedup: {e}", file=sys.stderr)
-        return 2
-    except (ValueError, TypeError, OSError) as e:
-        print(f"simdup.dask dedup: {e}", file=sys.stderr)
-        return 1
-    finally:
-        if cluster is not None:
-            client.close()
-            cluster.close()
-    docs = summary["documents"]
-    if not quiet:
-        print(f"{docs['read']} records: {docs['kept']} kept, {docs['duplicates']} duplicates, "
-              f"{docs['skipped']} skipped; {out}")
-    skipped = docs["skipped"] + summary["inputs"]["skipped"]
-    return 3 if skipped else 0
+    """The command-line form (simdup/_dask_cli.py): `dedup` with the options of `simdup dedup`
+    and the cluster's; returns the exit status."""
+    from ._dask_cli import main as command_line
+    return command_line(argv)
 
 
 if __name__ == "__main__":

@@ -643,6 +643,7 @@ py::dict cluster(py::dict columns, py::dict options) {
   s.dedup.mode = dedup_mode::batch;
   const component_columns c(columns, s.dedup.detection.minhash.bands);
   result<std::vector<dedup_decision>> outcome = make_error(errc::internal, "not run");
+  uint64_t engine_bytes = 0, spilled = 0;
   {
     py::gil_scoped_release nogil;
     outcome = [&]() -> result<std::vector<dedup_decision>> {
@@ -653,10 +654,16 @@ py::dict cluster(py::dict columns, py::dict options) {
         if (!sig) return std::move(sig).error();
         if (auto st = engine->add(std::move(sig).value()); !st) return std::move(st).error();
       }
-      return engine->finish();
+      auto decisions = engine->finish();
+      engine_bytes = engine->memory_bytes();
+      spilled = engine->spilled_bytes();
+      return decisions;
     }();
   }
-  return decisions_dict(take(std::move(outcome)));
+  py::dict out = decisions_dict(take(std::move(outcome)));
+  out["engine_bytes"] = engine_bytes;  // summary.json's memory, as simdup.dedup reports it
+  out["spilled_bytes"] = spilled;
+  return out;
 }
 
 // The stream engine over whole connected components of the exact links and the near
@@ -668,7 +675,7 @@ py::dict stream(py::dict columns, py::dict options) {
   s.dedup.mode = dedup_mode::stream;
   const component_columns c(columns, s.dedup.detection.minhash.bands);
   std::vector<dedup_decision> decisions;
-  uint64_t candidates = 0, rejected = 0;
+  uint64_t candidates = 0, rejected = 0, engine_bytes = 0, spilled = 0;
   status outcome;
   {
     py::gil_scoped_release nogil;
@@ -684,6 +691,8 @@ py::dict stream(py::dict columns, py::dict options) {
       }
       candidates = engine->candidate_pairs();
       rejected = engine->rejected_pairs();
+      engine_bytes = engine->memory_bytes();
+      spilled = engine->spilled_bytes();
       return {};
     }();
   }
@@ -691,6 +700,8 @@ py::dict stream(py::dict columns, py::dict options) {
   py::dict out = decisions_dict(decisions);
   out["candidates"] = candidates;
   out["rejected"] = rejected;
+  out["engine_bytes"] = engine_bytes;
+  out["spilled_bytes"] = spilled;
   return out;
 }
 

@@ -293,17 +293,34 @@ py::dict explain(std::string a, std::string b, py::dict options) {
   return out;
 }
 
+// summary.json of a run with these options that read nothing: its "version" and "parameters"
+// are those `simdup dedup` writes. Raises what simdup.dedup raises for the options (ValueError
+// with the library's message, TypeError naming unknown options), so that a driver (simdup.dask)
+// checks them with the library's own rules before any work starts.
+std::string dedup_parameters(py::dict options, std::vector<std::string> inputs,
+                             std::string output_format) {
+  const dedup_settings s = read_dedup_settings(std::move(options), false);
+  dedup_summary sum;
+  sum.inputs = std::move(inputs);
+  describe_parameters(sum, s.dedup, s.keep_spec, s.threads);
+  sum.output_format = std::move(output_format);
+  return summary_json(sum);
+}
+
 }  // namespace
 
 void bind_dedup(py::module_& m) {
   m.def("dedup", &dedup, py::arg("inputs"), py::arg("data"), py::arg("options"));
   m.def("explain", &explain, py::arg("a"), py::arg("b"), py::arg("options"));
+  m.def("dedup_parameters", &dedup_parameters, py::arg("options"), py::arg("inputs"),
+        py::arg("output_format"));
   py::list names;
   for (auto layer : {dedup_layer::none, dedup_layer::url, dedup_layer::title, dedup_layer::exact,
                      dedup_layer::near}) {
     names.append(layer_name(layer));
   }
   m.attr("LAYER_NAMES") = names;
+  m.attr("MAX_INDEX_K") = max_index_k;  // the largest k (dedup, the index)
 }
 
 }  // namespace simdup::python
