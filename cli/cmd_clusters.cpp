@@ -81,7 +81,7 @@ int run_clusters(const clusters_options& opts) {
   if (opts.index.stats)
     std::fprintf(stderr, "%spairs: %llu\n", run->plan.describe().c_str(),
                  static_cast<unsigned long long>(run->pairs));
-  return report_skipped("clusters", *list, opts.index.quiet);
+  return report_skipped("clusters", *list, opts.index.inputs, opts.index.quiet);
 }
 
 void setup(CLI::App& app, int& rc) {

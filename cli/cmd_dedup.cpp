@@ -112,11 +112,8 @@ result<dedup_options> resolve_dedup(const dedup_command& cmd, const fingerprint_
 // empty shard is a valid input, its output is empty) and text that was not all UTF-8.
 void warn_about_input(const dedup_command& cmd, const dedup_summary& s) {
   if (s.read == 0 && s.skipped_inputs == 0) {
-    const std::vector<std::string>& in = cmd.input.inputs;
-    const std::string where = cmd.db.reads_database() ? "the database source"
-                              : in.empty() || (in.size() == 1 && in[0] == "-") ? "stdin"
-                              : in.size() == 1                                 ? in[0]
-                                               : "the " + std::to_string(in.size()) + " inputs";
+    const std::string where =
+        cmd.db.reads_database() ? "the database source" : describe_inputs(cmd.input.inputs);
     std::fprintf(stderr, "simdup dedup: warning: no records in %s; the output is empty\n",
                  where.c_str());
   }

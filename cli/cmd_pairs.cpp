@@ -63,7 +63,7 @@ int run_pairs(const index_cli_options& opts) {
     return exit_failure;
   }
   if (opts.stats) print_stats(*run);
-  return report_skipped("pairs", *list, opts.quiet);
+  return report_skipped("pairs", *list, opts.inputs, opts.quiet);
 }
 
 void setup(CLI::App& app, int& rc) {

@@ -88,6 +88,11 @@ std::string human_bytes(double bytes) {
 
 }  // namespace
 
+std::string describe_inputs(const std::vector<std::string>& inputs) {
+  if (inputs.empty() || (inputs.size() == 1 && inputs[0] == "-")) return "stdin";
+  return inputs.size() == 1 ? inputs[0] : "the " + std::to_string(inputs.size()) + " inputs";
+}
+
 void print_error(const std::string& command, const std::string& message) {
   std::fprintf(stderr, "simdup %s: error: %s\n", command.c_str(), message.c_str());
 }
@@ -200,11 +205,8 @@ int run_document_job(const std::string& command, const input_options& input, con
   if (!run.quiet && run.warn_if_empty && !st.failed && write_error.empty() && written == 0 &&
       !skipped_any) {
     // Not an error (an empty shard has an empty result), but rarely what was meant.
-    const std::vector<std::string>& in = input.inputs;
-    const std::string where = io && io->source ? "the database source"
-                              : in.empty() || (in.size() == 1 && in[0] == "-") ? "stdin"
-                              : in.size() == 1                                 ? in[0]
-                                               : "the " + std::to_string(in.size()) + " inputs";
+    const std::string where =
+        io && io->source ? "the database source" : describe_inputs(input.inputs);
     std::fprintf(stderr, "simdup %s: warning: no records in %s; the output is empty\n",
                  command.c_str(), where.c_str());
   }

@@ -43,6 +43,9 @@ struct document_job_io {
 int run_document_job(const std::string& command, const input_options& input, const run_options& run,
                      const batch_processor& process, const document_job_io* io = nullptr);
 
+/// How a warning names INPUT...: "stdin" (none, or "-"), the one input, or "the N inputs".
+std::string describe_inputs(const std::vector<std::string>& inputs);
+
 /// Prints "simdup COMMAND: error: MESSAGE" on stderr.
 void print_error(const std::string& command, const std::string& message);
 

@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "command.hpp"
+#include "document_job.hpp"
 #include "options.hpp"
 
 #include <charconv>
@@ -134,10 +135,18 @@ inline void add_index_options(CLI::App& cmd, index_cli_options& o) {
       ->group(g);
 }
 
-/// After a run of `pairs` or `clusters`: reports what --on-error skip skipped (unless quiet)
-/// and returns the exit code, exit_partial when anything was skipped.
-inline int report_skipped(const char* command, const fingerprint_list& list, bool quiet) {
-  if (list.skipped_lines + list.skipped_inputs == 0) return exit_ok;
+/// After a run of `pairs` or `clusters`: reports what --on-error skip skipped, or that the
+/// inputs held no fingerprints (unless quiet), and returns the exit code, exit_partial when
+/// anything was skipped.
+inline int report_skipped(const char* command, const fingerprint_list& list,
+                          const std::vector<std::string>& inputs, bool quiet) {
+  if (list.skipped_lines + list.skipped_inputs == 0) {
+    if (!quiet && list.fingerprints.empty()) {
+      std::fprintf(stderr, "simdup %s: warning: no fingerprints in %s; the output is empty\n",
+                   command, describe_inputs(inputs).c_str());
+    }
+    return exit_ok;
+  }
   if (!quiet) {
     for (const std::string& m : list.skip_messages)
       std::fprintf(stderr, "simdup %s: skipped %s\n", command, m.c_str());

@@ -173,6 +173,10 @@ def test_an_empty_input_is_not_an_error_but_warns(tmp_path):
                             "empty\n")
     proc = run(["fingerprint"], input=b"", check=0)
     assert "no records in stdin" in stderr(proc)
+    for command in ("pairs", "clusters"):
+        proc = run([command, empty, empty], check=0)
+        assert stderr(proc) == (f"simdup {command}: warning: no fingerprints in the 2 inputs; the "
+                                "output is empty\n")
     # --quiet is errors only; a non-empty input gets no warning.
     assert run(["fingerprint", empty, "-q"], check=0).stderr == b""
     assert b"warning" not in run(["fingerprint", corpus(tmp_path)], check=0).stderr
