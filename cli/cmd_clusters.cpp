@@ -84,7 +84,7 @@ int run_clusters(const clusters_options& opts) {
   return report_skipped("clusters", *list, opts.index.inputs, opts.index.quiet);
 }
 
-void setup(CLI::App& app, int& rc) {
+void setup_clusters(CLI::App& app, int& rc) {
   static clusters_options opts;
   auto* cmd = app.add_subcommand(
       "clusters",
@@ -102,7 +102,7 @@ void setup(CLI::App& app, int& rc) {
   cmd->callback([&rc] { rc = run_clusters(opts); });
 }
 
-SIMDUP_REGISTER_COMMAND(41, setup);
+SIMDUP_REGISTER_COMMAND(41, setup_clusters);
 
 }  // namespace
 }  // namespace simdup::cli

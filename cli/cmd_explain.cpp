@@ -394,7 +394,7 @@ int run_explain(explain_command& cmd) {
   return exit_ok;
 }
 
-void setup(CLI::App& app, int& rc) {
+void setup_explain(CLI::App& app, int& rc) {
   auto cmd = std::make_shared<explain_command>();
   CLI::App* sub = app.add_subcommand(
       "explain",
@@ -442,7 +442,7 @@ void setup(CLI::App& app, int& rc) {
   sub->callback([cmd, &rc] { rc = run_explain(*cmd); });
 }
 
-SIMDUP_REGISTER_COMMAND(30, setup);
+SIMDUP_REGISTER_COMMAND(30, setup_explain);
 
 }  // namespace
 }  // namespace simdup::cli

@@ -82,7 +82,7 @@ int run_features(const features_command& cmd) {
   });
 }
 
-void setup(CLI::App& app, int& rc) {
+void setup_features(CLI::App& app, int& rc) {
   auto cmd = std::make_shared<features_command>();
   CLI::App* sub = app.add_subcommand(
       "features",
@@ -95,7 +95,7 @@ void setup(CLI::App& app, int& rc) {
   sub->callback([cmd, &rc] { rc = run_features(*cmd); });
 }
 
-SIMDUP_REGISTER_COMMAND(20, setup);
+SIMDUP_REGISTER_COMMAND(20, setup_features);
 
 }  // namespace
 }  // namespace simdup::cli

@@ -174,7 +174,7 @@ int run_fingerprint(const fingerprint_command& cmd) {
   return run_document_job("fingerprint", cmd.input, cmd.run, process);
 }
 
-void setup(CLI::App& app, int& rc) {
+void setup_fingerprint(CLI::App& app, int& rc) {
   auto cmd = std::make_shared<fingerprint_command>();
   CLI::App* sub = app.add_subcommand(
       "fingerprint",
@@ -189,7 +189,7 @@ void setup(CLI::App& app, int& rc) {
   sub->callback([cmd, &rc] { rc = run_fingerprint(*cmd); });
 }
 
-SIMDUP_REGISTER_COMMAND(10, setup);
+SIMDUP_REGISTER_COMMAND(10, setup_fingerprint);
 
 }  // namespace
 }  // namespace simdup::cli

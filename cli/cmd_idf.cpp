@@ -166,7 +166,7 @@ int run_idf_build(const idf_command& cmd) {
   return rc;
 }
 
-void setup(CLI::App& app, int& rc) {
+void setup_idf(CLI::App& app, int& rc) {
   CLI::App* idf = app.add_subcommand("idf", "IDF tables for TF-IDF keyword weighting");
   idf->require_subcommand(1);
   auto cmd = std::make_shared<idf_command>();
@@ -197,7 +197,7 @@ void setup(CLI::App& app, int& rc) {
   build->callback([cmd, &rc] { rc = run_idf_build(*cmd); });
 }
 
-SIMDUP_REGISTER_COMMAND(60, setup);
+SIMDUP_REGISTER_COMMAND(60, setup_idf);
 
 }  // namespace
 }  // namespace simdup::cli

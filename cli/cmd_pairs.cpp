@@ -66,7 +66,7 @@ int run_pairs(const index_cli_options& opts) {
   return report_skipped("pairs", *list, opts.inputs, opts.quiet);
 }
 
-void setup(CLI::App& app, int& rc) {
+void setup_pairs(CLI::App& app, int& rc) {
   static index_cli_options opts;
   auto* cmd = app.add_subcommand(
       "pairs",
@@ -76,7 +76,7 @@ void setup(CLI::App& app, int& rc) {
   cmd->callback([&rc] { rc = run_pairs(opts); });
 }
 
-SIMDUP_REGISTER_COMMAND(40, setup);
+SIMDUP_REGISTER_COMMAND(40, setup_pairs);
 
 }  // namespace
 }  // namespace simdup::cli

@@ -77,7 +77,7 @@ int run_plan(const plan_options& o) {
   return exit_ok;
 }
 
-void setup(CLI::App& app, int& rc) {
+void setup_plan(CLI::App& app, int& rc) {
   static plan_options opts;
   auto* cmd = app.add_subcommand("plan",
                                  "Show the Hamming index layout chosen for N fingerprints "
@@ -99,7 +99,7 @@ void setup(CLI::App& app, int& rc) {
   cmd->callback([&rc] { rc = run_plan(opts); });
 }
 
-SIMDUP_REGISTER_COMMAND(42, setup);
+SIMDUP_REGISTER_COMMAND(42, setup_plan);
 
 }  // namespace
 }  // namespace simdup::cli

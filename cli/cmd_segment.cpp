@@ -54,7 +54,7 @@ int run_segment(segment_command& cmd) {
   });
 }
 
-void setup(CLI::App& app, int& rc) {
+void setup_segment(CLI::App& app, int& rc) {
   auto cmd = std::make_shared<segment_command>();
   CLI::App* sub = app.add_subcommand(
       "segment",
@@ -72,7 +72,7 @@ void setup(CLI::App& app, int& rc) {
   sub->callback([cmd, &rc] { rc = run_segment(*cmd); });
 }
 
-SIMDUP_REGISTER_COMMAND(25, setup);
+SIMDUP_REGISTER_COMMAND(25, setup_segment);
 
 }  // namespace
 }  // namespace simdup::cli

@@ -89,7 +89,7 @@ int run_serve(serve_args& a) {
   return exit_ok;
 }
 
-void setup(CLI::App& app, int& rc) {
+void setup_serve(CLI::App& app, int& rc) {
   auto args = std::make_shared<serve_args>();
   auto* cmd = app.add_subcommand("serve", "Run the online dedup service (HTTP/JSON)");
   cmd->add_option("--data", args->opt.data_dir,
@@ -141,7 +141,7 @@ void setup(CLI::App& app, int& rc) {
   cmd->callback([args, &rc] { rc = run_serve(*args); });
 }
 
-SIMDUP_REGISTER_COMMAND(60, setup);
+SIMDUP_REGISTER_COMMAND(60, setup_serve);
 
 }  // namespace
 }  // namespace simdup::cli

@@ -29,6 +29,6 @@ struct command_registration {
 #define SIMDUP_CLI_CAT2(a, b) a##b
 #define SIMDUP_CLI_CAT(a, b) SIMDUP_CLI_CAT2(a, b)
 /// Registers a subcommand from a cli/cmd_*.cpp file.
-#define SIMDUP_REGISTER_COMMAND(order, setup_fn)                                                \
-  static const ::simdup::cli::command_registration SIMDUP_CLI_CAT(simdup_cmd_, __LINE__)(order, \
-                                                                                         setup_fn)
+#define SIMDUP_REGISTER_COMMAND(order, setup_fn)                                             \
+  static const ::simdup::cli::command_registration SIMDUP_CLI_CAT(simdup_cmd_, __COUNTER__)( \
+      order, setup_fn)

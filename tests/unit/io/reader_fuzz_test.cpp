@@ -32,33 +32,33 @@ std::string check_input(const std::string& corpus, std::string_view in) {
   return check_reader(format, wrap, in.substr(1));
 }
 
-const std::string kTokens[] = {"\n",
-                               "\r\n",
-                               "\t",
-                               ",",
-                               "\"",
-                               "\\",
-                               "\\t",
-                               "\\u0000",
-                               "\\ud800",
-                               "{",
-                               "}",
-                               "[",
-                               "]",
-                               ":",
-                               "\xef\xbb\xbf",
-                               "\xff",
-                               "\xe4\xb8",
-                               "WARC/1.0\r\n",
-                               "\r\n\r\n",
-                               "Content-Length: ",
-                               "WARC-Type: response\r\n",
-                               "HTTP/1.1 200 OK\r\n",
-                               "99999999999999999999",
-                               "\"text\":",
-                               "\"id\":",
-                               "\"time\":",
-                               "\"features\":"};
+const std::string kReaderTokens[] = {"\n",
+                                     "\r\n",
+                                     "\t",
+                                     ",",
+                                     "\"",
+                                     "\\",
+                                     "\\t",
+                                     "\\u0000",
+                                     "\\ud800",
+                                     "{",
+                                     "}",
+                                     "[",
+                                     "]",
+                                     ":",
+                                     "\xef\xbb\xbf",
+                                     "\xff",
+                                     "\xe4\xb8",
+                                     "WARC/1.0\r\n",
+                                     "\r\n\r\n",
+                                     "Content-Length: ",
+                                     "WARC-Type: response\r\n",
+                                     "HTTP/1.1 200 OK\r\n",
+                                     "99999999999999999999",
+                                     "\"text\":",
+                                     "\"id\":",
+                                     "\"time\":",
+                                     "\"features\":"};
 
 class ReaderFuzz : public ::testing::TestWithParam<const char*> {};
 
@@ -87,7 +87,7 @@ TEST_P(ReaderFuzz, RandomMutationsKeepInvariants) {
   ASSERT_FALSE(inputs.empty());
   std::mt19937 rng(20261125);
   for (int iter = 0; iter < 1500; ++iter) {
-    const std::string s = mutate(inputs[rng() % inputs.size()], kTokens, rng, 64);
+    const std::string s = mutate(inputs[rng() % inputs.size()], kReaderTokens, rng, 64);
     const std::string broken = check_input(GetParam(), s);
     ASSERT_EQ(broken, "") << "input (" << s.size() << " bytes): " << s;
   }

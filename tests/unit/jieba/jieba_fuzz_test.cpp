@@ -16,25 +16,25 @@ namespace {
 using simdup::test_support::mutate;
 using simdup::test_support::read_fuzz_corpus;
 
-const std::string kTokens[] = {"\n",
-                               " ",
-                               "\t",
-                               "\r\n",
-                               "0",
-                               " 9",
-                               " n",
-                               "99999999999999999999",
-                               "\xef\xbb\xbf",
-                               "\xff",
-                               "\xe4\xb8",
-                               "中文",
-                               "分词",
-                               "nan",
-                               "1e308",
-                               "-1e308",
-                               "inf",
-                               std::string(4, '\0'),
-                               std::string(8, '\xff')};
+const std::string kJiebaTokens[] = {"\n",
+                                    " ",
+                                    "\t",
+                                    "\r\n",
+                                    "0",
+                                    " 9",
+                                    " n",
+                                    "99999999999999999999",
+                                    "\xef\xbb\xbf",
+                                    "\xff",
+                                    "\xe4\xb8",
+                                    "中文",
+                                    "分词",
+                                    "nan",
+                                    "1e308",
+                                    "-1e308",
+                                    "inf",
+                                    std::string(4, '\0'),
+                                    std::string(8, '\xff')};
 
 TEST(JiebaFuzz, SmallDictionaryLoads) {
   const shm_dir dir;
@@ -75,7 +75,7 @@ TEST(JiebaFuzz, DictionaryCorpusAndMutations) {
   for (const auto& in : inputs) EXPECT_EQ(check_jieba_dict(in, dir), "");
   std::mt19937 rng(20261125);
   for (int iter = 0; iter < 1500; ++iter) {
-    const std::string s = mutate(inputs[rng() % inputs.size()], kTokens, rng, 16);
+    const std::string s = mutate(inputs[rng() % inputs.size()], kJiebaTokens, rng, 16);
     ASSERT_EQ(check_jieba_dict(s, dir), "") << "iteration " << iter;
   }
 }
@@ -86,7 +86,7 @@ TEST(JiebaFuzz, UserDictionaryCorpusAndMutations) {
   for (const auto& in : inputs) EXPECT_EQ(check_user_dict(in), "") << in;
   std::mt19937 rng(20261126);
   for (int iter = 0; iter < 1500; ++iter) {
-    const std::string s = mutate(inputs[rng() % inputs.size()], kTokens, rng, 32);
+    const std::string s = mutate(inputs[rng() % inputs.size()], kJiebaTokens, rng, 32);
     ASSERT_EQ(check_user_dict(s), "") << "input: " << s;
   }
 }
@@ -97,7 +97,7 @@ TEST(JiebaFuzz, WeightFilesCorpusAndMutations) {
   for (const auto& in : inputs) EXPECT_EQ(check_weight_files(in), "") << in;
   std::mt19937 rng(20261127);
   for (int iter = 0; iter < 1000; ++iter) {
-    const std::string s = mutate(inputs[rng() % inputs.size()], kTokens, rng, 32);
+    const std::string s = mutate(inputs[rng() % inputs.size()], kJiebaTokens, rng, 32);
     ASSERT_EQ(check_weight_files(s), "") << "input: " << s;
   }
 }
