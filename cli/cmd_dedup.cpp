@@ -33,6 +33,7 @@ struct dedup_command {
   std::string keep = "first";
   bool zstd = false;
   bool annotate = false;
+  bool duplicates_parquet = false;
   std::string on_error = "fail";
   unsigned threads = 0;
   bool quiet = false;
@@ -154,6 +155,7 @@ int run_dedup(const dedup_command& cmd) {
   job.replace_output = cmd.force;
   job.zstd_output = cmd.zstd;
   job.annotate = cmd.annotate;
+  job.duplicates_parquet = cmd.duplicates_parquet;
   job.skip_bad_records = cmd.on_error == "skip";
   job.progress = cmd.quiet ? progress_style::none : progress_style::automatic;
   if (cmd.quiet) job.max_error_messages = 0;  // quiet: the counts stay in summary.json
@@ -200,9 +202,10 @@ int run_dedup(const dedup_command& cmd) {
   }
   if (!cmd.quiet && !cmd.out.empty()) {
     const char* ext = summary->output_format == "text" ? "txt" : summary->output_format.c_str();
-    const char* zst = cmd.zstd ? ".zst" : "";
-    const std::string annotated =
-        cmd.annotate ? std::string(", annotated.") + ext + zst : std::string();
+    // Parquet compresses its own pages: kept.parquet is never .zst.
+    const char* zst = cmd.zstd && summary->output_format != "parquet" ? ".zst" : "";
+    std::string annotated = cmd.annotate ? std::string(", annotated.") + ext + zst : std::string();
+    if (cmd.duplicates_parquet) annotated += ", duplicates.parquet";
     // "out/" names the directory as "out" does: no "out//kept.jsonl".
     std::string dir = cmd.out;
     while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
@@ -253,7 +256,11 @@ void setup(CLI::App& app, int& rc) {
                 "Also write annotated.<format>: every input record in input order with its "
                 "decision (keep, cluster, duplicate_of, distance, layer, jaccard): JSONL gets a "
                 "\"simdup\" object, CSV six simdup_* columns at the end, TSV six columns before "
-                "the id (JSONL, CSV and TSV inputs)")
+                "the id, Parquet six simdup_* columns (JSONL, CSV, TSV and Parquet inputs)")
+      ->group(g);
+  sub->add_flag("--duplicates-parquet", cmd->duplicates_parquet,
+                "Also write duplicates.parquet: the rows of duplicates.jsonl as a Parquet table "
+                "(ids as strings)")
       ->group(g);
   sub->add_option("--report-clusters", cmd->report_clusters,
                   "Largest clusters shown in report.html")

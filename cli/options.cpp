@@ -36,9 +36,9 @@ void add_input_options(CLI::App& cmd, input_options& opts) {
   const char* g = "Input";
   cmd.add_option("--input-format", opts.format,
                  "Input format; auto uses the extension (.jsonl .json .ndjson .tsv .csv .txt "
-                 ".warc .wet, under .gz/.zst), else sniffs the content")
-      ->check(CLI::IsMember(
-          {"auto", "jsonl", "ndjson", "json", "tsv", "csv", "text", "txt", "warc", "wet"}))
+                 ".warc .wet, under .gz/.zst; .parquet), else sniffs the content")
+      ->check(CLI::IsMember({"auto", "jsonl", "ndjson", "json", "tsv", "csv", "text", "txt", "warc",
+                             "wet", "parquet"}))
       ->capture_default_str()
       ->group(g);
   add_field_options(cmd, opts.fields, g);

@@ -26,3 +26,36 @@ target_link_libraries(simdup_deps INTERFACE
   simdjson::simdjson TBB::tbb RocksDB::rocksdb-shared OpenSSL::Crypto ZLIB::ZLIB
   PkgConfig::UTF8PROC PkgConfig::OPENCC PkgConfig::XXHASH PkgConfig::ZSTD PkgConfig::HIREDIS PkgConfig::PQXX)
 target_include_directories(simdup_deps INTERFACE ${CLI11_INCLUDE_DIR})
+
+# Parquet: DuckDB's C API (libduckdb.so and duckdb.h), the one dependency Debian does not
+# package. scripts/install-deps.sh puts DuckDB's official build, from npm, in /opt/simdup/duckdb;
+# elsewhere point SIMDUP_DUCKDB_ROOT at an unpacked libduckdb-linux-*.zip from DuckDB's releases
+# (docs/install.md). Without it simdup builds and refuses .parquet inputs with a clear message.
+set(SIMDUP_DUCKDB_ROOT "/opt/simdup/duckdb" CACHE PATH
+  "Directory with DuckDB's include/duckdb.h and lib/libduckdb.so (or both side by side)")
+find_library(DUCKDB_LIBRARY NAMES duckdb HINTS ${SIMDUP_DUCKDB_ROOT}/lib ${SIMDUP_DUCKDB_ROOT})
+find_path(DUCKDB_INCLUDE_DIR duckdb.h HINTS ${SIMDUP_DUCKDB_ROOT}/include ${SIMDUP_DUCKDB_ROOT})
+if(DUCKDB_LIBRARY AND DUCKDB_INCLUDE_DIR)
+  set(_simdup_duckdb_found ON)
+else()
+  set(_simdup_duckdb_found OFF)
+endif()
+option(SIMDUP_WITH_PARQUET "Read and write Parquet through DuckDB's C API" ${_simdup_duckdb_found})
+if(SIMDUP_WITH_PARQUET)
+  if(NOT _simdup_duckdb_found)
+    message(FATAL_ERROR "SIMDUP_WITH_PARQUET is ON but DuckDB was not found under "
+      "SIMDUP_DUCKDB_ROOT=${SIMDUP_DUCKDB_ROOT} (libduckdb.so: ${DUCKDB_LIBRARY}, duckdb.h: "
+      "${DUCKDB_INCLUDE_DIR}). Run scripts/install-deps.sh, or unpack DuckDB's "
+      "libduckdb-linux-amd64.zip and pass -DSIMDUP_DUCKDB_ROOT=DIR, or -DSIMDUP_WITH_PARQUET=OFF.")
+  endif()
+  message(STATUS "Parquet: on, DuckDB ${DUCKDB_LIBRARY}")
+  # By path, not an imported target, so that the installed CMake package needs no DuckDB look-up
+  # of its own. Build-tree binaries find it through CMake's build RPATH; installed ones through
+  # the copy cmake/install.cmake puts in LIBDIR/simdup.
+  # Only src/io sees duckdb.h and SIMDUP_WITH_PARQUET (src/io/CMakeLists.txt): every other
+  # file compiles the same with and without Parquet.
+  target_link_libraries(simdup_deps INTERFACE ${DUCKDB_LIBRARY})
+else()
+  message(STATUS "Parquet: off (no DuckDB under SIMDUP_DUCKDB_ROOT=${SIMDUP_DUCKDB_ROOT}; "
+    "run scripts/install-deps.sh or see docs/install.md): .parquet inputs are refused")
+endif()

@@ -76,6 +76,19 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/simdup
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.hpp")
 install(TARGETS simdup_shared EXPORT simdup-targets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+# DuckDB (Parquet) is no Debian package: its libduckdb.so is installed privately, in
+# LIBDIR/simdup, and the installed libsimdup and CLI find it there through their RUNPATH.
+if(SIMDUP_WITH_PARQUET)
+  get_filename_component(_simdup_duckdb_real ${DUCKDB_LIBRARY} REALPATH)
+  install(FILES ${_simdup_duckdb_real} DESTINATION ${CMAKE_INSTALL_LIBDIR}/simdup
+    RENAME libduckdb.so)
+  set_target_properties(simdup_shared PROPERTIES INSTALL_RPATH "$ORIGIN/simdup")
+  if(SIMDUP_BUILD_CLI)
+    file(RELATIVE_PATH _simdup_bin_to_lib /${CMAKE_INSTALL_BINDIR} /${CMAKE_INSTALL_LIBDIR})
+    set_target_properties(simdup_cli PROPERTIES
+      INSTALL_RPATH "$ORIGIN/${_simdup_bin_to_lib}/simdup")
+  endif()
+endif()
 install(TARGETS simdup_static EXPORT simdup-static-targets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(EXPORT simdup-targets NAMESPACE simdup:: DESTINATION ${SIMDUP_CMAKE_DIR})

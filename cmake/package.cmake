@@ -35,6 +35,12 @@ set(CPACK_DEBIAN_PACKAGE_SECTION text)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 # Libraries from the binaries' DT_NEEDED entries; adduser for the postinst.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+# libduckdb.so (Parquet) ships inside the package, in /usr/lib/<arch>/simdup (cmake/install.cmake):
+# dpkg-shlibdeps finds it there and needs no other package for it.
+if(SIMDUP_WITH_PARQUET)
+  set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS
+    "${CMAKE_BINARY_DIR}/_CPack_Packages/Linux/DEB/${CPACK_PACKAGE_NAME}-${CPACK_PACKAGE_VERSION}-Linux/usr/${CMAKE_INSTALL_LIBDIR}/simdup")
+endif()
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "adduser")
 # A shlibs file, so packages built against libsimdup depend on this version of it.
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)

@@ -5,7 +5,9 @@ Collects every system file the build touched and every third-party Python module
 the Python package import, maps each to the Debian package that owns it (dpkg's file lists, with
 `dpkg -S` as the fallback) and fails, naming the file and the package, when that package is
 neither listed in install-deps.sh, nor pulled in by a listed package (its Depends closure), nor
-part of the base system (see BASE_PACKAGES).
+part of the base system (see BASE_PACKAGES). A file no Debian package owns passes only when it
+lies in a directory install-deps.sh fills from npm (its npm_packages array) and that directory's
+SIMDUP-NPM manifest names the same packages and integrities.
 
 What counts as used:
   - headers: the compiler's dependency files, read back through `ninja -t deps`;
@@ -56,6 +58,32 @@ def listed_packages(install_script: Path) -> set[str]:
     for line in match.group(1).splitlines():
         names.update(line.split("#", 1)[0].split())
     return names
+
+
+def npm_installs(install_script: Path) -> dict[str, set[str]]:
+    """install-deps.sh's `npm_packages=( ... )` lines: target directory -> "spec integrity" set.
+
+    Files under such a directory count as installed by the script when the directory's
+    SIMDUP-NPM manifest (written by install-deps.sh) names exactly those packages."""
+    match = re.search(r"^npm_packages=\((.*?)^\)", install_script.read_text(), re.S | re.M)
+    targets: dict[str, set[str]] = {}
+    for line in match.group(1).splitlines() if match else []:
+        words = line.split("#", 1)[0].strip().strip('"').split()
+        if len(words) >= 3:
+            targets.setdefault(words[2].rstrip("/"), set()).add(f"{words[0]} {words[1]}")
+    return targets
+
+
+def npm_owner(path: str, targets: dict[str, set[str]]) -> str | None:
+    """The npm packages that installed `path`, when it lies under an install-deps.sh target whose
+    manifest matches the script; None otherwise."""
+    for target, specs in targets.items():
+        if not os.path.realpath(path).startswith(os.path.realpath(target) + "/"):
+            continue
+        manifest = Path(target) / "SIMDUP-NPM"
+        if manifest.is_file() and set(manifest.read_text().split("\n")) - {""} == specs:
+            return ", ".join(sorted(s.split()[0] for s in specs))
+    return None
 
 
 class Dpkg:
@@ -261,6 +289,7 @@ def main() -> int:
         return 2
 
     listed = listed_packages(args.install_script)
+    npm_targets = npm_installs(args.install_script)
     dpkg = Dpkg()
     unknown = sorted(p for p in listed if p not in dpkg.depends)
     via = dpkg.closure(listed)
@@ -284,6 +313,10 @@ def main() -> int:
             continue
         checked += 1
         pkg = dpkg.package_of(path)
+        if pkg is None and (npm := npm_owner(path, npm_targets)):
+            if args.verbose:
+                print(f"  {path}: npm {npm} (install-deps.sh npm_packages)")
+            continue
         if pkg is None:
             problems.append(f"{path} ({what}) belongs to no Debian package: installed by hand?")
         elif pkg in listed or pkg in dpkg.base:

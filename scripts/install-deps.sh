@@ -59,6 +59,22 @@ packages=(
   python3-dask         # python/simdup/dask: distributed dedup
   python3-distributed  # python/simdup/dask: LocalCluster with worker processes in the tests
   python3-scrapy       # python/simdup/scrapy: the item pipeline and its crawl test
+  # --- node and npm (the npm_packages below) ---
+  nodejs               # npm (this script fetches npm_packages with it); node runs hyparquet-writer in tests/e2e/test_parquet*.py
+)
+
+# Libraries Debian does not package, from npm (the only other registry this project uses): one
+# line each, "npm-package@version sha512-integrity target-dir what uses it". npm pack checks the
+# integrity; the files land in target-dir with a SIMDUP-NPM manifest naming the package, which
+# scripts/check_deps.py accepts for the files under target-dir.
+npm_packages=(
+  # DuckDB's shared library (the C API), x86-64 Linux: src/io/parquet_*.cpp read and write Parquet
+  "@duckdb/node-bindings-linux-x64@1.4.4-r.4 sha512-jBTL/WvfwxLToFa/pVHfT6elMtltJGnc3wSuxZD9OfMltit9YUdVFS37vBFQzXMT1Z8OWjtSjMh+zPKxOwHLHA== /opt/simdup/duckdb libduckdb.so"
+  # the matching C API header duckdb.h (the npm package of the same DuckDB release)
+  "duckdb@1.4.4 sha512-hEJJ5hyVF0VLj3dmOLpsWrQR0b3d4Ykqtygm6iUXjHJDDnSqg/USKxcb5qvNrOhFYPgktayU6dXCtgPqcmmpog== /opt/simdup/duckdb duckdb.h"
+  # tests/e2e/test_parquet*.py: an independent Parquet writer and reader (pure JavaScript)
+  "hyparquet-writer@0.17.0 sha512-GZ4QeopztjSli/Sz1dSOP/TrSKtwG2ydP2yuPMxeiZnho+PCXF7x+wx8OIVtpQn8rcv559IH1EJMHnTbv0sn+Q== /opt/simdup/node hyparquet-writer"
+  "hyparquet@1.31.5 sha512-KPVfaxW8xOiO2/4fjeiBfFNEXhGVw9tfcb9ha2iNZdJ3J/yBjEwIeAnTyyuhllFFTb9YO9wg0DfRAOnm6KCvBg== /opt/simdup/node hyparquet (hyparquet-writer's dependency)"
 )
 
 missing=()
@@ -68,18 +84,71 @@ for p in "${packages[@]}"; do
   fi
 done
 
-if [ ${#missing[@]} -eq 0 ]; then
-  exit 0
+SUDO=""
+need_root() {
+  if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
+      echo "install-deps: need root (or sudo) to install: $*" >&2
+      exit 1
+    fi
+  fi
+}
+
+if [ ${#missing[@]} -ne 0 ]; then
+  echo "install-deps: installing ${missing[*]}" >&2
+  need_root "${missing[@]}"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -q
+  $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-echo "install-deps: installing ${missing[*]}" >&2
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then
-  if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
-    echo "install-deps: need root (or sudo) to install: ${missing[*]}" >&2
+# npm packages: skipped when target-dir's manifest already names the same package and integrity.
+# From DuckDB's packages only the files simdup uses are kept (lib/libduckdb.so, include/duckdb.h,
+# the licence); JavaScript packages go to target-dir/node_modules whole.
+install_npm() {  # spec integrity target
+  local spec=$1 integrity=$2 target=$3 name manifest work tarball
+  name=${spec%@*}
+  manifest="$target/SIMDUP-NPM"
+  if [ -f "$manifest" ] && grep -qxF "$spec $integrity" "$manifest"; then return 0; fi
+  need_root "$spec"
+  # Debian's nodejs comes without npm (its own package); NodeSource's includes it.
+  command -v npm >/dev/null 2>&1 || $SUDO apt-get install -y -q --no-install-recommends npm
+  echo "install-deps: installing $spec into $target" >&2
+  work=$(mktemp -d)
+  (cd "$work" && npm pack --silent "$spec" >/dev/null)
+  tarball=$(ls "$work"/*.tgz)
+  # npm pack verified the registry's integrity; check that it is the one pinned here.
+  if [ "$(/usr/bin/python3 -c 'import base64, hashlib, sys
+print("sha512-" + base64.b64encode(hashlib.sha512(open(sys.argv[1], "rb").read()).digest()).decode())' "$tarball")" != "$integrity" ]; then
+    echo "install-deps: $spec does not have the pinned integrity $integrity" >&2
+    rm -rf "$work"
     exit 1
   fi
-fi
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -q
-$SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+  case "$name" in
+    @duckdb/node-bindings-linux-x64)
+      $SUDO mkdir -p "$target/lib"
+      tar -xzf "$tarball" -C "$work" package/libduckdb.so package/LICENSE
+      $SUDO install -m 0644 "$work/package/libduckdb.so" "$target/lib/libduckdb.so"
+      $SUDO install -m 0644 "$work/package/LICENSE" "$target/LICENSE" ;;
+    duckdb)
+      $SUDO mkdir -p "$target/include"
+      tar -xzf "$tarball" -C "$work" package/src/duckdb/src/include/duckdb.h
+      $SUDO install -m 0644 "$work/package/src/duckdb/src/include/duckdb.h" "$target/include/duckdb.h" ;;
+    hyparquet | hyparquet-writer)  # a module node finds as $target/node_modules/$name
+      tar -xzf "$tarball" -C "$work"
+      $SUDO rm -rf "$target/node_modules/$name"
+      $SUDO mkdir -p "$target/node_modules"
+      $SUDO cp -r "$work/package" "$target/node_modules/$name" ;;
+    *) echo "install-deps: no install rule for $name" >&2; rm -rf "$work"; exit 1 ;;
+  esac
+  rm -rf "$work"
+  { [ -f "$manifest" ] && grep -v "^$name@" "$manifest" || true; echo "$spec $integrity"; } \
+    > "$work.manifest"
+  $SUDO install -m 0644 "$work.manifest" "$manifest"
+  rm -f "$work.manifest"
+}
+
+for line in "${npm_packages[@]}"; do
+  read -r spec integrity target _ <<<"$line"
+  install_npm "$spec" "$integrity" "$target"
+done

@@ -51,9 +51,12 @@ struct dedup_job_options {
   /// Write kept records as kept.<ext>.zst.
   bool zstd_output = false;
   /// Also write annotated.<ext>[.zst]: every record in input order with its decision (keep,
-  /// cluster, duplicate_of, distance, layer, jaccard; docs/formats.md). JSONL, CSV and TSV
-  /// inputs only (errc::invalid_argument naming the input otherwise).
+  /// cluster, duplicate_of, distance, layer, jaccard; docs/formats.md). JSONL, CSV, TSV and
+  /// Parquet inputs only (errc::invalid_argument naming the input otherwise).
   bool annotate = false;
+  /// Also write duplicates.parquet: the rows of duplicates.jsonl as a Parquet table (ids as
+  /// strings). errc::unsupported in a build without Parquet.
+  bool duplicates_parquet = false;
   /// --on-error skip: bad records and inputs that cannot be read to their end (missing file,
   /// directory, truncated .gz/.zst: reader_options::skip_failed_inputs) are counted by reason
   /// and reported, and the run goes on; otherwise the first one fails the job (DIR untouched).

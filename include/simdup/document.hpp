@@ -19,6 +19,7 @@ enum class input_format {
   csv,          ///< RFC 4180, a header row naming the fields (.csv)
   text,         ///< one document per line, id = line number (.txt)
   warc,         ///< WARC/1.0 and 1.1, response and conversion (WET) records (.warc .wet)
+  parquet,      ///< Parquet files, one document a row, fields by column name (.parquet)
 };
 
 /// Lower-case name of a format ("jsonl"), as accepted by --format.
@@ -62,7 +63,9 @@ struct document {
   input_format format = input_format::jsonl;
   /// The input's name as given on the command line; "stdin" for "-".
   std::string source;
-  /// 1-based line of the record's first line in the decompressed input (0 for WARC).
+  /// 1-based line of the record's first line in the decompressed input (0 for WARC; the
+  /// 1-based row number for Parquet, whose `raw` stays empty: its outputs are rewritten from the
+  /// file itself).
   uint64_t line = 0;
   /// Byte offset of the record's first byte in the decompressed input.
   uint64_t offset = 0;

@@ -1,5 +1,5 @@
-// Streaming record readers: JSONL, TSV, CSV, plain text, WARC/WET; gzip and zstd transparently;
-// several inputs and globs in one run. Memory stays bounded by the largest record.
+// Streaming record readers: JSONL, TSV, CSV, plain text, WARC/WET, Parquet; gzip and zstd
+// transparently; several inputs and globs in one run. Memory stays bounded by the largest record.
 #pragma once
 
 #include <simdup/document.hpp>
@@ -89,6 +89,11 @@ class reader {
   static reader from_memory(std::string name, std::string data, const reader_options& options,
                             uint64_t lines_before = 0);
 
+  /// Reads rows [first_row, first_row + rows) of one Parquet file (simdup.dask partitions it by
+  /// row group); record lines, generated ids and messages are those of the whole file.
+  static result<reader> parquet_rows(std::string path, uint64_t first_row, uint64_t rows,
+                                     const reader_options& options);
+
   /// Reads the next record into `doc` (all fields overwritten). On bad_record and failed,
   /// `error` holds the reason; on bad_record `doc.source/line/offset/raw` describe the record.
   read_status next(document& doc, error_info& error);
@@ -125,7 +130,7 @@ class reader {
 void append_tsv_escaped(std::string& out, std::string_view text);
 
 /// Parses a format name ("jsonl", "ndjson", "json", "tsv", "csv", "text", "txt", "warc",
-/// "wet", "auto"); anything else is errc::invalid_argument.
+/// "wet", "parquet", "auto"); anything else is errc::invalid_argument.
 result<input_format> parse_input_format(std::string_view name);
 
 /// The format implied by a file name's extension, looking through .gz/.zst/.zstd

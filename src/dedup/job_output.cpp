@@ -68,6 +68,12 @@ status job_output::close_files(dedup_summary& summary, const std::vector<std::st
     if (auto st = annotated_->close(); !st) return st;
   }
   if (auto st = duplicates_->close(); !st) return st;
+  if (options_->duplicates_parquet) {
+    const fs::path staging = dir_->temp_path();
+    auto st =
+        write_duplicates_parquet(staging / "duplicates.jsonl", staging / "duplicates.parquet");
+    if (!st) return st;
+  }
   summary.output_format = kept_->first_format();
   if (summary.output_format.empty() && !inputs.empty()) {
     summary.output_format = input_format_name(options_->reader.format == input_format::auto_detect
@@ -76,7 +82,8 @@ status job_output::close_files(dedup_summary& summary, const std::vector<std::st
   }
   if (kept_->names().empty()) {
     auto format = parse_input_format(summary.output_format);
-    return kept_->write_empty(format ? *format : input_format::jsonl);
+    return kept_->write_empty(format ? *format : input_format::jsonl,
+                              inputs.empty() ? std::string() : inputs.front());
   }
   return {};
 }

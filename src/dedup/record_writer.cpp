@@ -19,6 +19,8 @@ const char* extension(input_format format) {
       return "txt";
     case input_format::warc:
       return "warc";
+    case input_format::parquet:
+      return "parquet";
     default:
       return "jsonl";
   }
@@ -84,9 +86,9 @@ status annotate(std::string& out, const document& doc, const record_annotation& 
     return {};
   }
   if (doc.format != input_format::csv && doc.format != input_format::tsv) {
-    return make_error(errc::invalid_argument, "annotate writes JSONL, CSV and TSV records; " +
-                                                  doc.source + " is " +
-                                                  input_format_name(doc.format));
+    return make_error(errc::invalid_argument,
+                      "annotate writes JSONL, CSV, TSV and Parquet records; " + doc.source +
+                          " is " + input_format_name(doc.format));
   }
   const bool csv = doc.format == input_format::csv;
   std::string fields[6];
@@ -116,6 +118,24 @@ status annotate(std::string& out, const document& doc, const record_annotation& 
 
 status record_writer::write(const document& doc, std::string_view csv_header,
                             const record_annotation* note) {
+  if (doc.format == input_format::parquet) {
+    if (!parquet_) {
+      parquet_.emplace(note != nullptr);
+      if (first_.empty()) first_ = input_format_name(doc.format);
+      names_.push_back(stem_ + ".parquet");
+    }
+    std::optional<parquet_note> n;
+    if (note) {
+      n = parquet_note{.keep = note->keep,
+                       .cluster = note->cluster,
+                       .duplicate_of = note->keep ? std::string_view() : note->duplicate_of,
+                       .distance = note->keep ? -1 : note->distance,
+                       .layer = layer_name(note->keep ? dedup_layer::none : note->layer),
+                       .jaccard = note->keep ? std::nan("") : rounded(note->jaccard)};
+    }
+    parquet_->add(doc.source, doc.line - 1, n ? &*n : nullptr);
+    return {};
+  }
   std::string_view record = doc.raw;
   if (note) {
     if (auto st = annotate(line_, doc, *note); !st) return st;
@@ -147,10 +167,17 @@ status record_writer::close() {
   for (auto& [format, sink] : sinks_) {
     if (auto st = sink.close(); !st) return st;
   }
+  if (parquet_) {
+    if (auto st = parquet_->write(dir_ / (stem_ + ".parquet")); !st) return st;
+    parquet_.reset();
+  }
   return {};
 }
 
-status record_writer::write_empty(input_format format) {
+status record_writer::write_empty(input_format format, const std::string& schema_from) {
+  if (format == input_format::parquet) {
+    return parquet_rows(false).write(dir_ / (stem_ + ".parquet"), schema_from);
+  }
   const char* ext = format == input_format::auto_detect ? "jsonl" : extension(format);
   auto empty = file_sink::open(dir_ / (stem_ + "." + ext + (zstd_ ? ".zst" : "")), zstd_);
   if (!empty) return std::move(empty).error();

@@ -7,9 +7,11 @@
 #include <simdup/document.hpp>
 
 #include "dedup/output_dir.hpp"
+#include "io/parquet.hpp"
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,7 +20,9 @@ namespace simdup::detail {
 
 /// STEM.<ext>[.zst] per input format (usually one): "kept" with the kept records unchanged, or
 /// "annotated" with every record and its decision (JSONL: a "simdup" object; CSV: six simdup_*
-/// columns after the others; TSV: six columns before the record's id and text).
+/// columns after the others; TSV: six columns before the record's id and text). Parquet records
+/// go to STEM.parquet (never .zst: Parquet compresses its pages), written at close() from the
+/// input files with every column (annotated: six simdup_* columns after them).
 class record_writer {
  public:
   record_writer(std::filesystem::path dir, bool zstd, std::string stem = "kept")
@@ -30,7 +34,8 @@ class record_writer {
   status close();
   /// Writes an empty STEM.<ext>[.zst] of `format` (jsonl for auto_detect): the job's output
   /// has a kept file even when nothing was kept, so consumers can rely on it.
-  status write_empty(input_format format);
+  /// `schema_from`: for Parquet, an input whose columns the empty file has.
+  status write_empty(input_format format, const std::string& schema_from = {});
   /// File names written so far ("kept.jsonl").
   std::vector<std::string> names() const;
   /// Format of the first record written ("jsonl"), or "" when nothing was kept.
@@ -41,6 +46,7 @@ class record_writer {
   bool zstd_;
   std::string stem_;
   std::map<input_format, file_sink> sinks_;
+  std::optional<parquet_rows> parquet_;  ///< STEM.parquet's rows, written at close()
   std::string line_;
   std::vector<std::string> names_;
   std::string first_;

@@ -38,6 +38,19 @@ std::unique_ptr<format_reader> make_text_reader(input_context ctx);
 std::unique_ptr<format_reader> make_csv_reader(input_context ctx);
 std::unique_ptr<format_reader> make_warc_reader(input_context ctx);
 
+/// Rows [first_row, first_row + rows) of a Parquet file (simdup.dask's row-group partitions).
+inline constexpr uint64_t kAllRows = UINT64_MAX;
+struct parquet_slice {
+  uint64_t first_row = 0;
+  uint64_t rows = kAllRows;
+};
+/// Parquet (parquet_reader.cpp): reads the file at `path` itself, through DuckDB; ctx.in is
+/// unused (null). Fails like an unreadable input: missing, not Parquet, a text field column
+/// that is missing or not a string, a field column of the wrong type.
+result<std::unique_ptr<format_reader>> make_parquet_reader(input_context ctx,
+                                                           const std::string& path,
+                                                           const parquet_slice& slice);
+
 /// Clears every field of `doc` (keeping capacity) and sets the provenance fields.
 void reset_document(document& doc, const input_context& ctx, input_format format, uint64_t line,
                     uint64_t offset);

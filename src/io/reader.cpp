@@ -3,6 +3,7 @@
 #include "io/byte_source.hpp"
 #include "io/format_reader.hpp"
 #include "io/line_input.hpp"
+#include "io/parquet.hpp"
 
 #include <simdup/utf8.hpp>
 
@@ -12,6 +13,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cstdio>
 #include <utility>
 
 namespace simdup {
@@ -52,13 +54,16 @@ std::string not_text_reason(std::string_view head) {
     std::string_view magic;
     const char* what;
   };
-  static constexpr known_format kKnown[] = {
+  static const known_format kKnown[] = {
       {std::string_view("\xfd\x37zXZ\0", 6),
        "xz-compressed (decompress it: xz -dc FILE | simdup ... -)"},
       {"BZh", "bzip2-compressed (decompress it: bzip2 -dc FILE | simdup ... -)"},
       {"\x04\x22\x4d\x18", "lz4-compressed (decompress it: lz4 -dc FILE | simdup ... -)"},
       {"PK\x03\x04", "a zip archive (extract it first)"},
-      {"PAR1", "a Parquet file (write it as JSONL, or pass its rows to Python's simdup.dedup)"},
+      {"PAR1", detail::parquet_supported()
+                   ? "a Parquet file (name it .parquet, or pass --input-format parquet)"
+                   : "a Parquet file, and this simdup was built without Parquet support "
+                     "(see docs/install.md)"},
   };
   for (const known_format& f : kKnown) {
     if (head.starts_with(f.magic)) {
@@ -85,6 +90,18 @@ std::string head_of(const std::string& path) {
   return head;
 }
 
+/// True when the file at `path` starts and ends with Parquet's magic "PAR1" (a text that merely
+/// starts with it stays text).
+bool has_parquet_magic(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return false;
+  char head[4] = {}, tail[4] = {};
+  const bool ok = std::fread(head, 1, 4, f) == 4 && std::fseek(f, -4, SEEK_END) == 0 &&
+                  std::fread(tail, 1, 4, f) == 4;
+  std::fclose(f);
+  return ok && std::string_view(head, 4) == "PAR1" && std::string_view(tail, 4) == "PAR1";
+}
+
 }  // namespace
 
 const char* input_format_name(input_format format) noexcept {
@@ -101,6 +118,8 @@ const char* input_format_name(input_format format) noexcept {
       return "text";
     case input_format::warc:
       return "warc";
+    case input_format::parquet:
+      return "parquet";
   }
   return "unknown";
 }
@@ -140,7 +159,7 @@ std::string document::location() const {
 }
 
 result<input_format> parse_input_format(std::string_view name) {
-  static constexpr std::array<std::pair<std::string_view, input_format>, 10> kNames{{
+  static constexpr std::array<std::pair<std::string_view, input_format>, 11> kNames{{
       {"auto", input_format::auto_detect},
       {"jsonl", input_format::jsonl},
       {"ndjson", input_format::jsonl},
@@ -151,13 +170,14 @@ result<input_format> parse_input_format(std::string_view name) {
       {"txt", input_format::text},
       {"warc", input_format::warc},
       {"wet", input_format::warc},
+      {"parquet", input_format::parquet},
   }};
   for (const auto& [n, f] : kNames) {
     if (n == name) return f;
   }
   return make_error(errc::invalid_argument,
                     "unknown input format '" + std::string(name) +
-                        "' (expected auto, jsonl, tsv, csv, text, warc or wet)");
+                        "' (expected auto, jsonl, tsv, csv, text, warc, wet or parquet)");
 }
 
 bool starts_compressed(std::string_view head) noexcept {
@@ -186,6 +206,7 @@ input_format format_from_extension(std::string_view path) noexcept {
   if (ext == "csv") return input_format::csv;
   if (ext == "txt") return input_format::text;
   if (ext == "warc" || ext == "wet") return input_format::warc;
+  if (ext == "parquet") return input_format::parquet;
   return input_format::auto_detect;
 }
 
@@ -285,12 +306,14 @@ struct reader::impl {
   std::vector<std::string> inputs;
   std::string memory;  ///< from_memory: the buffer, moved into the source when opened
   bool from_memory = false;
-  uint64_t lines_before = 0;  ///< from_memory: lines of the source before the buffer
+  detail::parquet_slice slice;  ///< parquet_rows: the rows to read
+  uint64_t lines_before = 0;    ///< from_memory: lines of the source before the buffer
   std::size_t next_input = 0;
   std::unique_ptr<detail::line_input> in;
   std::unique_ptr<detail::format_reader> parser;
   reader_stats stats;
   uint64_t finished_bytes = 0;  ///< decompressed bytes of inputs already closed
+  uint64_t parquet_bytes = 0;   ///< the size of the Parquet file being read
   bool failed = false;
   error_info failure;
   std::string skip_reason;  ///< of the last bad_record
@@ -300,6 +323,15 @@ struct reader::impl {
   bool open_next(error_info& error) {
     const std::string& path = inputs[next_input++];
     const std::string name = path == "-" ? "stdin" : path;
+    input_format fmt = options.format;
+    if (fmt == input_format::auto_detect) fmt = format_from_extension(path);
+    struct stat input_stat {};
+    if (fmt == input_format::auto_detect && !from_memory && path != "-" &&
+        ::stat(path.c_str(), &input_stat) == 0 && S_ISREG(input_stat.st_mode) &&
+        has_parquet_magic(path)) {
+      fmt = input_format::parquet;  // an unnamed Parquet file: its magic, not its extension
+    }
+    if (fmt == input_format::parquet) return open_parquet(path, name, error);
     auto src = from_memory
                    ? detail::open_memory_source(std::move(memory), name, &stats.compressed_bytes)
                    : detail::open_source(path, name, &stats.compressed_bytes, options.cancel);
@@ -314,8 +346,6 @@ struct reader::impl {
     in = std::make_unique<detail::line_input>(std::move(*src), options.max_record_bytes);
     in->number_after(lines_before);
     ++stats.inputs_opened;
-    input_format fmt = options.format;
-    if (fmt == input_format::auto_detect) fmt = format_from_extension(path);
     if (fmt == input_format::auto_detect) {
       auto head = in->peek(64);
       if (!head) {
@@ -354,9 +384,34 @@ struct reader::impl {
         break;
       case input_format::text:
       case input_format::auto_detect:
+      case input_format::parquet:  // opened above
         parser = detail::make_text_reader(ctx);
         break;
     }
+    return true;
+  }
+
+  /// A Parquet input: DuckDB reads the file itself (its footer first), so it must be a file.
+  bool open_parquet(const std::string& path, const std::string& name, error_info& error) {
+    if (from_memory || path == "-") {
+      error = detail::parquet_supported()
+                  ? make_error(errc::unsupported,
+                               name +
+                                   ": Parquet is read from files only (not from stdin or "
+                                   "memory): save it to a file and pass its name")
+                  : detail::parquet_unsupported(name);
+      return false;
+    }
+    ++stats.inputs_opened;
+    const detail::input_context ctx{nullptr, name, &options, inputs.size() > 1};
+    auto p = detail::make_parquet_reader(ctx, path, slice);
+    if (!p) {
+      error = std::move(p).error();
+      return false;
+    }
+    parser = std::move(p).value();
+    struct stat st {};
+    parquet_bytes = ::stat(path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
     return true;
   }
 
@@ -373,6 +428,8 @@ struct reader::impl {
 
   void close_current() {
     if (in) finished_bytes += in->position();
+    // A Parquet file counts whole when it is done (its compressed pages are not a byte stream).
+    finished_bytes += std::exchange(parquet_bytes, 0);
     parser.reset();
     in.reset();
   }
@@ -388,7 +445,7 @@ struct reader::impl {
         if (!open_next(error)) return input_failed(doc, error);
       }
       const read_status st = parser->next(doc, error);
-      stats.bytes = finished_bytes + in->position();
+      stats.bytes = finished_bytes + (in ? in->position() : 0);
       switch (st) {
         case read_status::record:
           ++stats.records;
@@ -463,6 +520,16 @@ reader reader::from_memory(std::string name, std::string data, const reader_opti
   p->inputs = {std::move(name)};
   p->memory = std::move(data);
   p->from_memory = true;
+  return reader(std::move(p));
+}
+
+result<reader> reader::parquet_rows(std::string path, uint64_t first_row, uint64_t rows,
+                                    const reader_options& options) {
+  auto p = std::make_unique<impl>();
+  p->options = options;
+  p->options.format = input_format::parquet;
+  p->inputs = {std::move(path)};
+  p->slice = {first_row, rows};
   return reader(std::move(p));
 }
 

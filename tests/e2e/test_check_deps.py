@@ -7,6 +7,8 @@ import re
 import subprocess
 from pathlib import Path
 
+import pytest
+
 
 SOURCE = Path(os.environ["SIMDUP_SOURCE_DIR"])
 BUILD = Path(os.environ["SIMDUP_BUILD_DIR"])
@@ -74,3 +76,19 @@ def test_a_listed_package_that_is_not_installed_is_reported(tmp_path):
 def test_a_directory_that_is_not_a_build_is_a_usage_error(tmp_path):
     out = subprocess.run(["bash", str(SCRIPT), str(tmp_path)], capture_output=True, text=True)
     assert out.returncode == 2 and "not a configured Ninja build directory" in out.stderr
+
+
+def test_an_npm_library_whose_pin_differs_from_its_manifest_is_caught(tmp_path):
+    # DuckDB comes from npm into /opt/simdup/duckdb; its SIMDUP-NPM manifest must name the very
+    # package and integrity install-deps.sh pins, or its files count as installed by hand.
+    text = INSTALL.read_text()
+    pin = re.search(r'"@duckdb/node-bindings-linux-x64@\S+ (sha512-\S+) ', text)
+    assert pin, "install-deps.sh pins no DuckDB"
+    if "libduckdb" not in check("--verbose").stdout:
+        pytest.skip("this build does not link DuckDB (configured without Parquet)")
+    copy = tmp_path / "install-deps.sh"
+    copy.write_text(text.replace(pin.group(1), "sha512-AAAA"))
+    out = check("--install-script", str(copy))
+    assert out.returncode == 1
+    assert "/opt/simdup/duckdb/lib/libduckdb.so" in out.stderr
+    assert "belongs to no Debian package" in out.stderr
