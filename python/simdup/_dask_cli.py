@@ -26,6 +26,7 @@ _POSTGRES = ("--from", "--table", "--query", "--id-column", "--text-column", "--
              "--title-column", "--time-column", "--fetch-rows", "--to", "--to-table",
              "--to-kept-table", "--run", "--resume", "--batch-rows")
 _CLI_ONLY = {"--report-clusters": "report.html shows the 10 largest clusters",
+             "--duplicates-parquet": "duplicates.jsonl only",
              **{flag: "the PostgreSQL source and output are the CLI's" for flag in _POSTGRES}}
 # Library parameter phrases that are not one option's name (cli/options.cpp's flag_message).
 _PHRASES = (("verify shingle_width", "--verify-shingle-width"),
@@ -78,10 +79,7 @@ def dedup_parser() -> argparse.ArgumentParser:
                     "DIR/kept-NNNNN.<format> (kept records, unchanged, one shard per input "
                     "partition), duplicates.jsonl, summary.json and report.html: the decisions "
                     "of `simdup dedup` (docs/distributed.md).",
-        epilog=f"Not in the Dask form: stdin; --report-clusters "
-               f"({_CLI_ONLY['--report-clusters']}); the PostgreSQL options "
-               f"{', '.join(_POSTGRES)}. "
-               "Exit status: 0 done, 1 the run failed, 2 usage error, 3 done with skipped "
+        epilog=f"Not in the Dask form: stdin; {_missing()}. Exit status: 0 done, 1 the run failed, 2 usage error, 3 done with skipped "
                "records or inputs (--on-error skip).")
     p.add_argument("-h", "--help", action="help", help="Show this help and exit")
     p.add_argument("inputs", nargs="*", metavar="INPUT",
@@ -215,6 +213,14 @@ def dedup_parser() -> argparse.ArgumentParser:
     _option(g, "--near-prefix-blocks", type=int, metavar="R", default=1,
             help="Blocks a near-layer table's key holds: k + R blocks, C(k + R, R) tables")
     return p
+
+
+def _missing() -> str:
+    """The CLI-only options, grouped by why."""
+    by_reason: Dict[str, List[str]] = {}
+    for flag, why in _CLI_ONLY.items():
+        by_reason.setdefault(why, []).append(flag)
+    return "; ".join(f"{', '.join(flags)} ({why})" for why, flags in by_reason.items())
 
 
 def _max_k() -> int:
