@@ -16,7 +16,7 @@ std::vector<uint64_t> naive_counts(const std::vector<uint64_t>& hashes) {
   return counts;
 }
 
-std::vector<positional_popcount_fn> kernels() {
+std::vector<positional_popcount_fn> popcount_kernels() {
   std::vector<positional_popcount_fn> k{&positional_popcount_scalar, best_positional_popcount()};
 #if defined(__x86_64__)
   k.push_back(&positional_popcount_sse2);
@@ -33,7 +33,7 @@ TEST(PositionalPopcount, KernelsAgreeWithNaiveCount) {
     for (auto& h : hashes) h = rng();
     if (n > 3) hashes[3] = ~0ULL;  // all lanes at once
     const auto expected = naive_counts(hashes);
-    for (auto kernel : kernels()) {
+    for (auto kernel : popcount_kernels()) {
       std::vector<uint64_t> counts(64, 5);  // kernels add to what is there
       kernel(hashes, counts.data());
       for (int i = 0; i < 64; ++i)
@@ -44,7 +44,7 @@ TEST(PositionalPopcount, KernelsAgreeWithNaiveCount) {
 
 TEST(PositionalPopcount, AllOnesDoNotOverflowLanes) {
   std::vector<uint64_t> hashes(1000, ~0ULL);
-  for (auto kernel : kernels()) {
+  for (auto kernel : popcount_kernels()) {
     std::vector<uint64_t> counts(64, 0);
     kernel(hashes, counts.data());
     for (int i = 0; i < 64; ++i) EXPECT_EQ(counts[i], 1000u);

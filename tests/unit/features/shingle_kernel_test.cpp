@@ -14,7 +14,7 @@
 namespace simdup::detail {
 namespace {
 
-std::vector<ascii4_xxh3_kernel> kernels() {
+std::vector<ascii4_xxh3_kernel> shingle_kernels() {
   std::vector<ascii4_xxh3_kernel> k;
 #if defined(__x86_64__)
   if (cpu_has_avx2()) k.push_back(&ascii4_xxh3_votes_avx2);
@@ -33,7 +33,7 @@ std::vector<uint64_t> naive_counts(std::string_view text, std::size_t first, std
 }
 
 TEST(ShingleKernel, MatchesScalarXxh3OnEveryLengthAndOffset) {
-  const auto ks = kernels();
+  const auto ks = shingle_kernels();
   if (ks.empty()) GTEST_SKIP() << "no SIMD kernel on this CPU";
   std::mt19937 rng(7);
   std::string text(3000, ' ');
@@ -58,7 +58,7 @@ TEST(ShingleKernel, MatchesScalarXxh3OnEveryLengthAndOffset) {
 }
 
 TEST(ShingleKernel, LongRunsDoNotOverflowCounters) {
-  const auto ks = kernels();
+  const auto ks = shingle_kernels();
   if (ks.empty()) GTEST_SKIP() << "no SIMD kernel on this CPU";
   // One shingle repeated: every bit counter gets all or nothing, past many 63-block flushes.
   const std::string text(70000, 'a');
