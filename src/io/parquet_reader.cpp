@@ -118,9 +118,10 @@ const char* expected_type(std::string_view field) {
   return "a string column (VARCHAR or BLOB)";
 }
 
-// DuckDB threads decoding one file while the job's own threads fingerprint its rows: two keep
-// the reading ahead of the fingerprinting on every machine measured (docs/performance.md).
-constexpr unsigned kDuckdbThreads = 2;
+// DuckDB decodes in the reading thread itself, as it fetches each chunk: more threads spent more
+// CPU for the same rows (waiting for each other) while the job's own threads fingerprint them
+// (docs/performance.md).
+constexpr unsigned kDuckdbThreads = 1;
 
 class parquet_reader final : public format_reader {
  public:

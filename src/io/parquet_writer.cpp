@@ -298,6 +298,10 @@ status run_copy(duck::connection& con, const std::filesystem::path& dest, const 
   return {};
 }
 
+// One DuckDB thread: more spent more CPU waiting on each other than they saved in wall time
+// on the outputs measured (docs/performance.md).
+constexpr unsigned kWriterThreads = 1;
+
 // Snappy: the codec every Parquet reader reads (DuckDB's default too).
 constexpr const char* kParquetOptions = " (FORMAT parquet, COMPRESSION snappy)";
 
@@ -306,7 +310,7 @@ constexpr const char* kParquetOptions = " (FORMAT parquet, COMPRESSION snappy)";
 status parquet_rows::write(const std::filesystem::path& dest,
                            const std::string& schema_from) const {
   const impl& m = *impl_;
-  auto con = duck::connection::open(0);
+  auto con = duck::connection::open(kWriterThreads);
   if (!con) return std::move(con).error();
   if (auto st = register_functions(*con, m); !st) return st;
   std::vector<std::string> paths;
@@ -336,7 +340,7 @@ status parquet_rows::write(const std::filesystem::path& dest,
 
 status write_duplicates_parquet(const std::filesystem::path& jsonl,
                                 const std::filesystem::path& dest) {
-  auto con = duck::connection::open(0);
+  auto con = duck::connection::open(kWriterThreads);
   if (!con) return std::move(con).error();
   // Every column named, so an empty duplicates.jsonl gives an empty file of the same schema.
   const std::string scan =

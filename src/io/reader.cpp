@@ -459,6 +459,7 @@ struct reader::impl {
           return input_failed(doc, error);
         case read_status::end:
           close_current();
+          stats.bytes = finished_bytes;
           break;
       }
     }
