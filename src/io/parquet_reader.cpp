@@ -71,21 +71,21 @@ bool is_one_of(std::string_view type, std::initializer_list<std::string_view> na
   return false;
 }
 
-bool is_integer_type(std::string_view t) {
+bool is_parquet_integer_type(std::string_view t) {
   return is_one_of(
       t, {"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "UTINYINT", "USMALLINT", "UINTEGER"});
 }
 
-bool is_numeric_type(std::string_view t) {
-  return is_integer_type(t) || t.starts_with("DECIMAL") ||
+bool is_parquet_numeric_type(std::string_view t) {
+  return is_parquet_integer_type(t) || t.starts_with("DECIMAL") ||
          is_one_of(t, {"UBIGINT", "HUGEINT", "UHUGEINT", "FLOAT", "DOUBLE"});
 }
 
-bool is_string_type(std::string_view t) {
+bool is_parquet_string_type(std::string_view t) {
   return t == "VARCHAR" || t == "BLOB";
 }
 
-bool is_time_type(std::string_view t) {
+bool is_parquet_time_type(std::string_view t) {
   return t == "DATE" || t.starts_with("TIMESTAMP");
 }
 
@@ -95,19 +95,20 @@ std::pair<std::string, column_kind> select_for(std::string_view field, std::stri
                                                const std::string& column) {
   const std::string c = duck::identifier(column);
   if (field == "text" || field == "url" || field == "title") {
-    if (is_string_type(type)) return {c, column_kind::string};
+    if (is_parquet_string_type(type)) return {c, column_kind::string};
     return {};
   }
   if (field == "id") {
-    if (is_string_type(type)) return {c, column_kind::string};
-    if (is_numeric_type(type)) return {"CAST(" + c + " AS VARCHAR)", column_kind::number_text};
+    if (is_parquet_string_type(type)) return {c, column_kind::string};
+    if (is_parquet_numeric_type(type))
+      return {"CAST(" + c + " AS VARCHAR)", column_kind::number_text};
     return {};
   }
   // time
-  if (is_integer_type(type) || type == "BIGINT")
+  if (is_parquet_integer_type(type) || type == "BIGINT")
     return {"CAST(" + c + " AS BIGINT)", column_kind::int64};
-  if (is_numeric_type(type)) return {"CAST(" + c + " AS DOUBLE)", column_kind::float64};
-  if (is_time_type(type)) return {"(epoch_ms(" + c + ") // 1000)", column_kind::int64};
+  if (is_parquet_numeric_type(type)) return {"CAST(" + c + " AS DOUBLE)", column_kind::float64};
+  if (is_parquet_time_type(type)) return {"(epoch_ms(" + c + ") // 1000)", column_kind::int64};
   if (type == "VARCHAR") return {c, column_kind::iso_text};
   return {};
 }

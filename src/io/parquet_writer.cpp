@@ -148,7 +148,7 @@ namespace {
 using fn_body = void (*)(const parquet_rows::impl&, duckdb_data_chunk, duckdb_vector);
 
 template <class T>
-T* column(duckdb_data_chunk chunk, idx_t c) {
+T* chunk_column(duckdb_data_chunk chunk, idx_t c) {
   return static_cast<T*>(duckdb_vector_get_data(duckdb_data_chunk_get_vector(chunk, c)));
 }
 
@@ -158,8 +158,8 @@ void set_null(duckdb_vector out, idx_t row) {
 }
 
 void pick_body(const parquet_rows::impl& m, duckdb_data_chunk in, duckdb_vector out) {
-  auto* names = column<duckdb_string_t>(in, 0);
-  auto* rows = column<int64_t>(in, 1);
+  auto* names = chunk_column<duckdb_string_t>(in, 0);
+  auto* rows = chunk_column<int64_t>(in, 1);
   auto* result = static_cast<int64_t*>(duckdb_vector_get_data(out));
   std::string_view last_name;
   std::size_t last_input = SIZE_MAX;
@@ -177,7 +177,7 @@ void pick_body(const parquet_rows::impl& m, duckdb_data_chunk in, duckdb_vector 
 
 template <class F>
 void for_each_handle(duckdb_data_chunk in, F f) {
-  auto* handles = column<int64_t>(in, 0);
+  auto* handles = chunk_column<int64_t>(in, 0);
   for (idx_t i = 0; i < duckdb_data_chunk_get_size(in); ++i) f(i, handles[i]);
 }
 
@@ -368,7 +368,7 @@ result<std::vector<parquet_row_group>> parquet_row_groups(const std::string& pat
   std::vector<parquet_row_group> groups;
   uint64_t first = 0;
   while (duckdb_data_chunk chunk = s->next()) {
-    auto* rows = column<int64_t>(chunk, 1);
+    auto* rows = chunk_column<int64_t>(chunk, 1);
     for (idx_t i = 0; i < duckdb_data_chunk_get_size(chunk); ++i) {
       groups.push_back({first, static_cast<uint64_t>(rows[i])});
       first += static_cast<uint64_t>(rows[i]);

@@ -16,7 +16,10 @@ NODE_MODULES = Path(os.environ.get("SIMDUP_NODE_MODULES", "/opt/simdup/node/node
 
 
 def duckdb_sql_bin():
+    """tests/simdup_duckdb_sql of the build under test ($SIMDUP_BUILD_DIR, else beside the CLI)."""
     path = BUILD_DIR / "tests" / "simdup_duckdb_sql"
+    if not path.exists() and "SIMDUP_BIN" in os.environ:
+        path = Path(os.environ["SIMDUP_BIN"]).resolve().parents[1] / "tests" / "simdup_duckdb_sql"
     if not path.exists():
         pytest.skip("this build has no Parquet support (no simdup_duckdb_sql: DuckDB not found)")
     return path
