@@ -225,7 +225,8 @@ status job::finish_batch() {
                                          seconds_since(phase_start));
   phase_start = clock_type::now();
   sample_collector samples(
-      detail::batch_sample_clusters(decisions, summary_, o_.report_clusters, o_.report_members));
+      detail::batch_sample_clusters(decisions, summary_, o_.report_clusters, o_.report_members),
+      o_.dedup.detection.fingerprint.normalize.html);
   if (auto st = pass_two(decisions, samples); !st) return st;
   summary_.seconds_by_phase.emplace_back("write kept records and duplicates",
                                          seconds_since(phase_start));
@@ -239,7 +240,8 @@ status job::finish_stream() {
   summary_.candidate_pairs = stream_->candidate_pairs();
   summary_.rejected_pairs = stream_->rejected_pairs();
   summary_.verify_spill_bytes = stream_->spilled_bytes();
-  sample_collector samples(clusters_.sample_clusters(summary_, o_.report_clusters));
+  sample_collector samples(clusters_.sample_clusters(summary_, o_.report_clusters),
+                           o_.dedup.detection.fingerprint.normalize.html);
   if (input_->has_stdin()) {
     summary_.samples_note =
         "Sample texts are not shown: stream mode read stdin once and keeps no texts.";

@@ -1,9 +1,39 @@
 #include "dedup/report_samples.hpp"
 
+#include <simdup/normalize.hpp>
+
 #include <algorithm>
 #include <cmath>
+#include <optional>
+#include <string>
 
 namespace simdup {
+namespace {
+
+// Of a long HTML document the report reads this much markup: its text starts the sample, and
+// a 50 MB record is not converted whole for 4,000 bytes of it.
+constexpr std::size_t kHtmlPrefixBytes = std::size_t{1} << 20;
+
+// An HTML document's text as the job's HTML step reads it (tags, comments, scripts and styles
+// dropped, entities decoded, blocks separated by spaces), without the other normalisation steps
+// (case, punctuation), so the report shows what was compared in a readable form.
+std::string html_text(std::string_view html) {
+  static const std::optional<normalizer> reader = [] {
+    normalize_options o{};
+    o.html = true;
+    o.nfkc = o.casefold = o.t2s = o.strip_punctuation = o.strip_digits = false;
+    o.collapse_whitespace = true;
+    auto made = normalizer::create(o);  // no t2s: no dictionaries to load
+    return made ? std::optional<normalizer>(std::move(made).value()) : std::nullopt;
+  }();
+  if (!reader) return std::string(html);
+  std::size_t cut = std::min(html.size(), kHtmlPrefixBytes);
+  while (cut < html.size() && cut > 0 && (static_cast<unsigned char>(html[cut]) & 0xC0) == 0x80)
+    --cut;
+  return reader->normalize(html.substr(0, cut));
+}
+
+}  // namespace
 
 std::string sample_text(std::string_view text) {
   constexpr std::size_t kSampleBytes = 4000;
@@ -17,7 +47,8 @@ std::string sample_text(std::string_view text) {
 
 namespace simdup::detail {
 
-sample_collector::sample_collector(std::vector<cluster> clusters) : clusters_(std::move(clusters)) {
+sample_collector::sample_collector(std::vector<cluster> clusters, bool all_html)
+    : clusters_(std::move(clusters)), all_html_(all_html) {
   for (const auto& c : clusters_) {
     wanted_[c.representative];
     for (uint32_t m : c.members) wanted_[m];
@@ -34,7 +65,14 @@ void sample_collector::take(uint32_t ordinal, const document& doc) {
   auto it = wanted_.find(ordinal);
   if (it == wanted_.end()) return;
   it->second.first = doc.id;
-  it->second.second = sample_text(doc.text);
+  if (!all_html_ && !document_is_html(doc)) {
+    it->second.second = sample_text(doc.text);
+    return;
+  }
+  std::string& text = it->second.second;
+  text = sample_text(html_text(doc.text));
+  // The markup read was cut: so is its text, however short.
+  if (doc.text.size() > kHtmlPrefixBytes && !text.ends_with(" …")) text += " …";
 }
 
 std::vector<cluster_sample> sample_collector::build(

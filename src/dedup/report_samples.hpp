@@ -26,11 +26,15 @@ class sample_collector {
     uint64_t size;
     std::vector<uint32_t> members;
   };
-  explicit sample_collector(std::vector<cluster> clusters);
+  /// `all_html`: the run reads every text as HTML (normalize_options::html); otherwise texts
+  /// that document_is_html says are HTML are.
+  sample_collector(std::vector<cluster> clusters, bool all_html);
   /// True when `ordinal`'s text is needed.
   bool wants(uint32_t ordinal) const { return wanted_.count(ordinal) != 0; }
   /// The largest ordinal needed (a re-read may stop after it); nullopt when none.
   std::optional<uint32_t> last() const;
+  /// Keeps `doc`'s text if wanted: as the job compared it, so an HTML document's text without
+  /// its markup.
   void take(uint32_t ordinal, const document& doc);
   /// Builds the report's samples (decisions give layer, distance and Jaccard of members).
   std::vector<cluster_sample> build(
@@ -38,6 +42,7 @@ class sample_collector {
 
  private:
   std::vector<cluster> clusters_;
+  bool all_html_;
   std::unordered_map<uint32_t, std::pair<std::string, std::string>> wanted_;  // id, text
 };
 

@@ -77,7 +77,7 @@ TEST(ReportSamples, StreamCountsTheSameSizesAndShowsFirstMembers) {
 }
 
 TEST(ReportSamples, CollectorCutsLongTextsAtACodePoint) {
-  sample_collector samples({{0, 2, {1}}});
+  sample_collector samples({{0, 2, {1}}}, false);
   EXPECT_TRUE(samples.wants(0));
   EXPECT_TRUE(samples.wants(1));
   EXPECT_FALSE(samples.wants(2));
@@ -97,6 +97,55 @@ TEST(ReportSamples, CollectorCutsLongTextsAtACodePoint) {
   EXPECT_EQ(built[0].members[0].id, "b");
   EXPECT_EQ(built[0].members[0].text, "short");
   EXPECT_EQ(built[0].members[0].distance, 3);
+}
+
+TEST(ReportSamples, HtmlDocumentsShowTheirTextNotTheirMarkup) {
+  sample_collector samples({{0, 3, {1, 2}}}, false);
+  document page;
+  page.id = "page";
+  page.text =
+      "<html><head><style>p { color: red }</style><script>var x = 1 < 2;</script>"
+      "</head><body><p>Fish &amp; chips</p><p>at <b>the</b> pier</p></body></html>";
+  document plain;
+  plain.id = "plain";
+  plain.text = "<b>not a document tag</b>: plain text keeps its characters";
+  document warc;  // a WARC response is HTML whatever it opens with
+  warc.id = "warc";
+  warc.text = "Hello <i>there</i>";
+  warc.text_is_html = true;
+  samples.take(0, page);
+  samples.take(1, plain);
+  samples.take(2, warc);
+  const auto built = samples.build([](uint32_t) { return duplicate(0, dedup_layer::near, 1); });
+  ASSERT_EQ(built.size(), 1u);
+  EXPECT_EQ(built[0].representative.text, "Fish & chips at the pier");
+  ASSERT_EQ(built[0].members.size(), 2u);
+  EXPECT_EQ(built[0].members[0].text, plain.text);
+  EXPECT_EQ(built[0].members[1].text, "Hello there");
+
+  // With every text read as HTML (--html), so is the plain one.
+  sample_collector all({{0, 2, {1}}}, true);
+  all.take(0, plain);
+  all.take(1, page);
+  const auto html = all.build([](uint32_t) { return duplicate(0, dedup_layer::near, 1); });
+  EXPECT_EQ(html[0].representative.text, "not a document tag: plain text keeps its characters");
+}
+
+TEST(ReportSamples, ALongHtmlDocumentIsReadFromItsStart) {
+  sample_collector samples({{0, 2, {1}}}, false);
+  document page;
+  page.id = "big";
+  // 2 MiB of markup whose first MiB is one script: the text after it is beyond what is read.
+  page.text = "<html><body><script>" + std::string(std::size_t{1} << 20, 'x') +
+              "</script><p>late text</p>" + std::string(std::size_t{1} << 20, ' ') + "</body>";
+  document small;
+  small.id = "small";
+  small.text = "<p>Small &lt;page&gt;</p>";
+  samples.take(0, page);
+  samples.take(1, small);
+  const auto built = samples.build([](uint32_t) { return duplicate(0, dedup_layer::near, 1); });
+  EXPECT_EQ(built[0].representative.text, " …");
+  EXPECT_EQ(built[0].members[0].text, "Small <page>");
 }
 
 }  // namespace
