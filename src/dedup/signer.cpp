@@ -158,6 +158,11 @@ void document_signer::sign(const document& doc, doc_signature& out,
     out.shingles.clear();
     out.band_keys.clear();
   }
+  // A huge record's texts are not kept by the thread for the rest of the run (the second
+  // pass reads it again beside them).
+  constexpr std::size_t kKeepBytes = std::size_t{16} << 20;
+  if (normalized.capacity() > kKeepBytes) std::string().swap(normalized);
+  if (content.capacity() > kKeepBytes) std::string().swap(content);
 }
 
 document_signer::document_signer(std::unique_ptr<impl> p) : impl_(std::move(p)) {}

@@ -6,6 +6,7 @@
 #include <bit>
 #include <charconv>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <string>
 #include <utility>
@@ -139,10 +140,14 @@ result<verify_options> parse_verify_spec(std::string_view spec) {
   return options;
 }
 
-void shingle_hashes(std::string_view text, std::size_t width, std::size_t max_hashes,
-                    std::vector<uint32_t>& out) {
-  out.clear();
-  if (text.empty() || width == 0) return;
+namespace {
+
+// A text longer than this is hashed in pieces of about this size, so that the scratch arrays
+// (4 bytes per byte of text, twice) stay a few MB for a record of any size.
+constexpr std::size_t kPieceBytes = std::size_t{1} << 20;
+
+// The sorted distinct shingle hashes of `text` (not empty), uncut.
+void sorted_shingles(std::string_view text, std::size_t width, std::vector<uint32_t>& out) {
   // A polynomial rolling hash over code points (mod 2^64), finalised by a bijective mixer:
   // one multiply-add per code point instead of hashing every shingle's bytes again.
   constexpr uint64_t base = detail::shingle_hash_base;
@@ -219,6 +224,47 @@ void shingle_hashes(std::string_view text, std::size_t width, std::size_t max_ha
     previous = v;
   }
   out.resize(kept);
+}
+
+// The start of the code point at or after `i`.
+std::size_t code_point_start(std::string_view text, std::size_t i) {
+  while (i < text.size() && (static_cast<unsigned char>(text[i]) & 0xC0) == 0x80) ++i;
+  return i;
+}
+
+}  // namespace
+
+void shingle_hashes(std::string_view text, std::size_t width, std::size_t max_hashes,
+                    std::vector<uint32_t>& out) {
+  out.clear();
+  if (text.empty() || width == 0) return;
+  if (text.size() <= 2 * kPieceBytes) {
+    sorted_shingles(text, width, out);
+  } else {
+    // Pieces that overlap the next by width - 1 code points hold every shingle whole, and the
+    // set is the union of theirs (kept sorted, and cut to max_hashes as it grows). The last
+    // piece takes the rest, so it is never shorter than the width.
+    thread_local std::vector<uint32_t> piece, merged;
+    for (std::size_t start = 0; start < text.size();) {
+      const std::size_t stop = text.size() - start <= 2 * kPieceBytes
+                                   ? text.size()
+                                   : code_point_start(text, start + kPieceBytes);
+      std::size_t reach = stop;
+      for (std::size_t cps = 1; cps < width && reach < text.size(); ++cps)
+        reach = code_point_start(text, reach + 1);
+      sorted_shingles(text.substr(start, reach - start), width, piece);
+      merged.clear();
+      merged.reserve(out.size() + piece.size());
+      std::set_union(out.begin(), out.end(), piece.begin(), piece.end(),
+                     std::back_inserter(merged));
+      if (max_hashes != 0 && merged.size() > max_hashes) merged.resize(max_hashes);
+      out.swap(merged);
+      start = stop;
+    }
+    // These grew with the record's set: released, so that no thread keeps them.
+    piece = {};
+    merged = {};
+  }
   if (max_hashes != 0 && out.size() > max_hashes) out.resize(max_hashes);
 }
 
