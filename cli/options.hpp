@@ -70,14 +70,14 @@ void add_fingerprint_options(CLI::App& cmd, fingerprint_cli_options& opts);
 /// The detection profile's flags (k, --verify..., --minhash, --clusters, --anchor-floor), shared
 /// by `dedup` and `explain` so that both decide alike.
 struct detection_cli_options {
-  int k = detection_profile{}.k;         ///< -k/--k
-  std::string clusters = "centers";      ///< --clusters
-  double anchor_floor = 0.8;             ///< --anchor-floor
-  std::string minhash = "10x6";          ///< --minhash
-  std::string verify = "jaccard:0.8";    ///< --verify (or off)
-  std::size_t verify_max_hashes = 0;     ///< --verify-max-hashes
-  std::size_t verify_shingle_width = 5;  ///< --verify-shingle-width
-  std::string tmp_dir;                   ///< --tmp-dir (dedup only)
+  int k = detection_profile{}.k;                                        ///< -k/--k
+  std::string clusters = linking_name(detection_profile{}.clustering);  ///< --clusters
+  double anchor_floor = 0.8;                                            ///< --anchor-floor
+  std::string minhash = "10x6";                                         ///< --minhash
+  std::string verify = "jaccard:0.8";                                   ///< --verify (or off)
+  std::size_t verify_max_hashes = 0;                                    ///< --verify-max-hashes
+  std::size_t verify_shingle_width = 5;                                 ///< --verify-shingle-width
+  std::string tmp_dir;                                                  ///< --tmp-dir (dedup only)
 
   /// The profile for a batch or stream run (detection_profile::effective), validated; errors
   /// name the flags.

@@ -7,8 +7,9 @@
 Each --config is one run of `simdup dedup CORPUS --out DIR/LABEL --quiet OPTIONS` (batch mode);
 without --config, a default sweep of k, clustering and verification runs. For every run the
 table gives: cluster-pair precision / recall / F1 and the representative view's precision
-(eval/score.py), the kept-set view (true pairs left with both documents kept, drops whose exact
-Jaccard with their representative is below 0.8 and 0.6: score.py --corpus), candidate pairs per
+(eval/score.py), the kept-set view (true pairs left with both documents kept; drops whose exact
+Jaccard with their representative is below 0.8, i.e. not a true pair, of all drops, and below
+0.6: score.py --corpus), candidate pairs per
 document and the share rejected by verification (summary.json), the near phase's seconds (all
 pairs, verification, clusters), total seconds and MB/s. Runs are sequential; each run's
 duplicates map is deleted after scoring. A JSON line per run is appended to DIR/sweep.jsonl.
@@ -74,7 +75,7 @@ def row(r: dict) -> str:
     c, k = r["cluster"], r["kept"]
     return (f"| {r['label']} | `{r['options']}` | {c['precision']:.3f} | {c['recall']:.3f} | "
             f"{c['f1']:.3f} | {r['representative']['precision']:.3f} | "
-            f"{100 * k['true_pairs_both_kept_share']:.2f} % | {k['drops_below_0.8']} | "
+            f"{100 * k['true_pairs_both_kept_share']:.3f} % | {k['drops_below_0.8']} of {k['dropped']} | "
             f"{k.get('drops_below_0.6', '-')} | {r['candidates_per_doc']:.1f} | "
             f"{100 * r['rejected_share']:.0f} % | {r['near_seconds']:.1f} | "
             f"{r['simdup_seconds']:.1f} | {r['mb_per_second']:.0f} |")

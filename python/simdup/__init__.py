@@ -367,7 +367,7 @@ def dedup(source: Any, **options: Any):
 
     Options (the CLI's, defaults as there): ``mode`` ("batch"; "stream"), ``k`` (8),
     ``layers`` ("url,exact,near"), ``keep`` ("first", "longest", "newest", "field:NAME"),
-    ``clusters`` ("centers"; "anchored", "star", "components"), ``anchor_floor`` (0.8),
+    ``clusters`` ("anchored"; "centers", "star", "components"), ``anchor_floor`` (0.8),
     ``minhash`` ("10x6"; "off"), ``verify`` ("jaccard:0.8"; None or "off"),
     ``verify_shingle_width`` (5), ``verify_max_hashes`` (0), ``tmp_dir``, ``on_error``
     ("fail"; "skip"), ``threads`` (0 = all cores), the input options ``input_format``,

@@ -120,7 +120,7 @@ def dedup_parser() -> argparse.ArgumentParser:
     _option(g, "-k", "--k", type=int, metavar="K", default=8,
             help="Near duplicates: documents whose fingerprints differ in at most k of 64 bits "
                  f"(inclusive, 0-{_max_k()})")
-    _option(g, "--clusters", metavar="LINKING", default="centers",
+    _option(g, "--clusters", metavar="LINKING", default="anchored",
             help="Batch clusters: star links each duplicate directly to its representative; "
                  "components joins every chain (connected components); anchored: components of "
                  "verified links, members whose Jaccard with the representative is under "

@@ -98,7 +98,7 @@ void parallel_for(std::size_t n, unsigned workers, std::size_t block,
 using u64_array = py::array_t<uint64_t, py::array::c_style | py::array::forcecast>;
 using i64_array = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
 
-/// The options of simdup.dedup (the CLI's names and defaults: k 8, centers clusters, MinHash
+/// The options of simdup.dedup (the CLI's names and defaults: k 8, anchored clusters, MinHash
 /// 10x6, verify jaccard:0.8, min_features 10). `from_memory`: records given as JSONL bytes.
 struct dedup_settings {
   reader_options reader;

@@ -8,6 +8,7 @@
 #include <simdup/dedup.hpp>
 
 #include "dedup/batch_near.hpp"
+#include "dedup/candidate_filter.hpp"
 #include "dedup/engine_state.hpp"
 
 #include <algorithm>
@@ -29,6 +30,9 @@ struct batch_deduplicator::impl {
   std::vector<uint32_t> twin;
   // MinHash band keys, options.detection.minhash.bands per document (0: none).
   std::vector<uint64_t> band_keys;
+  // With exact verification, the candidate filter's sketch of each document's shingles
+  // (detail::pair_sketch_bytes by ordinal; zeros where a twin's stand for them).
+  std::vector<uint8_t> sketches;
   uint64_t minhash_candidates = 0;
 
   void link(uint32_t doc, std::optional<uint32_t> holder, dedup_layer layer) {
@@ -85,8 +89,14 @@ status batch_deduplicator::add(doc_signature&& sig) {
   }
   if (s.state.shingles) {
     s.twin.push_back(same_text.value_or(i));
-    if (!same_text && sig.has_fingerprint) {
+    const bool stored = !same_text && sig.has_fingerprint;
+    if (stored) {
       if (auto st = s.state.shingles->put(i, sig.shingles); !st) return st;
+    }
+    if (s.state.options.detection.verify->max_hashes == 0) {
+      detail::append_pair_sketch(
+          stored ? std::span<const uint32_t>(sig.shingles) : std::span<const uint32_t>(),
+          s.sketches);
     }
   }
   return {};
@@ -142,8 +152,10 @@ result<std::vector<dedup_decision>> batch_deduplicator::finish(
   near.representatives.resize(slots.ordinals.size());
   std::iota(near.representatives.begin(), near.representatives.end(), 0u);
   if (s.state.options.near_layer && slots.ordinals.size() > 1) {
-    auto linked = detail::link_near_duplicates(s.state, s.twin, s.band_keys, slots, rank, phase);
+    auto linked =
+        detail::link_near_duplicates(s.state, s.twin, s.band_keys, s.sketches, slots, rank, phase);
     if (!linked) return std::move(linked).error();
+    std::vector<uint8_t>().swap(s.sketches);
     near = std::move(linked).value();
     s.minhash_candidates = near.minhash_candidates;
   }
@@ -205,7 +217,7 @@ std::size_t batch_deduplicator::memory_bytes() const noexcept {
   const impl& s = *impl_;
   return s.state.memory_bytes() + s.links.capacity() * sizeof(index_pair) + s.layers.capacity() +
          s.lengths.capacity() * 4 + s.times.capacity() * 8 + s.fields.capacity() * 8 +
-         s.twin.capacity() * 4 + s.band_keys.capacity() * 8;
+         s.twin.capacity() * 4 + s.band_keys.capacity() * 8 + s.sketches.capacity();
 }
 
 batch_deduplicator::batch_deduplicator(std::unique_ptr<impl> p) : impl_(std::move(p)) {}

@@ -4,6 +4,7 @@
 #include <simdup/clusters.hpp>
 #include <simdup/minhash.hpp>
 
+#include "dedup/candidate_filter.hpp"
 #include "dedup/pair_jaccard.hpp"
 
 #include <algorithm>
@@ -79,7 +80,8 @@ status ordinal_jaccards(const engine_state& state, std::span<const uint32_t> twi
 }
 
 result<near_links> link_near_duplicates(engine_state& state, std::span<const uint32_t> twin,
-                                        std::vector<uint64_t>& band_keys, const near_slots& slots,
+                                        std::vector<uint64_t>& band_keys,
+                                        std::span<const uint8_t> sketches, const near_slots& slots,
                                         std::span<const uint32_t> rank,
                                         const std::function<void(std::string_view)>& phase) {
   const detection_profile& detection = state.options.detection;
@@ -94,6 +96,18 @@ result<near_links> link_near_duplicates(engine_state& state, std::span<const uin
   std::vector<std::pair<uint32_t, uint32_t>> ordinals;
   std::vector<double> similarity;
   status verify_error;
+  // Pairs that cannot (sizes) or almost surely do not (sketches) reach the threshold are not
+  // read: exact verification only, where sizes are exact (a bottom-k cap cuts them).
+  const bool prefilter = state.shingles && detection.verify->max_hashes == 0 &&
+                         sketches.size() == std::size_t{state.count} * pair_sketch_bytes;
+  const candidate_filter filter(prefilter ? detection.verify->threshold : 1.0);
+  const auto may_reach = [&](uint32_t slot_a, uint32_t slot_b) {
+    if (!prefilter) return true;
+    const uint32_t a = twin[near_ordinals[slot_a]], b = twin[near_ordinals[slot_b]];
+    return filter.may_reach(state.shingles->count(a), state.shingles->count(b),
+                            sketches.data() + std::size_t{a} * pair_sketch_bytes,
+                            sketches.data() + std::size_t{b} * pair_sketch_bytes);
+  };
   const auto verify_buffered = [&]() -> status {
     ordinals.clear();
     for (const index_pair& p : buffered) {
@@ -121,12 +135,19 @@ result<near_links> link_near_duplicates(engine_state& state, std::span<const uin
     if (auto st = state.shingles->flush(); !st) return std::move(st).error();
   }
   auto run = all_pairs(near_fingerprints, ap, [&](std::span<const index_pair> pairs) {
-    state.candidate_pairs += pairs.size();
     if (!state.shingles) {
+      state.candidate_pairs += pairs.size();
       clusters.add(pairs);
       return true;
     }
-    buffered.insert(buffered.end(), pairs.begin(), pairs.end());
+    for (const index_pair& p : pairs) {
+      if (may_reach(p.a, p.b)) {
+        buffered.push_back(p);
+        ++state.candidate_pairs;
+      } else {
+        ++state.prefiltered_pairs;
+      }
+    }
     if (buffered.size() >= kVerifyBatch) verify_error = verify_buffered();
     return static_cast<bool>(verify_error);
   });
@@ -150,6 +171,9 @@ result<near_links> link_near_duplicates(engine_state& state, std::span<const uin
           return hamming_distance(near_fingerprints[a], near_fingerprints[b]) <= detection.k;
         },
         extra);
+    const std::size_t proposed = extra.size();
+    std::erase_if(extra, [&](const index_pair& p) { return !may_reach(p.a, p.b); });
+    state.prefiltered_pairs += proposed - extra.size();
     state.candidate_pairs += extra.size();
     out.minhash_candidates = extra.size();
     for (std::size_t first = 0; first < extra.size() && verify_error; first += kVerifyBatch) {

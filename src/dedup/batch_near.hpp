@@ -57,11 +57,13 @@ struct near_links {
 };
 
 /// Finds, verifies (when state.shingles) and clusters the near pairs among `slots`, counting
-/// candidates and rejections in `state`. `rank` maps ordinals to keep ranks; `band_keys` (the
-/// MinHash keys by ordinal) is released once used; `phase` is told each step's name. Fails
-/// with the shingle store's error.
+/// candidates, pairs ruled out before verification (candidate_filter: sizes and `sketches`,
+/// pair_sketch_bytes by ordinal; empty: no sketch check) and rejections in `state`. `rank` maps
+/// ordinals to keep ranks; `band_keys` (the MinHash keys by ordinal) is released once used;
+/// `phase` is told each step's name. Fails with the shingle store's error.
 result<near_links> link_near_duplicates(engine_state& state, std::span<const uint32_t> twin,
-                                        std::vector<uint64_t>& band_keys, const near_slots& slots,
+                                        std::vector<uint64_t>& band_keys,
+                                        std::span<const uint8_t> sketches, const near_slots& slots,
                                         std::span<const uint32_t> rank,
                                         const std::function<void(std::string_view)>& phase);
 

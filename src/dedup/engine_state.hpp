@@ -38,9 +38,11 @@ struct engine_state {
   /// empty without verification.
   std::optional<shingle_store> shingles;
   uint32_t count = 0;
-  /// Near candidates examined, and those verification rejected.
+  /// Near candidates verified, and those verification rejected.
   uint64_t candidate_pairs = 0;
   uint64_t rejected_pairs = 0;
+  /// Pairs the generators proposed that candidate_filter ruled out before verification.
+  uint64_t prefiltered_pairs = 0;
 };
 
 }  // namespace simdup::detail

@@ -239,7 +239,7 @@ def test_stream_summary_reports_the_star_it_makes(tmp_path):
         assert [(d["id"], d["duplicate_of"]) for d in dups] == [("dup", "d0")]
     run(["dedup", path, "--out", tmp_path / "batch", "-q"], check=0)
     p = json.loads((tmp_path / "batch" / "summary.json").read_text())["parameters"]
-    assert (p["mode"], p["linking"]) == ("batch", "centers")
+    assert (p["mode"], p["linking"]) == ("batch", "anchored")
 
 
 def dedup_run(tmp_path, *flags):

@@ -137,17 +137,18 @@ def test_verify_reports_true_jaccard_and_drops_dissimilar_pairs(tmp_path, corpus
     assert len(plain_dups) >= len(dups)
 
 
-def test_defaults_verify_with_centers_and_minhash_at_k8(tmp_path, corpus_file):
+def test_defaults_verify_with_anchored_clusters_and_minhash_at_k8(tmp_path, corpus_file):
     path, _, _ = corpus_file
     out = tmp_path / "out"
     run(["dedup", path, "--out", out, "--quiet"], check=0)
     _, dups, summary = read_out(out)
     p = summary["parameters"]
-    assert (p["k"], p["linking"], p["verify"]["jaccard"]) == (8, "centers", 0.8)
+    assert (p["k"], p["linking"], p["verify"]["jaccard"]) == (8, "anchored", 0.8)
     assert p["minhash"] == {"bands": 10, "rows": 6}
-    # Verified at 0.8 against its center: every near duplicate is at least 0.6 similar to its
-    # representative, though MinHash and the center may put it more than k bits away.
-    assert all(d["jaccard"] >= 0.6 for d in dups if d["layer"] == "near")
+    # Anchored at 0.8: every near duplicate is verified at least 0.8 similar to its
+    # representative, though MinHash and the chain may put it more than k bits away.
+    near = [d for d in dups if d["layer"] == "near"]
+    assert near and all(d["jaccard"] >= 0.8 for d in near)
     assert summary["pairs"]["minhash_candidates"] <= summary["pairs"]["candidates"]
 
 
@@ -188,10 +189,14 @@ def test_verify_off_turns_anchoring_and_minhash_off(tmp_path, corpus_file):
     p = summary["parameters"]
     assert (p["linking"], p["verify"], p["minhash"]) == ("star", None, None)
     assert all(d["distance"] <= 8 for d in dups if d["layer"] == "near")
-    # Centers (the default) need no verification: their links are then the pairs within k, so
-    # every member is within k of its center and 2k of its representative.
+    # The default (anchored) becomes star without verification too.
+    run(["dedup", path, "--out", out, "--quiet", "--force", "--verify", "off"], check=0)
+    assert read_out(out)[2]["parameters"]["linking"] == "star"
+    # Centers need no verification: their links are then the pairs within k, so every member
+    # is within k of its center and 2k of its representative.
     centers = tmp_path / "centers"
-    run(["dedup", path, "--out", centers, "--quiet", "--verify", "off"], check=0)
+    run(["dedup", path, "--out", centers, "--quiet", "--verify", "off", "--clusters", "centers"],
+        check=0)
     _, dups, summary = read_out(centers)
     assert (summary["parameters"]["linking"], summary["parameters"]["minhash"]) == ("centers",
                                                                                     None)

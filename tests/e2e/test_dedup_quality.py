@@ -6,8 +6,10 @@ truth is computed here, independently of simdup, by eval/truth.py: exact Jaccard
 character 5-gram sets, with the English normalisation for every pair, or, for two documents
 that both hold Han characters, the Chinese one (the content after t2s, without white space and
 punctuation); the sample mixes the languages, and a zh_CN page left partly untranslated pairs
-with its English original. The thresholds are what the defaults reach (docs/tuning.md), less a
-small margin: a change that loses quality fails here.
+with its English original. The thresholds are in the kept-set view, what a user who keeps one
+document per cluster gets (docs/tuning.md, "Kept-set defaults"): what the defaults reach, less a
+small margin, so a change that loses quality fails here, and so does the former default
+(`--clusters centers`: 24 of 527 drops are not true pairs with their representative).
 
 The url layer is left out: the sample's parts of one man page share its file URL, which the
 url layer rightly takes for one page; the evaluation corpora give each part its own URL.
@@ -25,15 +27,15 @@ import truth  # noqa: E402
 
 CORPUS = SOURCE_DIR / "data" / "sample" / "news.jsonl"
 
-# What the defaults reach on the sample (clusters around centers: cluster F1 0.946,
-# representative precision 0.954, 0.44 % of the true pairs left with both kept, no drop under
-# 0.6), less a margin. The former defaults (-k 8 --clusters star, no MinHash) leave 2.4 % with
-# both kept and fail here, as components do (F1 0.915); `--clusters anchored` reaches F1 0.955
-# and precision 0.986.
-MIN_CLUSTER_F1 = 0.94
-MIN_REPRESENTATIVE_PRECISION = 0.945
-MAX_BOTH_KEPT_SHARE = 0.01  # true pairs left with both documents kept
+# What the defaults reach on the sample (anchored clusters, 1,127 true pairs: 5 left with both
+# kept, 7 of 512 drops not a true pair with their representative, all of them mixed-language
+# pairs where the two normalisations disagree; none under 0.6; cluster F1 0.955), less a margin.
+# Clusters around centers (the default until issue 35) drop 24 of 527 (4.6 %) and fail here;
+# star clusters without MinHash leave 27 true pairs (2.4 %) with both kept and fail too.
+MAX_BOTH_KEPT_SHARE = 0.006  # true pairs left with both documents kept
+MAX_FAR_DROP_SHARE = 0.02  # drops whose pair with their representative is not a true pair
 MAX_DROPS_BELOW_06 = 0  # dropped documents under Jaccard 0.6 with their representative
+MIN_CLUSTER_F1 = 0.94  # information more than target: the truth is not transitive
 
 
 def has_han(text):
@@ -68,9 +70,11 @@ def test_defaults_reach_the_quality_thresholds(tmp_path):
     far = [(str(d["id"]), str(d["duplicate_of"])) for d in dups
            if score._key(d["id"], d["duplicate_of"]) not in pairs]
     below_06 = [(d, r) for d, r in far if jaccard(d, r) < 0.6]
-    report = json.dumps({"scores": scored, "kept": kept, "below_0.6": below_06[:10]})
+    report = json.dumps({"scores": scored, "kept": kept, "far": len(far),
+                         "below_0.6": below_06[:10]})
 
-    assert scored["cluster"]["f1"] >= MIN_CLUSTER_F1, report
-    assert scored["representative"]["precision"] >= MIN_REPRESENTATIVE_PRECISION, report
+    assert kept["dropped"] > 400, report
     assert kept["true_pairs_both_kept_share"] <= MAX_BOTH_KEPT_SHARE, report
+    assert len(far) <= MAX_FAR_DROP_SHARE * kept["dropped"], report
     assert len(below_06) <= MAX_DROPS_BELOW_06, report
+    assert scored["cluster"]["f1"] >= MIN_CLUSTER_F1, report

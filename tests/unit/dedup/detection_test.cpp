@@ -22,7 +22,7 @@ TEST(DetectionProfile, DefaultsAreTheEvaluatedOnesAndValid) {
   EXPECT_EQ(p.verify->shingle_width, 5u);
   EXPECT_EQ(p.minhash.bands, 10u);
   EXPECT_EQ(p.minhash.rows, 6u);
-  EXPECT_EQ(p.clustering, cluster_linking::centers);
+  EXPECT_EQ(p.clustering, cluster_linking::anchored);
   EXPECT_DOUBLE_EQ(p.anchor_floor, 0.8);
   EXPECT_EQ(p.fingerprint.min_features, detection_min_features);
   EXPECT_TRUE(p.validate());
@@ -72,9 +72,9 @@ TEST(DetectionProfile, MessagesNameTheParameter) {
   p.verify.reset();
   EXPECT_EQ(message(p.validate()), "minhash candidates need verify");
   p.minhash = minhash_options{};
-  EXPECT_TRUE(p.validate());  // centers cluster the pairs within k
-  p.clustering = cluster_linking::anchored;
   EXPECT_EQ(message(p.validate()), "anchored clustering needs verify");
+  p.clustering = cluster_linking::centers;
+  EXPECT_TRUE(p.validate());  // centers cluster the pairs within k
   p.clustering = cluster_linking::star;
   EXPECT_TRUE(p.validate());
 }
@@ -86,10 +86,10 @@ TEST(DetectionProfile, EffectiveDropsWhatAModeCannotUse) {
   p.verify.reset();
   const detection_profile batch = p.effective(true);
   EXPECT_EQ(batch.minhash.bands, 0u);
-  EXPECT_EQ(batch.clustering, cluster_linking::centers);  // needs no shingles
+  EXPECT_EQ(batch.clustering, cluster_linking::star);  // anchoring needs the shingles
   EXPECT_TRUE(batch.validate());
-  p.clustering = cluster_linking::anchored;
-  EXPECT_EQ(p.effective(true).clustering, cluster_linking::star);
+  p.clustering = cluster_linking::centers;
+  EXPECT_EQ(p.effective(true).clustering, cluster_linking::centers);  // needs no shingles
   EXPECT_TRUE(p.effective(true).validate());
 }
 
@@ -197,6 +197,7 @@ TEST(ExplainPair, NearPairsAreVerifiedAgainstTheThreshold) {
   // Anchored clusters also need the anchor floor with the representative; centers do not.
   o.detection.verify->threshold = 0.5;
   o.detection.anchor_floor = 0.999;
+  o.detection.clustering = cluster_linking::centers;
   e = explain_pair(o, doc(kText), doc(edited));
   ASSERT_TRUE(e);
   EXPECT_TRUE(e->duplicate) << e->reason;

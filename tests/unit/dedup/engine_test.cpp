@@ -189,7 +189,7 @@ TEST(BatchDedup, VerificationRejectsPairsAndCountsThem) {
   std::vector<doc_signature> docs{sig(0, "a"), sig(1, "b"), sig(2, "c")};
   docs[0].shingles = {1, 2, 3, 4, 5};
   docs[1].shingles = {1, 2, 3, 4, 5, 6};
-  docs[2].shingles = {7, 8, 9};
+  docs[2].shingles = {1, 2, 3, 4, 9};  // sizes allow 0.8, shares too little: 4/6 and 4/7
   auto engine = batch_deduplicator::create(o);
   ASSERT_TRUE(engine);
   for (auto& s : docs) ASSERT_TRUE(engine->add(std::move(s)));
@@ -257,7 +257,9 @@ std::vector<doc_signature> random_corpus(std::size_t n, uint64_t seed) {
       fp = src.fingerprint;
       for (int b = 0; b < static_cast<int>(rng() % 5); ++b) fp ^= 1ull << (rng() % 64);
       shingles = src.shingles;
-      if (rng() % 2) shingles.resize(10);  // Jaccard 0.5 with its source: rejected
+      if (rng() % 2) {  // 4 of 20 replaced: Jaccard 16/24 with its source, rejected
+        for (uint32_t j = 16; j < 20; ++j) shingles[j] += uint32_t{1} << 30;
+      }
     }
     if (i > 0 && rng() % 20 == 0) content = "doc" + std::to_string(rng() % i);
     if (i > 0 && rng() % 20 == 0) url = "http://x.org/" + std::to_string(rng() % i);
@@ -313,10 +315,13 @@ TEST(BatchDedup, CandidatePairsDoNotDependOnTheLinking) {
   EXPECT_EQ(candidates[0], candidates[1]);
 }
 
-// Shingle arrays 0..n-1 shifted by `offset`: two of them share max(0, n - |offset difference|).
+// Shingle arrays of the values 0..n-1 shifted by `offset`: two of them share max(0, n - |offset
+// difference|). The values are spread over 32 bits by a bijection and sorted, as shingle hashes
+// are (the candidate filter's sketch assumes it).
 std::vector<uint32_t> shingle_range(uint32_t offset, uint32_t n) {
   std::vector<uint32_t> out(n);
-  for (uint32_t j = 0; j < n; ++j) out[j] = offset + j;
+  for (uint32_t j = 0; j < n; ++j) out[j] = (offset + j) * 0x9E3779B1u;
+  std::sort(out.begin(), out.end());
   return out;
 }
 
@@ -378,12 +383,8 @@ TEST(BatchDedup, MinHashFindsVerifiedPairsBeyondK) {
   auto d = run_batch(o, docs);
   EXPECT_TRUE(d[1].kept(1));
   o.detection.minhash = minhash_options{16, 4, 64};
-  // Spread the small test hashes over 32 bits, as shingle_hashes does, so that bins fill.
-  for (auto& doc : docs) {
-    for (uint32_t& h : doc.shingles) h *= 2654435761u;
-    std::sort(doc.shingles.begin(), doc.shingles.end());
-    minhash_band_keys(doc.shingles, o.detection.minhash, doc.band_keys);
-  }
+  // shingle_range spreads the values over 32 bits, as shingle_hashes does, so that bins fill.
+  for (auto& doc : docs) minhash_band_keys(doc.shingles, o.detection.minhash, doc.band_keys);
   auto engine = batch_deduplicator::create(o);
   ASSERT_TRUE(engine);
   for (auto doc : docs) ASSERT_TRUE(engine->add(std::move(doc)));
