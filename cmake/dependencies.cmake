@@ -55,6 +55,8 @@ if(SIMDUP_WITH_PARQUET)
   # Only src/io sees duckdb.h and SIMDUP_WITH_PARQUET (src/io/CMakeLists.txt): every other
   # file compiles the same with and without Parquet.
   target_link_libraries(simdup_deps INTERFACE ${DUCKDB_LIBRARY})
+elseif(_simdup_duckdb_found)
+  message(STATUS "Parquet: off (SIMDUP_WITH_PARQUET=OFF): .parquet inputs are refused")
 else()
   message(STATUS "Parquet: off (no DuckDB under SIMDUP_DUCKDB_ROOT=${SIMDUP_DUCKDB_ROOT}; "
     "run scripts/install-deps.sh or see docs/install.md): .parquet inputs are refused")

@@ -22,7 +22,7 @@ error_info parquet_unsupported(std::string_view what) {
   return make_error(errc::unsupported,
                     std::string(what) +
                         ": a Parquet file, but this simdup was built without Parquet support "
-                        "(DuckDB was not found at configure time: see docs/install.md)");
+                        "(configured without DuckDB: see docs/install.md)");
 }
 
 #if !SIMDUP_WITH_PARQUET

@@ -29,7 +29,7 @@ status parquet_rows::write(const std::filesystem::path& dest, const std::string&
   return parquet_unsupported(dest.string());
 }
 status write_duplicates_parquet(const std::filesystem::path&, const std::filesystem::path& dest) {
-  return parquet_unsupported(dest.string());
+  return parquet_unsupported(dest.filename().string());
 }
 result<std::vector<parquet_row_group>> parquet_row_groups(const std::string& path) {
   return parquet_unsupported(path);
