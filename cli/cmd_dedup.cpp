@@ -216,7 +216,7 @@ int run_dedup(const dedup_command& cmd) {
   return summary->skipped + summary->skipped_inputs > 0 ? exit_partial : exit_ok;
 }
 
-void setup(CLI::App& app, int& rc) {
+void setup_dedup(CLI::App& app, int& rc) {
   auto cmd = std::make_shared<dedup_command>();
   cmd->fp.min_features = detection_min_features;
   CLI::App* sub = app.add_subcommand(
@@ -289,7 +289,7 @@ void setup(CLI::App& app, int& rc) {
   sub->callback([cmd, &rc] { rc = run_dedup(*cmd); });
 }
 
-SIMDUP_REGISTER_COMMAND(20, setup);
+SIMDUP_REGISTER_COMMAND(20, setup_dedup);
 
 }  // namespace
 }  // namespace simdup::cli

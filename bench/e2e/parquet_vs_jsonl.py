@@ -11,7 +11,6 @@ groups). Runs alternate between the formats, --runs each; medians are reported.
 
 import argparse
 import json
-import os
 import resource
 import statistics
 import subprocess
