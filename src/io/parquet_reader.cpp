@@ -166,7 +166,9 @@ class parquet_reader final : public format_reader {
     std::string select;
     idx_t index = 0;
     for (std::size_t k = 0; k < std::size(fields); ++k) {
-      const auto& [name, col] = fields[k];
+      // Not a structured binding: clang 14 refuses to capture one in the lambda below.
+      const std::string* name = fields[k].first;
+      field_column* col = fields[k].second;
       col->name = *name;
       const auto it = std::find_if(schema->begin(), schema->end(),
                                    [&](const auto& c) { return c.first == *name; });
