@@ -92,7 +92,7 @@ def test_help_agrees_with_the_cli_on_shared_options():
         elif flag not in different and cli[flag]:
             assert dask[flag] == cli[flag], (flag, dask[flag], cli[flag])
     assert dask["--threads"] == "1" and cli["--threads"] == "0"
-    assert dask["--clusters"] == cli["--clusters"] == "centers"
+    assert dask["--clusters"] == cli["--clusters"] == "anchored"
 
 
 @pytest.mark.parametrize("args,message", [

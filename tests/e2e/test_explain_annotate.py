@@ -29,8 +29,20 @@ def sample_run(tmp_path_factory):
     return out, *dedup(out, "--annotate")
 
 
-def test_explain_equals_dedup_for_its_duplicates(sample_run):
-    out, dups, summary = sample_run
+@pytest.fixture(scope="module")
+def centers_run(tmp_path_factory):
+    """Clusters around centers (not the default): members joined through a center."""
+    out = tmp_path_factory.mktemp("centers") / "out"
+    return out, *dedup(out, "--clusters", "centers")
+
+
+@pytest.fixture(params=["anchored", "centers"])
+def clustered_run(request, sample_run, centers_run):
+    return request.param, (sample_run if request.param == "anchored" else centers_run)
+
+
+def test_explain_equals_dedup_for_its_duplicates(clustered_run):
+    clustering, (out, dups, summary) = clustered_run
     k = summary["parameters"]["k"]
     near = [d for d in dups if d["layer"] == "near"]
     exact = [d for d in dups if d["layer"] != "near"]
@@ -63,7 +75,9 @@ def test_explain_equals_dedup_for_its_duplicates(sample_run):
             # it was verified against (>= 0.8), so the pair itself is at least 2 x 0.8 - 1.
             joined += 1
             assert e["jaccard"] >= 0.6 and e["layer"] is None, (d, e)
-    assert direct > 0 and joined > 0
+    # Anchored clusters (the default) verify every member against its representative, so explain
+    # links each pair directly; centers join some through the center.
+    assert direct > 0 and (joined > 0 if clustering == "centers" else joined == 0)
 
 
 def test_explain_rejects_pairs_dedup_keeps_apart(sample_run):
@@ -76,8 +90,8 @@ def test_explain_rejects_pairs_dedup_keeps_apart(sample_run):
         assert e["run"] == {"a": {"kept": True}, "b": {"kept": True}, "same_cluster": False}
 
 
-def test_explain_says_how_the_run_joined_a_pair_it_does_not_link(sample_run):
-    out, dups, _ = sample_run
+def test_explain_says_how_the_run_joined_a_pair_it_does_not_link(centers_run):
+    out, dups, _ = centers_run
     joined = next(d for d in dups if d["layer"] == "near" and d.get("jaccard", 1.0) < 0.8)
     proc = run(["explain", "--top", "1", "--dedup-out", out, joined["id"], joined["duplicate_of"]],
                check=0)
@@ -244,5 +258,5 @@ def test_annotate_refuses_plain_text_and_leaves_no_output(tmp_path):
     src = tmp_path / "in.txt"
     src.write_text("one line of text that is long enough to fingerprint\n")
     proc = run(["dedup", src, "--out", tmp_path / "o", "--annotate"], check=2)
-    assert b"--annotate writes JSONL, CSV and TSV records" in proc.stderr
+    assert b"--annotate writes JSONL, CSV, TSV and Parquet records" in proc.stderr
     assert not (tmp_path / "o").exists()
