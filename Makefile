@@ -19,7 +19,7 @@ PREFIX ?= /usr/local
 # built with TSan, whose reports then come from TBB's own task hand-offs (a plain
 # tbb::parallel_for already "races"); those need a TSan-instrumented oneTBB.
 TSAN_TESTS := Concurrent|Threads|RocksBackend|RocksRecords|RocksSnapshot|OnlineIndex|HttpServer|AllPairs|e2e.test_service_(api|durability|redis|client)
-# Seconds per libFuzzer harness in make test's fuzz smoke run (12 harnesses, over the seed corpora).
+# Seconds per libFuzzer harness in make test's fuzz smoke run (13 harnesses, over the seed corpora).
 FUZZ_SMOKE_SECONDS ?= 5
 
 .PHONY: all deps run test test-tsan build-tsan-tests bench fuzz package install build-% configure-% format format-check clean help
