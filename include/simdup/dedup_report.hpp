@@ -27,6 +27,11 @@ struct sample_document {
 /// marked with " …".
 std::string sample_text(std::string_view text);
 
+/// A document as the report shows it: sample_text of its text, or of the text of its markup
+/// (tags dropped, entities decoded) when it is read as HTML (`all_html`: the run's --html; else
+/// document_is_html). simdup dedup and simdup.dask both show members this way.
+std::string sample_text(const document& doc, bool all_html);
+
 /// One of the largest clusters, with its representative and a few members.
 struct cluster_sample {
   uint64_t cluster = 0;  ///< the representative's ordinal (the cluster id)

@@ -791,7 +791,7 @@ py::list sample_texts(std::vector<std::string> inputs, std::optional<py::bytes> 
   check(in_partition(inputs, data, source_name, s, range, [&](reader& in) {
     return for_rows(in, view(rows), [&](const document& doc) {
       ids.emplace_back(doc.id, doc.id_is_number);
-      texts.push_back(sample_text(doc.text));
+      texts.push_back(sample_text(doc, s.dedup.detection.fingerprint.normalize.html));
     });
   }));
   py::list out;

@@ -141,9 +141,9 @@ result<near_links> link_near_duplicates(engine_state& state, std::span<const uin
       return true;
     }
     for (const index_pair& p : pairs) {
+      ++state.candidate_pairs;
       if (may_reach(p.a, p.b)) {
         buffered.push_back(p);
-        ++state.candidate_pairs;
       } else {
         ++state.prefiltered_pairs;
       }
@@ -174,8 +174,8 @@ result<near_links> link_near_duplicates(engine_state& state, std::span<const uin
     const std::size_t proposed = extra.size();
     std::erase_if(extra, [&](const index_pair& p) { return !may_reach(p.a, p.b); });
     state.prefiltered_pairs += proposed - extra.size();
-    state.candidate_pairs += extra.size();
-    out.minhash_candidates = extra.size();
+    state.candidate_pairs += proposed;
+    out.minhash_candidates = proposed;
     for (std::size_t first = 0; first < extra.size() && verify_error; first += kVerifyBatch) {
       const std::size_t last = std::min(extra.size(), first + kVerifyBatch);
       buffered.assign(extra.begin() + static_cast<std::ptrdiff_t>(first),

@@ -38,10 +38,12 @@ struct engine_state {
   /// empty without verification.
   std::optional<shingle_store> shingles;
   uint32_t count = 0;
-  /// Near candidates verified, and those verification rejected.
+  /// Near candidates the generators proposed, and those verification rejected (the in-memory
+  /// check of candidate_filter included: it is verification's first step, and counting it so
+  /// keeps the counts equal to those of an engine without it, such as simdup.dask's).
   uint64_t candidate_pairs = 0;
   uint64_t rejected_pairs = 0;
-  /// Pairs the generators proposed that candidate_filter ruled out before verification.
+  /// Of the rejected, those candidate_filter ruled out before the shingle arrays were read.
   uint64_t prefiltered_pairs = 0;
 };
 

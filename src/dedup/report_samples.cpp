@@ -43,6 +43,14 @@ std::string sample_text(std::string_view text) {
   return std::string(text.substr(0, cut)) + " …";
 }
 
+std::string sample_text(const document& doc, bool all_html) {
+  if (!all_html && !document_is_html(doc)) return sample_text(doc.text);
+  std::string text = sample_text(html_text(doc.text));
+  // The markup read was cut: so is its text, however short.
+  if (doc.text.size() > kHtmlPrefixBytes && !text.ends_with(" …")) text += " …";
+  return text;
+}
+
 }  // namespace simdup
 
 namespace simdup::detail {
@@ -65,14 +73,7 @@ void sample_collector::take(uint32_t ordinal, const document& doc) {
   auto it = wanted_.find(ordinal);
   if (it == wanted_.end()) return;
   it->second.first = doc.id;
-  if (!all_html_ && !document_is_html(doc)) {
-    it->second.second = sample_text(doc.text);
-    return;
-  }
-  std::string& text = it->second.second;
-  text = sample_text(html_text(doc.text));
-  // The markup read was cut: so is its text, however short.
-  if (doc.text.size() > kHtmlPrefixBytes && !text.ends_with(" …")) text += " …";
+  it->second.second = sample_text(doc, all_html_);
 }
 
 std::vector<cluster_sample> sample_collector::build(
