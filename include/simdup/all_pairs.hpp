@@ -2,6 +2,9 @@
 // index. Tables sharing a leading block share one scatter into small buckets; inside a bucket,
 // entries are grouped by each table's prefix bits and only co-grouped ones are compared.
 // Each pair is reported once (from the first table whose prefix it shares); memory O(n); all cores.
+// With a memory limit smaller than the whole input needs, the input is read several times
+// (all_pairs over a fingerprint_scan): each pass holds the fingerprints of one table group that
+// share some low bits of the group's first block, so the pairs are the same at any limit.
 #pragma once
 
 #include <simdup/error.hpp>
@@ -11,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <string>
 
 namespace simdup {
 
@@ -36,6 +40,20 @@ struct all_pairs_options {
   uint64_t memory = 0;
   /// Worker threads; 0 (default): std::thread::hardware_concurrency().
   unsigned threads = 0;
+  /// Bytes the run may hold (its working set, not the caller's copy of the input nor the
+  /// sink's state); 0 (default): no limit, one pass over the whole input in memory. Under a
+  /// smaller limit the input is read in several passes.
+  uint64_t memory_limit = 0;
+  /// Called before each pass with (pass, passes), 1-based; may be empty.
+  std::function<void(uint64_t pass, uint64_t passes)> on_pass;
+};
+
+/// Fingerprints that can be read more than once, in order (ordinals from 0): the input of the
+/// passes under a memory limit. `read` hands consecutive blocks to `block` and returns ok at
+/// the end of the input, or the input's error.
+struct fingerprint_scan {
+  uint64_t size = 0;
+  std::function<status(const std::function<void(std::span<const uint64_t>)>& block)> read;
 };
 
 /// Summary of a run.
@@ -46,13 +64,27 @@ struct all_pairs_stats {
   uint64_t candidates = 0;
   /// Pairs reported.
   uint64_t pairs = 0;
+  /// Passes over the input (1 when the whole input fitted in the limit).
+  uint64_t passes = 0;
+  /// Bytes the largest pass needed (an estimate from its record count).
+  uint64_t working_bytes = 0;
 };
+
+/// Bytes a pass over `n` fingerprints needs on `threads` threads (the estimate that memory
+/// limits are checked against).
+uint64_t all_pairs_pass_bytes(uint64_t n, unsigned threads);
 
 /// Finds every pair (i, j), i < j, with popcount(fp[i] ^ fp[j]) <= k. Equal fingerprints are
 /// pairs at distance 0. errc::invalid_argument for a bad layout, too_large for more than
 /// 2^32 - 1 fingerprints or a budget the plan cannot meet.
 result<all_pairs_stats> all_pairs(std::span<const uint64_t> fingerprints,
                                   const all_pairs_options& options, const pair_sink& sink);
+
+/// The same over a scan, in as many passes as options.memory_limit needs. Errors also:
+/// too_large when the limit cannot hold the fewest fingerprints one pass must hold together
+/// (the message names the smallest limit that can), and the scan's own errors.
+result<all_pairs_stats> all_pairs(const fingerprint_scan& input, const all_pairs_options& options,
+                                  const pair_sink& sink);
 
 /// The plain baseline of the same method: single-threaded, per table std::sort of
 /// (key, ordinal) and a scan. For benchmarks and tests; same results as all_pairs.
