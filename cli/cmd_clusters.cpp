@@ -30,26 +30,31 @@ int run_clusters(const clusters_options& opts) {
     return exit_usage;
   }
   auto options = opts.index.resolve(*clustering);
-  if (!options) {
-    print_error("clusters", options.error().message);
+  auto limit = opts.index.limit_bytes();
+  if (!options || !limit) {
+    print_error("clusters", (options ? limit.error() : options.error()).message);
     return exit_usage;
   }
-  auto list = read_fingerprint_list(opts.index.inputs, opts.index.list_options());
+  auto list = read_fingerprint_list(opts.index.inputs, opts.index.list_options(*limit));
   if (!list) {
     print_error("clusters", list.error().message);
     return exit_failure;
   }
-  const std::size_t n = list->fingerprints.size();
+  const std::size_t n = list->size();
   auto out = output_sink::open(opts.index.output);
   if (!out) {
     print_error("clusters", out.error().message);
     return exit_failure;
   }
   cluster_builder builder(n, *clustering);
-  auto run = all_pairs(list->fingerprints, *options, [&](std::span<const index_pair> pairs) {
-    builder.add(pairs);
-    return true;
-  });
+  // The union-find forest, the representatives and the cluster sizes: 4 bytes each per
+  // fingerprint (star and centers also keep their pairs, which the limit does not bound).
+  const uint64_t clustering_bytes = uint64_t{12} * n;
+  auto run = pairs_within("clusters", *list, *options, *limit, clustering_bytes, opts.index.quiet,
+                          [&](std::span<const index_pair> pairs) {
+                            builder.add(pairs);
+                            return true;
+                          });
   if (!run) {
     print_error("clusters", run.error().message);
     return run.error().code == errc::invalid_argument ? exit_usage : exit_failure;
@@ -62,11 +67,11 @@ int run_clusters(const clusters_options& opts) {
   for (std::size_t i = 0; i < n && written && !out->broken_pipe(); ++i) {
     if (size[rep[i]] < 2) continue;
     buf.append("{\"id\":");
-    list->append_id(buf, i);
+    written = list->append_id(buf, i);
     buf.append(",\"cluster\":");
-    list->append_id(buf, rep[i]);
+    if (written) written = list->append_id(buf, rep[i]);
     buf.append("}\n");
-    if (buf.size() >= (1u << 20)) {
+    if (written && buf.size() >= (1u << 20)) {
       written = out->write(buf);
       buf.clear();
     }

@@ -12,19 +12,24 @@
 namespace simdup::cli {
 namespace {
 
-void print_stats(const all_pairs_stats& s) {
-  std::fprintf(stderr, "%scandidates: %llu\npairs: %llu\n", s.plan.describe().c_str(),
-               static_cast<unsigned long long>(s.candidates),
-               static_cast<unsigned long long>(s.pairs));
+void print_stats(const all_pairs_stats& s, const fingerprint_list& list) {
+  std::fprintf(stderr,
+               "%scandidates: %llu\npairs: %llu\npasses: %llu\nworking bytes: %llu\nspilled "
+               "bytes: %llu\n",
+               s.plan.describe().c_str(), static_cast<unsigned long long>(s.candidates),
+               static_cast<unsigned long long>(s.pairs), static_cast<unsigned long long>(s.passes),
+               static_cast<unsigned long long>(s.working_bytes),
+               static_cast<unsigned long long>(list.spilled_bytes()));
 }
 
 int run_pairs(const index_cli_options& opts) {
   auto options = opts.resolve();
-  if (!options) {
-    print_error("pairs", options.error().message);
+  auto limit = opts.limit_bytes();
+  if (!options || !limit) {
+    print_error("pairs", (options ? limit.error() : options.error()).message);
     return exit_usage;
   }
-  auto list = read_fingerprint_list(opts.inputs, opts.list_options());
+  auto list = read_fingerprint_list(opts.inputs, opts.list_options(*limit));
   if (!list) {
     print_error("pairs", list.error().message);
     return exit_failure;
@@ -36,12 +41,16 @@ int run_pairs(const index_cli_options& opts) {
   }
   std::string buf;
   std::string write_error;
-  auto run = all_pairs(list->fingerprints, *options, [&](std::span<const index_pair> pairs) {
+  auto sink = [&](std::span<const index_pair> pairs) {
     for (const index_pair& p : pairs) {
       buf.append("{\"a\":");
-      list->append_id(buf, p.a);
+      status id = list->append_id(buf, p.a);
       buf.append(",\"b\":");
-      list->append_id(buf, p.b);
+      if (id) id = list->append_id(buf, p.b);
+      if (!id) {
+        write_error = id.error().message;
+        return false;
+      }
       buf.append(",\"distance\":");
       json::append_int(buf, p.distance);
       buf.append("}\n");
@@ -49,7 +58,8 @@ int run_pairs(const index_cli_options& opts) {
     if (auto w = out->write(buf); !w) write_error = w.error().message;
     buf.clear();
     return write_error.empty() && !out->broken_pipe();  // a closed pipe ends the run quietly
-  });
+  };
+  auto run = pairs_within("pairs", *list, *options, *limit, 0, opts.quiet, sink);
   if (!run) {
     print_error("pairs", run.error().message);
     return run.error().code == errc::invalid_argument ? exit_usage : exit_failure;
@@ -62,7 +72,7 @@ int run_pairs(const index_cli_options& opts) {
     print_error("pairs", write_error);
     return exit_failure;
   }
-  if (opts.stats) print_stats(*run);
+  if (opts.stats) print_stats(*run, *list);
   return report_skipped("pairs", *list, opts.inputs, opts.quiet);
 }
 

@@ -11,6 +11,8 @@
 #include "document_job.hpp"
 #include "options.hpp"
 
+#include <unistd.h>
+
 #include <charconv>
 #include <cstdio>
 #include <string>
@@ -19,10 +21,11 @@
 namespace simdup::cli {
 
 /// "123", "64K", "512M", "24G", "1T" (powers of 1024) to bytes.
-inline result<uint64_t> parse_bytes(std::string_view text) {
-  const auto bad = make_error(
-      errc::invalid_argument,
-      "--memory: expected bytes, optionally with K, M, G or T, got '" + std::string(text) + "'");
+inline result<uint64_t> parse_bytes(std::string_view text, std::string_view flag = "--memory") {
+  const auto bad =
+      make_error(errc::invalid_argument,
+                 std::string(flag) + ": expected bytes, optionally with K, M, G or T, got '" +
+                     std::string(text) + "'");
   uint64_t value = 0;
   const char* end = text.data() + text.size();
   const auto [p, ec] = std::from_chars(text.data(), end, value);
@@ -54,11 +57,21 @@ inline result<uint64_t> parse_bytes(std::string_view text) {
   return value << shift;
 }
 
+/// The default --memory-limit: half of physical memory (the other half for the page cache
+/// that the passes read the input from, and for other processes).
+inline uint64_t default_memory_limit() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) / 2
+                               : uint64_t{4} << 30;
+}
+
 struct index_cli_options {
   std::vector<std::string> inputs;
   int k = 3;
   std::string blocks;
   std::string memory;
+  std::string memory_limit;  ///< --memory-limit SIZE; empty: default_memory_limit(); 0: none
+  std::string tmp_dir;       ///< --tmp-dir DIR; empty: $TMPDIR, else /tmp
   unsigned threads = 0;
   bool binary = false;
   bool decimal = false;
@@ -67,8 +80,21 @@ struct index_cli_options {
   std::string on_error = "fail";  ///< --on-error fail|skip: malformed lines, unreadable inputs
   bool quiet = false;             ///< -q/--quiet: no skipped-line messages on stderr
 
-  /// How the inputs are read (--binary, --decimal, --on-error).
-  fingerprint_list_options list_options() const { return {binary, decimal, on_error == "skip"}; }
+  /// --memory-limit in bytes (0: none).
+  result<uint64_t> limit_bytes() const {
+    if (memory_limit.empty()) return default_memory_limit();
+    return parse_bytes(memory_limit, "--memory-limit");
+  }
+
+  /// How the inputs are read (--binary, --decimal, --on-error), and under a limit of `limit`
+  /// bytes (0: none) how much of them stays in memory.
+  fingerprint_list_options list_options(uint64_t limit = 0) const {
+    return {.binary = binary,
+            .decimal = decimal,
+            .skip_bad = on_error == "skip",
+            .memory_budget = limit / 2,
+            .spill_dir = tmp_dir};
+  }
 
   /// The search for the fingerprints-only detection profile of -k and `clustering`.
   result<all_pairs_options> resolve(
@@ -108,6 +134,14 @@ inline void add_index_options(CLI::App& cmd, index_cli_options& o) {
   cmd.add_option("--memory", o.memory,
                  "Memory budget for the planner, bytes with optional K/M/G/T suffix")
       ->excludes(blocks);
+  cmd.add_option("--memory-limit", o.memory_limit,
+                 "Most memory the run holds, bytes with optional K/M/G/T suffix (0: no limit; "
+                 "default: half of physical memory). Past it, the input stays on disk (binary "
+                 "files in place, text spilled under --tmp-dir) and is read in several passes; "
+                 "the pairs are the same");
+  cmd.add_option("--tmp-dir", o.tmp_dir,
+                 "Directory for spilled input (default: $TMPDIR, else /tmp); a private "
+                 "directory in it is removed at the end");
   cmd.add_option("--threads", o.threads, "Worker threads (0: all cores)")
       ->check(thread_count())
       ->capture_default_str();
@@ -135,13 +169,38 @@ inline void add_index_options(CLI::App& cmd, index_cli_options& o) {
       ->group(g);
 }
 
+/// Runs all_pairs over the list within `limit` bytes (0: none), of which the list's in-memory
+/// part and `reserved` (the caller's own state) are already taken: a list in memory is paired
+/// from memory, a list on files in passes over them. Unless quiet, passes after the first are
+/// announced on stderr.
+inline result<all_pairs_stats> pairs_within(const char* command, const fingerprint_list& list,
+                                            all_pairs_options options, uint64_t limit,
+                                            uint64_t reserved, bool quiet, const pair_sink& sink) {
+  if (limit != 0) {
+    options.memory_limit = limit;
+    options.memory_taken =
+        reserved + list.fingerprints.size() * 8 + list.ids.size() + list.id_end.size() * 8;
+    if (!quiet)
+      options.on_pass = [command](uint64_t pass, uint64_t passes) {
+        if (passes > 1)
+          std::fprintf(stderr, "simdup %s: pass %llu of %llu\n", command,
+                       static_cast<unsigned long long>(pass),
+                       static_cast<unsigned long long>(passes));
+      };
+  }
+  auto run = list.on_files() ? all_pairs(list.scan(), options, sink)
+                             : all_pairs(list.fingerprints, options, sink);
+  if (!run) return make_error(run.error().code, flag_message(run.error().message));
+  return run;
+}
+
 /// After a run of `pairs` or `clusters`: reports what --on-error skip skipped, or that the
 /// inputs held no fingerprints (unless quiet), and returns the exit code, exit_partial when
 /// anything was skipped.
 inline int report_skipped(const char* command, const fingerprint_list& list,
                           const std::vector<std::string>& inputs, bool quiet) {
   if (list.skipped_lines + list.skipped_inputs == 0) {
-    if (!quiet && list.fingerprints.empty()) {
+    if (!quiet && list.size() == 0) {
       std::fprintf(stderr, "simdup %s: warning: no fingerprints in %s; the output is empty\n",
                    command, describe_inputs(inputs).c_str());
     }
@@ -151,7 +210,7 @@ inline int report_skipped(const char* command, const fingerprint_list& list,
     for (const std::string& m : list.skip_messages)
       std::fprintf(stderr, "simdup %s: skipped %s\n", command, m.c_str());
     std::fprintf(stderr, "simdup %s: %llu fingerprints, %llu lines skipped, %llu inputs skipped\n",
-                 command, static_cast<unsigned long long>(list.fingerprints.size()),
+                 command, static_cast<unsigned long long>(list.size()),
                  static_cast<unsigned long long>(list.skipped_lines),
                  static_cast<unsigned long long>(list.skipped_inputs));
   }

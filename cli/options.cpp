@@ -314,6 +314,7 @@ std::string flag_message(std::string_view message) {
       {"anchored clustering", "--clusters anchored"},
       {"min_features", "--min-features"},
       {"anchor_floor", "--anchor-floor"},
+      {"memory_limit", "--memory-limit"},
       {"clustering", "--clusters"},
       {"minhash", "--minhash"},
       {"verify", "--verify"},

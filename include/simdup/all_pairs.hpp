@@ -8,6 +8,7 @@
 #pragma once
 
 #include <simdup/error.hpp>
+#include <simdup/fingerprint_scan.hpp>
 #include <simdup/plan.hpp>
 
 #include <cstddef>
@@ -44,16 +45,10 @@ struct all_pairs_options {
   /// sink's state); 0 (default): no limit, one pass over the whole input in memory. Under a
   /// smaller limit the input is read in several passes.
   uint64_t memory_limit = 0;
+  /// Of memory_limit, bytes the caller already holds (its copy of the input, its own state).
+  uint64_t memory_taken = 0;
   /// Called before each pass with (pass, passes), 1-based; may be empty.
   std::function<void(uint64_t pass, uint64_t passes)> on_pass;
-};
-
-/// Fingerprints that can be read more than once, in order (ordinals from 0): the input of the
-/// passes under a memory limit. `read` hands consecutive blocks to `block` and returns ok at
-/// the end of the input, or the input's error.
-struct fingerprint_scan {
-  uint64_t size = 0;
-  std::function<status(const std::function<void(std::span<const uint64_t>)>& block)> read;
 };
 
 /// Summary of a run.

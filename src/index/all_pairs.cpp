@@ -110,16 +110,18 @@ std::string describe_bytes(uint64_t bytes, bool round_up) {
 }  // namespace
 
 uint64_t all_pairs_pass_bytes(uint64_t n, unsigned threads) {
-  // Fixed: per thread a 2^18-slot table, histograms and the pair batch.
+  // Fixed: per thread a 2^18-slot table (1 MiB), the smallest bucket copy (768 KiB), the
+  // sub-bucket counts (up to 2 MiB) and the pair batch; the scan's read buffer.
   const uint64_t t = std::max(1u, threads);
-  return n * pass_bytes_per_record + t * (6 << 20) + (2 << 20);
+  return n * pass_bytes_per_record + t * (4 << 20) + (1 << 20);
 }
 
 result<all_pairs_stats> all_pairs(std::span<const uint64_t> fingerprints,
                                   const all_pairs_options& options, const pair_sink& sink) {
   const std::size_t n = fingerprints.size();
   if (options.memory_limit != 0 &&
-      all_pairs_pass_bytes(n, threads_for(n, options.threads)) > options.memory_limit) {
+      all_pairs_pass_bytes(n, threads_for(n, options.threads)) + options.memory_taken >
+          options.memory_limit) {
     const fingerprint_scan scan{
         n, [fingerprints](const auto& block) -> status {
           for (std::size_t at = 0; at < fingerprints.size(); at += 1 << 16)
@@ -154,12 +156,12 @@ result<all_pairs_stats> all_pairs(const fingerprint_scan& input, const all_pairs
   const uint64_t n = input.size;
   if (n < 2) return stats;
   const unsigned threads = threads_for(n, options.threads);
-  const uint64_t limit = options.memory_limit;
+  const uint64_t limit = options.memory_limit, taken = options.memory_taken;
   const auto tables = detail::build_tables(stats.plan.layout);
   const int k = stats.plan.layout.k;
   detail::pair_emitter out(sink);
   // Everything fits: one pass over the whole input, every table.
-  if (limit == 0 || all_pairs_pass_bytes(n, threads) <= limit) {
+  if (limit == 0 || all_pairs_pass_bytes(n, threads) + taken <= limit) {
     std::vector<uint64_t> fps;
     fps.reserve(n);
     if (auto st = input.read(
@@ -179,7 +181,7 @@ result<all_pairs_stats> all_pairs(const fingerprint_scan& input, const all_pairs
     stats.working_bytes = all_pairs_pass_bytes(n, threads);
     return stats;
   }
-  const uint64_t fixed = all_pairs_pass_bytes(0, threads);
+  const uint64_t fixed = all_pairs_pass_bytes(0, threads) + taken;
   const uint64_t capacity = limit > fixed ? (limit - fixed) / pass_bytes_per_record : 0;
   // The first scan: per group, counts of the lowest bits of its first block.
   const std::vector<table_group> groups = groups_of(tables);
@@ -218,11 +220,11 @@ result<all_pairs_stats> all_pairs(const fingerprint_scan& input, const all_pairs
     if (!packed) {
       const uint64_t largest = *std::max_element(hist[g].begin(), hist[g].end());
       return make_error(errc::too_large,
-                        "memory limit " + describe_bytes(limit, false) +
+                        "memory_limit " + describe_bytes(limit, false) +
                             " is too small: " + std::to_string(largest) +
                             " fingerprints share the bits that split this input into passes; "
                             "the smallest limit for it is " +
-                            describe_bytes(all_pairs_pass_bytes(largest, threads), true));
+                            describe_bytes(all_pairs_pass_bytes(largest, threads) + taken, true));
     }
   }
   std::vector<uint64_t> fps;

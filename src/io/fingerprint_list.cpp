@@ -6,21 +6,157 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
 #include <bit>
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "io/byte_source.hpp"
 #include "io/format_reader.hpp"
 #include "io/line_input.hpp"
 
 namespace simdup {
+
+/// The files behind a list on files: regions of binary inputs read in place and of the spill
+/// file, in input order, and the spilled ids.
+struct fingerprint_list::files {
+  struct segment {
+    std::string path;
+    uint64_t offset = 0;  ///< bytes
+    uint64_t count = 0;   ///< fingerprints
+  };
+  std::vector<segment> segments;
+  uint64_t count = 0;
+  uint64_t budget = 0;
+  std::string parent;  ///< where the private directory is made
+  std::string dir;     ///< the private spill directory, once made
+  int fps_fd = -1, ids_fd = -1, ends_fd = -1;
+  uint64_t fps_bytes = 0, id_bytes = 0, spilled = 0;
+  uint64_t ids_spilled = 0;  ///< ids in the ids file
+  bool text_ids = false;
+  bool spill_failed = false;  ///< a spill write failed: the read stops, even under skip
+
+  files() = default;
+  files(const files&) = delete;
+  files& operator=(const files&) = delete;
+  ~files() {
+    for (int fd : {fps_fd, ids_fd, ends_fd})
+      if (fd >= 0) ::close(fd);
+    if (dir.empty()) return;
+    for (const char* name : {"fingerprints.u64", "ids.json", "id_ends.u64"})
+      ::unlink((dir + "/" + name).c_str());
+    ::rmdir(dir.c_str());
+  }
+
+  std::string path_of(const char* name) const { return dir + "/" + name; }
+
+  status make_dir() {
+    if (!dir.empty()) return {};
+    std::string templ = parent + "/simdup-spill-XXXXXX";
+    if (!::mkdtemp(templ.data())) {
+      spill_failed = true;
+      return make_error(errc::io_error, "cannot make a spill directory under " + parent + ": " +
+                                            std::strerror(errno));
+    }
+    dir = templ;
+    auto open_file = [&](const char* name, int& fd) -> status {
+      fd = ::open(path_of(name).c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+      if (fd >= 0) return {};
+      spill_failed = true;
+      return make_error(errc::io_error, path_of(name) + ": " + std::strerror(errno));
+    };
+    for (auto [name, fd] : {std::pair{"fingerprints.u64", &fps_fd}, std::pair{"ids.json", &ids_fd},
+                            std::pair{"id_ends.u64", &ends_fd}})
+      if (auto st = open_file(name, *fd); !st) return st;
+    return {};
+  }
+
+  /// Writes all of `data` at the end of `fd`; a short write (a full disk) names the bytes.
+  status append(int fd, const char* name, const void* data, std::size_t size) {
+    const char* p = static_cast<const char*>(data);
+    std::size_t left = size;
+    while (left > 0) {
+      const ssize_t w = ::write(fd, p, left);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) {
+        const int e = w < 0 ? errno : ENOSPC;
+        spill_failed = true;
+        return make_error(e == ENOSPC || e == EFBIG ? errc::no_space : errc::io_error,
+                          "spilling fingerprints to " + path_of(name) + ": " + std::strerror(e) +
+                              " (" + std::to_string(left) + " more bytes needed, " +
+                              std::to_string(spilled + size - left) + " written so far)");
+      }
+      p += w;
+      left -= static_cast<std::size_t>(w);
+    }
+    spilled += size;
+    return {};
+  }
+
+  /// Adds a region, merged with the last one when it continues it.
+  void add_segment(const std::string& path, uint64_t offset, uint64_t n) {
+    if (n == 0) return;
+    if (!segments.empty() && segments.back().path == path &&
+        segments.back().offset + segments.back().count * 8 == offset)
+      segments.back().count += n;
+    else
+      segments.push_back({path, offset, n});
+    count += n;
+  }
+};
+
 namespace {
+
+/// Bytes the in-memory part of a list holds.
+uint64_t memory_bytes(const fingerprint_list& list) {
+  return list.fingerprints.size() * 8 + list.ids.size() + list.id_end.size() * 8;
+}
+
+/// Moves the in-memory part of the list to the spill files.
+status spill(fingerprint_list& list) {
+  fingerprint_list::files& f = *list.files_;
+  if (list.fingerprints.empty()) return {};
+  if (auto st = f.make_dir(); !st) return st;
+  const std::size_t n = list.fingerprints.size();
+  std::vector<uint64_t>& fps = list.fingerprints;
+  if constexpr (std::endian::native == std::endian::big)
+    for (uint64_t& v : fps) v = __builtin_bswap64(v);
+  if (auto st = f.append(f.fps_fd, "fingerprints.u64", fps.data(), n * 8); !st) return st;
+  f.add_segment(f.path_of("fingerprints.u64"), f.fps_bytes, n);
+  f.fps_bytes += n * 8;
+  if (!list.id_end.empty()) {
+    f.text_ids = true;
+    std::vector<uint64_t> ends(list.id_end.size());
+    for (std::size_t i = 0; i < ends.size(); ++i) ends[i] = f.id_bytes + list.id_end[i];
+    if (auto st = f.append(f.ids_fd, "ids.json", list.ids.data(), list.ids.size()); !st) return st;
+    if (auto st = f.append(f.ends_fd, "id_ends.u64", ends.data(), ends.size() * 8); !st) return st;
+    f.id_bytes += list.ids.size();
+    f.ids_spilled += ends.size();
+  }
+  fps.clear();
+  fps.shrink_to_fit();
+  list.ids.clear();
+  list.ids.shrink_to_fit();
+  list.id_end.clear();
+  list.id_end.shrink_to_fit();
+  return {};
+}
+
+/// Spills when the in-memory part passed the budget.
+status spill_if_over(fingerprint_list& list) {
+  if (!list.files_ || memory_bytes(list) <= list.files_->budget) return {};
+  return spill(list);
+}
 
 /// "16 hex digits" or a decimal uint64; only decimal when `decimal` (a 16-digit decimal number
 /// such as 1000000000000000 is otherwise read as hex).
@@ -152,6 +288,7 @@ status read_fingerprint_text(const std::string& path, fingerprint_list& list, bo
     std::string why = st == detail::line_status::too_long ? "line longer than 64 MiB"
                       : detail::is_blank(line)            ? std::string()
                                                           : parse_line();
+    if (auto spilled = spill_if_over(list); !spilled) return spilled;
     if (why.empty()) continue;
     std::string message = name + ":" + std::to_string(in.line_number()) + ": " + why;
     if (!skip) return make_error(errc::invalid_input, std::move(message));
@@ -161,9 +298,21 @@ status read_fingerprint_text(const std::string& path, fingerprint_list& list, bo
   return {};
 }
 
-/// Reads a binary file of little-endian uint64 ("-" = stdin).
+/// Reads a binary file of little-endian uint64 ("-" = stdin). A list on files takes a regular
+/// file in place.
 status read_fingerprint_binary(const std::string& path, fingerprint_list& list) {
   const std::string name = path == "-" ? "<stdin>" : path;
+  struct stat info {};
+  if (list.files_ && path != "-" && ::stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode)) {
+    if (info.st_size % 8 != 0)
+      return make_error(errc::invalid_input,
+                        name + ": size is not a multiple of 8 bytes (little-endian uint64 values)");
+    if (::access(path.c_str(), R_OK) != 0)
+      return make_error(errc::not_found, name + ": " + std::strerror(errno));
+    if (auto st = spill(list); !st) return st;  // what came before stays before it
+    list.files_->add_segment(path, 0, static_cast<uint64_t>(info.st_size) / 8);
+    return {};
+  }
   std::FILE* f = path == "-" ? stdin : std::fopen(path.c_str(), "rb");
   if (!f) return make_error(errc::not_found, name + ": " + std::strerror(errno));
   std::vector<char> buf(std::size_t{1} << 20);
@@ -181,6 +330,10 @@ status read_fingerprint_binary(const std::string& path, fingerprint_list& list) 
         list.fingerprints[i] = __builtin_bswap64(list.fingerprints[i]);
     carry = have - whole * 8;
     std::memmove(buf.data(), buf.data() + whole * 8, carry);
+    if (auto st = spill_if_over(list); !st) {
+      if (f != stdin) std::fclose(f);
+      return st;
+    }
   }
   const bool failed = std::ferror(f) != 0;
   if (f != stdin) std::fclose(f);
@@ -199,17 +352,109 @@ result<fingerprint_list> read_fingerprint_list(std::span<const std::string> inpu
   fingerprint_list list;
   auto paths = expand_inputs(inputs, skip);
   if (!paths) return std::move(paths).error();
+  if (options.memory_budget != 0) {
+    list.files_ = std::make_shared<fingerprint_list::files>();
+    list.files_->budget = options.memory_budget;
+    const char* tmp = std::getenv("TMPDIR");
+    list.files_->parent = !options.spill_dir.empty() ? options.spill_dir
+                          : tmp && *tmp              ? tmp
+                                                     : "/tmp";
+  }
   // With several binary files, positions continue across files, so ids stay unique.
   for (const auto& p : *paths) {
     status s = options.binary ? read_fingerprint_binary(p, list)
                               : read_fingerprint_text(p, list, options.decimal, skip);
     if (s) continue;
-    if (!skip) return s.error();
+    if (!skip || (list.files_ && list.files_->spill_failed)) return s.error();
     // The input could not be read (to its end): what it gave so far stays, the rest is skipped.
     ++list.skipped_inputs;
     if (list.skip_messages.size() < 20) list.skip_messages.push_back(s.error().message);
   }
+  if (list.files_) {
+    if (list.files_->segments.empty()) {
+      list.files_.reset();  // it all fitted: an ordinary list in memory
+    } else if (auto st = spill(list); !st) {
+      return st.error();
+    }
+  }
   return list;
+}
+
+uint64_t fingerprint_list::size() const noexcept {
+  return files_ ? files_->count : fingerprints.size();
+}
+
+uint64_t fingerprint_list::spilled_bytes() const noexcept {
+  return files_ ? files_->spilled : 0;
+}
+
+fingerprint_scan fingerprint_list::scan() const {
+  if (!files_) {
+    return {fingerprints.size(), [this](const auto& block) -> status {
+              block(std::span<const uint64_t>(fingerprints));
+              return {};
+            }};
+  }
+  return {files_->count, [f = files_](const auto& block) -> status {
+            std::vector<uint64_t> buf(std::size_t{1} << 17);  // 1 MiB
+            for (const files::segment& seg : f->segments) {
+              const int fd = ::open(seg.path.c_str(), O_RDONLY | O_CLOEXEC);
+              if (fd < 0) return make_error(errc::io_error, seg.path + ": " + std::strerror(errno));
+              uint64_t done = 0;
+              while (done < seg.count) {
+                const std::size_t want =
+                    static_cast<std::size_t>(std::min<uint64_t>(buf.size(), seg.count - done));
+                std::size_t got = 0;
+                while (got < want * 8) {
+                  const ssize_t r =
+                      ::pread(fd, reinterpret_cast<char*>(buf.data()) + got, want * 8 - got,
+                              static_cast<off_t>(seg.offset + done * 8 + got));
+                  if (r < 0 && errno == EINTR) continue;
+                  if (r <= 0) {
+                    ::close(fd);
+                    return make_error(errc::io_error,
+                                      seg.path + ": " +
+                                          (r < 0 ? std::strerror(errno)
+                                                 : "the file became shorter while being read"));
+                  }
+                  got += static_cast<std::size_t>(r);
+                }
+                if constexpr (std::endian::native == std::endian::big)
+                  for (std::size_t i = 0; i < want; ++i) buf[i] = __builtin_bswap64(buf[i]);
+                block(std::span<const uint64_t>(buf.data(), want));
+                done += want;
+              }
+              ::close(fd);
+            }
+            return {};
+          }};
+}
+
+status fingerprint_list::append_spilled_id(std::string& out, std::size_t i) const {
+  if (!files_->text_ids) {
+    json::append_uint(out, i);
+    return {};
+  }
+  auto read_at = [](int fd, void* p, std::size_t n, uint64_t at) {
+    std::size_t got = 0;
+    while (got < n) {
+      const ssize_t r =
+          ::pread(fd, static_cast<char*>(p) + got, n - got, static_cast<off_t>(at + got));
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) return false;
+      got += static_cast<std::size_t>(r);
+    }
+    return true;
+  };
+  uint64_t ends[2] = {0, 0};
+  const bool ok = i == 0 ? read_at(files_->ends_fd, &ends[1], 8, 0)
+                         : read_at(files_->ends_fd, ends, 16, (i - 1) * 8);
+  std::string id(ok ? ends[1] - ends[0] : 0, '\0');
+  if (!ok || !read_at(files_->ids_fd, id.data(), id.size(), ends[0]))
+    return make_error(errc::io_error, "reading spilled id " + std::to_string(i) + " from " +
+                                          files_->dir + ": " + std::strerror(errno));
+  out += id;
+  return {};
 }
 
 }  // namespace simdup

@@ -136,6 +136,7 @@ TEST(AllPairsPasses, ImpossibleLimitNamesTheSmallestThatWorks) {
   auto r = all_pairs(scan.scan(), opt, [](auto) { return true; });
   ASSERT_FALSE(r.has_value());
   EXPECT_EQ(r.error().code, errc::too_large);
+  EXPECT_TRUE(r.error().message.starts_with("memory_limit ")) << r.error().message;
   EXPECT_NE(r.error().message.find("5000 fingerprints share"), std::string::npos)
       << r.error().message;
   const std::string smallest = std::to_string((limit_for(5000) + (1 << 20) - 1) >> 20) + " MiB";
