@@ -87,12 +87,12 @@ struct index_cli_options {
   }
 
   /// How the inputs are read (--binary, --decimal, --on-error), and under a limit of `limit`
-  /// bytes (0: none) how much of them stays in memory.
+  /// bytes (0: none) how much of them stays in memory (a quarter: the rest is for the passes).
   fingerprint_list_options list_options(uint64_t limit = 0) const {
     return {.binary = binary,
             .decimal = decimal,
             .skip_bad = on_error == "skip",
-            .memory_budget = limit / 2,
+            .memory_budget = limit / 4,
             .spill_dir = tmp_dir};
   }
 
