@@ -99,6 +99,12 @@ bool pack(const std::vector<uint64_t>& finest, int finest_bits, int sel, uint64_
   return true;
 }
 
+error_info changed_input(uint64_t expected, uint64_t read) {
+  return make_error(errc::invalid_input, "the input changed between passes: expected " +
+                                             std::to_string(expected) + " fingerprints, read " +
+                                             std::to_string(read));
+}
+
 /// Bytes for a message: whole MiB when exact or when `round_up`, else the exact count (so a
 /// limit and the smallest one never print the same).
 std::string describe_bytes(uint64_t bytes, bool round_up) {
@@ -157,10 +163,7 @@ result<all_pairs_stats> all_pairs(const fingerprint_scan& input, const all_pairs
   if (n < 2) return stats;
   const unsigned threads = threads_for(n, options.threads);
   const uint64_t limit = options.memory_limit, taken = options.memory_taken;
-  const auto tables = detail::build_tables(stats.plan.layout);
-  const int k = stats.plan.layout.k;
-  detail::pair_emitter out(sink);
-  // Everything fits: one pass over the whole input, every table.
+  // Everything fits: one pass over the whole input in memory.
   if (limit == 0 || all_pairs_pass_bytes(n, threads) + taken <= limit) {
     std::vector<uint64_t> fps;
     fps.reserve(n);
@@ -168,19 +171,14 @@ result<all_pairs_stats> all_pairs(const fingerprint_scan& input, const all_pairs
             [&](std::span<const uint64_t> b) { fps.insert(fps.end(), b.begin(), b.end()); });
         !st)
       return std::move(st).error();
-    if (fps.size() != n)
-      return make_error(errc::invalid_input, "the input changed between passes: expected " +
-                                                 std::to_string(n) + " fingerprints, read " +
-                                                 std::to_string(fps.size()));
-    if (options.on_pass) options.on_pass(1, 1);
-    detail::batch_run run(fps, {}, tables, k, threads, out);
-    run.run();
-    stats.candidates = run.candidates();
-    stats.pairs = out.emitted();
-    stats.passes = 1;
-    stats.working_bytes = all_pairs_pass_bytes(n, threads);
-    return stats;
+    if (fps.size() != n) return changed_input(n, fps.size());
+    all_pairs_options whole = options;
+    whole.memory_limit = 0;
+    return all_pairs(fps, whole, sink);
   }
+  const auto tables = detail::build_tables(stats.plan.layout);
+  const int k = stats.plan.layout.k;
+  detail::pair_emitter out(sink);
   const uint64_t fixed = all_pairs_pass_bytes(0, threads) + taken;
   const uint64_t capacity = limit > fixed ? (limit - fixed) / pass_bytes_per_record : 0;
   // The first scan: per group, counts of the lowest bits of its first block.
@@ -203,10 +201,7 @@ result<all_pairs_stats> all_pairs(const fingerprint_scan& input, const all_pairs
       });
       !st)
     return std::move(st).error();
-  if (seen != n)
-    return make_error(errc::invalid_input, "the input changed between passes: expected " +
-                                               std::to_string(n) + " fingerprints, read " +
-                                               std::to_string(seen));
+  if (seen != n) return changed_input(n, seen);
   std::vector<pass_plan> passes;
   for (std::size_t g = 0; g < groups.size(); ++g) {
     bool packed = false;
