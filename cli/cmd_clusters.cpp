@@ -47,9 +47,9 @@ int run_clusters(const clusters_options& opts) {
     return exit_failure;
   }
   cluster_builder builder(n, *clustering);
-  // The union-find forest, the representatives and the cluster sizes: 4 bytes each per
-  // fingerprint (star and centers also keep their pairs, which the limit does not bound).
-  const uint64_t clustering_bytes = uint64_t{12} * n;
+  // The union-find forest, which becomes the representatives, and a bit per fingerprint for
+  // "has members" (star and centers also keep their pairs, which the limit does not bound).
+  const uint64_t clustering_bytes = uint64_t{4} * n + n / 8 + 1;
   auto run = pairs_within("clusters", *list, *options, *limit, clustering_bytes, opts.index.quiet,
                           [&](std::span<const index_pair> pairs) {
                             builder.add(pairs);
@@ -60,12 +60,13 @@ int run_clusters(const clusters_options& opts) {
     return run.error().code == errc::invalid_argument ? exit_usage : exit_failure;
   }
   const std::vector<uint32_t> rep = builder.finish();
-  std::vector<uint32_t> size(n, 0);
-  for (uint32_t r : rep) ++size[r];
+  std::vector<bool> has_members(n);
+  for (std::size_t i = 0; i < n; ++i)
+    if (rep[i] != i) has_members[rep[i]] = true;
   std::string buf;
   status written;
   for (std::size_t i = 0; i < n && written && !out->broken_pipe(); ++i) {
-    if (size[rep[i]] < 2) continue;
+    if (rep[i] == i && !has_members[i]) continue;  // a cluster of one
     buf.append("{\"id\":");
     written = list->append_id(buf, i);
     buf.append(",\"cluster\":");

@@ -207,11 +207,13 @@ void cluster_builder::add(std::span<const index_pair> pairs) {
 }
 
 std::vector<uint32_t> cluster_builder::finish() {
-  std::vector<uint32_t> rep(n_);
   if (!keeps_pairs(mode_)) {
-    for (std::size_t i = 0; i < n_; ++i) rep[i] = find_root(parent_, static_cast<uint32_t>(i));
-    return rep;
+    // Every root is its component's smallest ordinal, so parent_[i] <= i, and in ordinal order
+    // parent_[parent_[i]] is already final: the forest becomes the result in place.
+    for (std::size_t i = 0; i < n_; ++i) parent_[i] = parent_[parent_[i]];
+    return std::move(parent_);
   }
+  std::vector<uint32_t> rep(n_);
   link_graph graph(n_, pairs_);
   pairs_.clear();
   pairs_.shrink_to_fit();
