@@ -4,14 +4,15 @@
 // baseline runs on the same data. Prints wall and CPU times, the ratio (the baseline's time
 // includes the same read) and peak RSS per fingerprint.
 //
-// With --memory-limit BYTES the timed run is the external one: passes over the file read with
-// pread (its page cache is not the process's memory), within the limit; the comparison is then
-// the in-memory run on the mapped file, and both must give the same pairs. Peak RSS is taken
-// before the comparison runs.
+// With --memory-limit BYTES the timed run is the external one: passes over the file as
+// `simdup pairs --binary` reads it (in place, in windows of the page cache), within the limit; the
+// comparison is then the in-memory run on the mapped file, and both must give the same pairs. Peak
+// RSS is taken before the comparison runs.
 //
 //   bench_index_pairs [--n 10000000] [--planted 1000000] [--k 3] [--threads 0]
 //                     [--memory-limit BYTES] [--no-baseline] [--file /tmp/simdup_pairs.bin]
 #include <simdup/all_pairs.hpp>
+#include <simdup/fingerprint_list.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -67,24 +68,6 @@ uint64_t pair_hash(const simdup::index_pair& p) {
   return x ^ (x >> 33);
 }
 
-/// The file's fingerprints as a scan: each pass reads the file again, 1 MiB at a time.
-simdup::fingerprint_scan file_scan(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) std::exit(1);
-  return {static_cast<uint64_t>(st.st_size) / 8, [path](const auto& block) -> simdup::status {
-            const int fd = ::open(path.c_str(), O_RDONLY);
-            if (fd < 0) return simdup::make_error(simdup::errc::io_error, path);
-            ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-            std::vector<uint64_t> buf(std::size_t{1} << 17);
-            ssize_t got;
-            while ((got = ::read(fd, buf.data(), buf.size() * 8)) > 0)
-              block(std::span<const uint64_t>(buf.data(), static_cast<std::size_t>(got) / 8));
-            ::close(fd);
-            return got < 0 ? simdup::status(simdup::make_error(simdup::errc::io_error, path))
-                           : simdup::status();
-          }};
-}
-
 /// The input file's fingerprints, memory-mapped and populated up front (no zero-filled copy:
 /// the page cache's pages are mapped as they are).
 class fingerprint_file {
@@ -121,7 +104,14 @@ int run_external(const std::string& path, simdup::all_pairs_options opt, uint64_
                 static_cast<unsigned long long>(passes), seconds_since(t_start));
     std::fflush(stdout);
   };
-  const simdup::fingerprint_scan scan = file_scan(path);
+  // The CLI's reader: a binary file under a budget is read in place, in windows, each pass.
+  auto list = simdup::read_fingerprint_list(std::vector<std::string>{path},
+                                            {.binary = true, .memory_budget = 1});
+  if (!list) {
+    std::fprintf(stderr, "%s\n", list.error().message.c_str());
+    return 1;
+  }
+  const simdup::fingerprint_scan scan = list->scan();
   const double c0 = cpu_seconds();
   const auto t0 = clock_type::now();
   uint64_t pairs = 0, digest = 0;

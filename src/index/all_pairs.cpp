@@ -117,9 +117,9 @@ std::string describe_bytes(uint64_t bytes, bool round_up) {
 
 uint64_t all_pairs_pass_bytes(uint64_t n, unsigned threads) {
   // Fixed: per thread a 2^18-slot table (1 MiB), the smallest bucket copy (768 KiB), the
-  // sub-bucket counts (up to 2 MiB) and the pair batch; the scan's read buffer.
+  // sub-bucket counts (up to 2 MiB) and the pair batch; the scan's read window (4 MiB).
   const uint64_t t = std::max(1u, threads);
-  return n * pass_bytes_per_record + t * (4 << 20) + (1 << 20);
+  return n * pass_bytes_per_record + t * (4 << 20) + (4 << 20);
 }
 
 result<all_pairs_stats> all_pairs(std::span<const uint64_t> fingerprints,

@@ -80,7 +80,7 @@ def test_text_spilled_same_pairs_and_ids(corpus, tmp_path):
     assert whole.returncode == 0, whole.stderr
     spill = tmp_path / "spill"
     spill.mkdir()
-    limited = run(["pairs", str(d / "f.jsonl"), "--stats", "--memory-limit", "14M",
+    limited = run(["pairs", str(d / "f.jsonl"), "--stats", "--memory-limit", "16M",
                    "--tmp-dir", str(spill)])
     assert limited.returncode == 0, limited.stderr
     assert pair_set(limited.stdout) == pair_set(whole.stdout)
@@ -94,7 +94,7 @@ def test_clusters_same_under_a_limit(corpus):
     for mode in ["components", "star"]:
         whole = run(["clusters", str(d / "f.jsonl"), "--clusters", mode, "--memory-limit", "0"])
         limited = run(["clusters", str(d / "f.jsonl"), "--clusters", mode, "-q",
-                       "--memory-limit", "20M"])
+                       "--memory-limit", "24M"])
         assert whole.returncode == 0 and limited.returncode == 0, limited.stderr
         assert limited.stdout == whole.stdout  # input order, byte for byte
         assert b'{"id":"doc-139","cluster":"doc-100"}' in limited.stdout
@@ -125,7 +125,7 @@ def test_spill_past_a_file_size_limit_is_a_clear_error(corpus, tmp_path):
     d, _ = corpus
     spill = tmp_path / "spill"
     spill.mkdir()
-    r = run(["pairs", str(d / "f.jsonl"), "--memory-limit", "14M", "--tmp-dir", str(spill)],
+    r = run(["pairs", str(d / "f.jsonl"), "--memory-limit", "16M", "--tmp-dir", str(spill)],
             preexec_fn=limited_file_size(256 << 10))
     assert r.returncode == 1
     message = r.stderr.decode()
@@ -144,7 +144,7 @@ def test_spill_on_a_full_filesystem(corpus, tmp_path):
     if run_mount(["mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", str(small)]):
         pytest.skip("mount -t tmpfs is not permitted here (a container without CAP_SYS_ADMIN)")
     try:
-        r = run(["pairs", str(d / "f.jsonl"), "--memory-limit", "14M", "--tmp-dir", str(small)])
+        r = run(["pairs", str(d / "f.jsonl"), "--memory-limit", "16M", "--tmp-dir", str(small)])
         assert r.returncode == 1
         assert "No space left on device" in r.stderr.decode(), r.stderr
         assert list(small.iterdir()) == []
