@@ -146,4 +146,15 @@ bool starts_compressed(std::string_view head) noexcept;
 /// a space may replace the "T". Anything else is errc::invalid_input.
 result<int64_t> parse_iso8601(std::string_view text);
 
+/// One row group of a Parquet file: its first row and its row count.
+struct parquet_row_group {
+  uint64_t first_row = 0;
+  uint64_t rows = 0;
+};
+
+/// The row groups of a Parquet file in file order (simdup.dask makes partitions of them and
+/// reads each with reader::parquet_rows). errc::corrupt_data or not_found naming the file;
+/// unsupported in a build without Parquet.
+result<std::vector<parquet_row_group>> parquet_row_groups(const std::string& path);
+
 }  // namespace simdup

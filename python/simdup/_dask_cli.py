@@ -207,7 +207,8 @@ def dedup_parser() -> argparse.ArgumentParser:
             help="Reduce partitions of the shuffles (default: one per 500,000 documents, at "
                  "least twice the workers)")
     _option(g, "--partition-bytes", type=int, metavar="BYTES", default=256 << 20,
-            help="JSONL/TSV files larger than this are read as several partitions, smaller "
+            help="JSONL/TSV files larger than this are read as several partitions (Parquet "
+                 "files as runs of whole row groups), smaller "
                  "consecutive files of one kind share one (0: a partition per file)")
     _flag(g, "--no-pack-files", help="A partition per file (or byte range): no packing")
     _option(g, "--near-prefix-blocks", type=int, metavar="R", default=1,

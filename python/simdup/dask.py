@@ -202,7 +202,8 @@ def _sign(spec: Tuple, options: Dict[str, Any], records: Any = None) -> Dict[str
 
 
 def _range(spec: Tuple) -> Optional[Tuple[int, int, int]]:
-    """(begin, end, lines before) of a partition that is part of a file; None: a whole file."""
+    """(begin, end, lines before) of a partition that is part of a file (bytes of a JSONL or
+    TSV file, rows of a Parquet file); None: a whole file."""
     return spec[2] if spec[0] == "range" else None
 
 
@@ -769,7 +770,8 @@ def _sources(source, options, client, partition_bytes: int, pack_files: bool) ->
         skip = options.get("on_error", "fail") == "skip"
         paths = _core.expand_inputs([os.fspath(s) for s in source], skip)
         # Split where the files are (a task per file): large JSONL/TSV files become several
-        # partitions, in file order, so (partition, row) is still the CLI's input order.
+        # partitions, Parquet files runs of row groups, in file order, so (partition, row) is
+        # still the CLI's input order.
         plans = client.gather([client.submit(_split_file, p, options, partition_bytes, pure=False)
                                for p in paths])
         if pack_files and partition_bytes > 0:

@@ -21,6 +21,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
@@ -106,7 +107,8 @@ result<signed_part> sign_all(reader& in, const dedup_settings& s) {
 
 using range_tuple = std::tuple<uint64_t, uint64_t, uint64_t>;
 
-// Part of one file cut at line starts: bytes [begin, end), after `lines_before` lines.
+// Part of one file: of a JSONL or TSV file, bytes [begin, end) cut at line starts, after
+// `lines_before` lines; of a Parquet file, rows [begin, end) (whole row groups).
 struct file_range {
   uint64_t begin = 0, end = 0, lines_before = 0;
 };
@@ -125,6 +127,10 @@ result<std::string> read_range(const std::string& path, const file_range& r) {
   return out;
 }
 
+input_format format_of(const std::string& path, const reader_options& options) {
+  return options.format == input_format::auto_detect ? format_from_extension(path) : options.format;
+}
+
 // The reader of one partition: records given as JSONL bytes (`data`), a range of inputs[0], or
 // whole inputs. Call without the GIL.
 result<reader> open_partition(const std::vector<std::string>& inputs,
@@ -134,6 +140,8 @@ result<reader> open_partition(const std::vector<std::string>& inputs,
   if (data) return reader::from_memory(source_name, std::move(*data), options);
   if (!range) return reader::open(inputs, options);
   if (inputs.size() != 1) return make_error(errc::invalid_argument, "a byte range needs one input");
+  if (format_of(inputs[0], options) == input_format::parquet)
+    return reader::parquet_rows(inputs[0], range->begin, range->end - range->begin, options);
   auto bytes = read_range(inputs[0], *range);
   if (!bytes) return std::move(bytes).error();
   return reader::from_memory(inputs[0], std::move(bytes).value(), options, range->lines_before);
@@ -184,15 +192,45 @@ status for_rows(reader& in, std::span<const uint64_t> rows, Take take) {
   return {};
 }
 
-// Ranges of about `target` bytes cut at line starts, as (begin, end, lines before), for a JSONL
-// or TSV file (by the input_format option or the extension) larger than `target` and not
-// compressed; empty: the file is read whole (other formats; compressed, small or unreadable
-// files, whose errors the reader reports).
+// Consecutive row groups of a Parquet file packed into ranges of rows of about `target` bytes
+// (the file's size shared out by rows); empty for one range or an unreadable file (the reader
+// reports its error).
+std::vector<file_range> row_group_ranges(const std::string& path, uint64_t target) {
+  std::vector<file_range> ranges;
+  std::error_code ec;
+  const uint64_t size = std::filesystem::file_size(path, ec);
+  auto groups = parquet_row_groups(path);
+  if (ec || !groups || groups->empty() || size <= target) return ranges;
+  const uint64_t rows = groups->back().first_row + groups->back().rows;
+  const double bytes_per_row = rows ? static_cast<double>(size) / static_cast<double>(rows) : 0;
+  file_range current;
+  for (const parquet_row_group& g : *groups) {
+    if (current.end > current.begin &&
+        static_cast<double>(current.end - current.begin + g.rows) * bytes_per_row >
+            static_cast<double>(target)) {
+      ranges.push_back(current);
+      current = file_range{g.first_row, g.first_row, 0};
+    }
+    current.end = g.first_row + g.rows;
+  }
+  ranges.push_back(current);
+  if (ranges.size() < 2) ranges.clear();
+  return ranges;
+}
+
+// Ranges of about `target` bytes: for a JSONL or TSV file (by the input_format option or the
+// extension) larger than `target` and not compressed, cut at line starts, as (begin, end,
+// lines before); for a Parquet file, runs of whole row groups as (first row, end row, 0).
+// Empty: the file is read whole (other formats; compressed, small or unreadable files, whose
+// errors the reader reports).
 py::list split_file(std::string path, py::dict options, uint64_t target) {
   const dedup_settings s = read_dedup_settings(std::move(options), false);
-  const input_format format =
-      s.reader.format == input_format::auto_detect ? format_from_extension(path) : s.reader.format;
+  const input_format format = format_of(path, s.reader);
   std::vector<file_range> ranges;
+  if (target > 0 && format == input_format::parquet) {
+    py::gil_scoped_release nogil;
+    ranges = row_group_ranges(path, target);
+  }
   if (target > 0 && (format == input_format::jsonl || format == input_format::tsv)) {
     py::gil_scoped_release nogil;
     file_ptr f(std::fopen(path.c_str(), "rb"), &std::fclose);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <simdup/error.hpp>
+#include <simdup/reader.hpp>
 
 #include <cstdint>
 #include <filesystem>
@@ -66,12 +67,7 @@ class parquet_rows {
 status write_duplicates_parquet(const std::filesystem::path& jsonl,
                                 const std::filesystem::path& dest);
 
-/// The row groups of a Parquet file: each one's first row and row count, in file order (how
-/// simdup.dask partitions Parquet inputs). errc::corrupt_data or not_found naming the file.
-struct parquet_row_group {
-  uint64_t first_row = 0;
-  uint64_t rows = 0;
-};
+/// simdup::parquet_row_groups (include/simdup/reader.hpp), in the io component.
 result<std::vector<parquet_row_group>> parquet_row_groups(const std::string& path);
 
 }  // namespace simdup::detail

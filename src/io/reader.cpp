@@ -534,6 +534,10 @@ result<reader> reader::parquet_rows(std::string path, uint64_t first_row, uint64
   return reader(std::move(p));
 }
 
+result<std::vector<parquet_row_group>> parquet_row_groups(const std::string& path) {
+  return detail::parquet_row_groups(path);
+}
+
 read_status reader::next(document& doc, error_info& error) {
   return impl_->next(doc, error);
 }
