@@ -62,17 +62,17 @@ void append_pair_sketch(std::span<const uint32_t> hashes, std::vector<uint8_t>& 
         std::lower_bound(hashes.begin() + static_cast<std::ptrdiff_t>(lo), hi, start) -
         hashes.begin());
   }
-  for (std::size_t i = 0; i < pair_sketch_bins; ++i) {
-    if (filled[i]) continue;
-    std::size_t j = (i + 1) % pair_sketch_bins, step = 1;
+  for (std::size_t b = 0; b < pair_sketch_bins; ++b) {
+    if (filled[b]) continue;
+    std::size_t j = (b + 1) % pair_sketch_bins, step = 1;
     while (!filled[j]) {
       j = (j + 1) % pair_sketch_bins;
       ++step;
     }
-    value[i] = static_cast<uint8_t>((value[j] + 7 * step) & 0xF);
+    value[b] = static_cast<uint8_t>((value[j] + 7 * step) & 0xF);
   }
-  for (std::size_t i = 0; i < pair_sketch_bytes; ++i) {
-    out[at + i] = static_cast<uint8_t>(value[2 * i] | value[2 * i + 1] << 4);
+  for (std::size_t b = 0; b < pair_sketch_bytes; ++b) {
+    out[at + b] = static_cast<uint8_t>(value[2 * b] | value[2 * b + 1] << 4);
   }
 }
 
