@@ -138,34 +138,9 @@ void service::impl::handle_documents(const std::string& name, const std::string&
   auto parsed = detail::parse_request(request_body, {opt.max_documents, 1024});
   if (!parsed) return ex.fail(parsed.error());
   const int64_t clock = now();
-  auto& docs = parsed->docs;
-  // Documents given as text are fingerprinted first; too short ones, and inserts whose time
-  // is already out of the window (a lookup would not find them), are answered without
-  // touching the index.
-  const bool stores = op != doc_op::check;
-  const int64_t window = config->window_s;
-  std::vector<detail::doc_input> inputs;
-  std::vector<detail::doc_input> expired;
-  std::vector<doc_route> routes(docs.size());
-  inputs.reserve(docs.size());
-  detail::doc_input in;
-  for (std::size_t i = 0; i < docs.size(); ++i) {
-    if (docs[i].fingerprint) {
-      in.fingerprint = *docs[i].fingerprint;
-      in.sketch.clear();
-    } else {
-      auto signed_text = texts.sign(*config, docs[i].text, in);
-      if (!signed_text) return ex.fail(signed_text.error());
-      if (!*signed_text) continue;  // too short
-    }
-    // Moved: the answer names a document by its input from here on.
-    in.id = std::move(docs[i].id);
-    in.time = docs[i].time.value_or(clock);
-    const bool out_of_window = stores && window > 0 && in.time <= clock - window;
-    auto& into = out_of_window ? expired : inputs;
-    routes[i] = {out_of_window ? doc_route::kind::expired : doc_route::kind::applied, into.size()};
-    into.push_back(std::move(in));
-  }
+  auto sorted = sort_documents(*config, op, clock, parsed->docs);
+  if (!sorted) return ex.fail(sorted.error());
+  const auto& [inputs, expired, routes] = *sorted;
   std::vector<detail::doc_outcome> outcomes(inputs.size());
   uint64_t ticket = 0;
   if (!inputs.empty()) {
@@ -184,6 +159,39 @@ void service::impl::handle_documents(const std::string& name, const std::string&
                           stats.count_documents(name, outcome, n);
                         e.send(200, std::move(body));
                       });
+}
+
+result<service::impl::sorted_documents> service::impl::sort_documents(
+    const collection_config& config, doc_op op, int64_t clock,
+    std::vector<detail::parsed_doc>& docs) {
+  // Documents given as text are fingerprinted first; too short ones, and inserts whose time
+  // is already out of the window (a lookup would not find them), are answered without
+  // touching the index.
+  const bool stores = op != doc_op::check;
+  const int64_t window = config.window_s;
+  sorted_documents out;
+  auto& [inputs, expired, routes] = out;
+  routes.resize(docs.size());
+  inputs.reserve(docs.size());
+  detail::doc_input in;
+  for (std::size_t i = 0; i < docs.size(); ++i) {
+    if (docs[i].fingerprint) {
+      in.fingerprint = *docs[i].fingerprint;
+      in.sketch.clear();
+    } else {
+      auto signed_text = texts.sign(config, docs[i].text, in);
+      if (!signed_text) return std::move(signed_text).error();
+      if (!*signed_text) continue;  // too short
+    }
+    // Moved: the answer names a document by its input from here on.
+    in.id = std::move(docs[i].id);
+    in.time = docs[i].time.value_or(clock);
+    const bool out_of_window = stores && window > 0 && in.time <= clock - window;
+    auto& into = out_of_window ? expired : inputs;
+    routes[i] = {out_of_window ? doc_route::kind::expired : doc_route::kind::applied, into.size()};
+    into.push_back(std::move(in));
+  }
+  return out;
 }
 
 void service::impl::handle_get_document(const std::string& name, std::string_view raw_id,

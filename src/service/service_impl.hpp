@@ -139,6 +139,16 @@ struct service::impl {
   /// Whether the query asks for integer fingerprints (`fingerprint_format=int`; `hex`, the
   /// default, or no such parameter: hex). Other parameters are ignored.
   static result<bool> integer_fingerprints(std::string_view query);
+  /// The documents of a request that go to the store (`inputs`, fingerprinted) and those that
+  /// are answered at once (`expired`, and those too short to fingerprint), by `routes`.
+  struct sorted_documents {
+    std::vector<detail::doc_input> inputs;
+    std::vector<detail::doc_input> expired;
+    std::vector<doc_route> routes;
+  };
+  /// Sorts the parsed documents, moving their ids; errors when a text cannot be fingerprinted.
+  result<sorted_documents> sort_documents(const collection_config& config, doc_op op, int64_t clock,
+                                          std::vector<detail::parsed_doc>& docs);
   /// Answers once the store says the changes are durable (at once when nothing was written).
   void handle_documents(const std::string& name, const std::string& request_body,
                         std::string_view query, doc_op op, exchange ex);

@@ -30,10 +30,23 @@ constexpr std::size_t max_recent = 65536;
 /// What a write request builds under the collection lock: its own record (rocks_keys.hpp), numbered
 /// from `base` on, the stored records it rewrites, and how to undo its index changes.
 struct rocks_backend::request_write {
-  request_write(uint64_t first, std::size_t docs) : base(first), hashes(docs), sketches(docs) {
-    added.reserve(docs);
-    dropped.reserve(docs);
-    undo.reserve(docs);
+  /// With `since` filled unless `stale` (see write_locked), and the id map's slots of every
+  /// document fetched at once rather than one miss at a time.
+  request_write(collection_state& c, doc_op op, std::span<const doc_input> docs,
+                uint64_t probed_num, bool stale)
+      : base(c.next_num), hashes(docs.size()), sketches(docs.size()) {
+    added.reserve(docs.size());
+    dropped.reserve(docs.size());
+    undo.reserve(docs.size());
+    if (!stale && op == doc_op::check_insert) {
+      const auto from = recent_from(c, probed_num);
+      since.reserve(static_cast<std::size_t>(c.recent.cend() - from) + docs.size());
+      since.assign(from, c.recent.cend());
+    }
+    for (std::size_t i = 0; i < docs.size(); ++i) {
+      hashes[i] = id_map::hash(docs[i].id);
+      c.ids.prefetch(hashes[i]);
+    }
   }
   const uint64_t base;
   std::vector<stored_doc> added;
@@ -118,25 +131,15 @@ result<uint64_t> rocks_backend::write_locked(collection_state& c, doc_op op,
                                              hit_jaccards& jaccards, std::span<doc_outcome> out) {
   std::lock_guard lock(c.mu);
   if (c.dropped) return make_error(errc::not_found, "no collection \"" + c.config.name + "\"");
-  request_write w(c.next_num, docs.size());
-  const auto fail = [&](error_info e) {
-    rollback(c, w.undo);
-    return result<uint64_t>(std::move(e));
-  };
   // What the probe cannot have seen: the entries inserted since, and this request's own as
   // it inserts them; after a removal, or when the list no longer reaches back, a new probe.
   const bool stale =
       c.removals.load(std::memory_order_relaxed) != mark.removals || !recent_reaches(c, mark.num);
-  if (!stale && op == doc_op::check_insert) {
-    const auto from = recent_from(c, mark.num);
-    w.since.reserve(static_cast<std::size_t>(c.recent.cend() - from) + docs.size());
-    w.since.assign(from, c.recent.cend());
-  }
-  // The id map's slots, fetched for all documents at once rather than one miss at a time.
-  for (std::size_t i = 0; i < docs.size(); ++i) {
-    w.hashes[i] = id_map::hash(docs[i].id);
-    c.ids.prefetch(w.hashes[i]);
-  }
+  request_write w(c, op, docs, mark.num, stale);
+  const auto fail = [&](error_info e) {
+    rollback(c, w.undo);
+    return result<uint64_t>(std::move(e));
+  };
   record_reader stored = reader(c);
   for (std::size_t i = 0; i < docs.size(); ++i) {
     if (op == doc_op::check_insert) {
