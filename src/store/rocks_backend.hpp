@@ -1,5 +1,8 @@
-// The embedded RocksDB backend (rocks_backend.cpp: requests; rocks_snapshot.cpp: loading at
-// start and segment files). Internal to the store component; the service uses backend.hpp.
+// The embedded RocksDB backend. Internal to the store component; the service uses backend.hpp. Its
+// members are defined by concern: rocks_backend.cpp (opening, the collections), rocks_apply.cpp
+// (writes), rocks_matching.cpp (probes and verification), rocks_records.cpp (records),
+// rocks_commit.cpp (group commit), rocks_maintenance.cpp (index maintenance), rocks_expiry.cpp
+// (expiry) and rocks_snapshot.cpp (loading at start and segment files).
 #pragma once
 
 #include <pthread.h>
@@ -199,6 +202,38 @@ class rocks_backend final : public backend {
     std::optional<doc_location> old;  ///< an older document with the same id was removed: restore
   };
 
+  /// What apply_pending read before its lock-free probe: entries numbered from `num` on, and
+  /// removals after the `removals`-th, may be missing from that probe.
+  struct probe_mark {
+    uint64_t num;
+    uint64_t removals;
+  };
+  /// Per document, the Jaccard of each hit (aligned with its hits); empty when not verified.
+  using hit_jaccards = std::vector<std::vector<std::optional<double>>>;
+  /// A write request's state under the collection lock (rocks_apply.cpp).
+  struct request_write;
+
+  // rocks_apply.cpp
+  /// apply_pending for doc_op::check: verifies and names the probe's hits; no lock but to read the
+  /// ticket.
+  result<uint64_t> check_only(collection_state& c, std::span<const doc_input> docs,
+                              std::vector<std::vector<index_match>>& hits, hit_jaccards& jaccards,
+                              std::size_t max_matches, std::span<doc_outcome> out);
+  /// The locked part of a write: re-checks, inserts into the index and the id map, and writes the
+  /// request's batch (undone on failure). Returns its ticket (0: nothing to wait for).
+  result<uint64_t> write_locked(collection_state& c, doc_op op, std::span<const doc_input> docs,
+                                const probe_mark& mark, std::vector<std::vector<index_match>>& hits,
+                                hit_jaccards& jaccards, std::span<doc_outcome> out);
+  /// Inserts document `i` of the request (`d`), replacing a stored one with its id.
+  status insert_doc(collection_state& c, doc_op op, const doc_input& d, std::size_t i,
+                    request_write& w);
+  /// The document that an insert of `id` (id map hash `h`) replaces, taken out of its record: an
+  /// earlier one of the same request, or a stored one; nullopt when none.
+  result<std::optional<doc_location>> take_replaced(const collection_state& c, std::string_view id,
+                                                    uint64_t h, request_write& w);
+  /// Writes the request's record, the records it rewrote and its counters as one batch.
+  status write_request(collection_state& c, request_write& w);
+
   /// Shared: a collection dropped meanwhile stays alive until its last request is done.
   result<std::shared_ptr<collection_state>> find(const std::string& name);
   static result<std::shared_ptr<collection_state>> make_state(const collection_config& config);
@@ -234,7 +269,7 @@ class rocks_backend final : public backend {
   void sync_loop();
   /// Makes every write made so far durable: RocksDB writes its WAL buffer out through the gate,
   /// then the log files are fsynced through descriptors of our own, outside the gate, so that
-  /// writers go on meanwhile (why that cannot reach RocksDB's abort: rocks_backend.cpp).
+  /// writers go on meanwhile (why that cannot reach RocksDB's abort: rocks_commit.cpp).
   status sync_log();
   /// The fdatasync of sync_log (under log_sync_mu_): the log files numbered from log_number_ to
   /// `current`, and the directory when a new file appeared.
@@ -246,8 +281,6 @@ class rocks_backend final : public backend {
   /// After a request changed the index: hands full segments to the maintenance thread, or
   /// seals them on this thread when it falls behind (back-pressure on writers).
   void after_index_change(collection_state& c);
-  /// Per document, the Jaccard of each hit (aligned with its hits); empty when not verified.
-  using hit_jaccards = std::vector<std::vector<std::optional<double>>>;
   /// With verification on: keeps the hits of `d` whose Jaccard reaches the collection's
   /// threshold (or that cannot be verified), and their Jaccard in `jaccards`. A hit's sketch is
   /// read from the store, or from `own` for this request's documents (numbered from `base`).
@@ -293,6 +326,10 @@ class rocks_backend final : public backend {
   /// Saves the index as a segment file and records it; a no-op when nothing changed.
   status snapshot(collection_state& c);
   std::string segments_dir() const;
+  // rocks_expiry.cpp
+  /// One bounded step of expire, under the collection lock: removes the records whose newest time
+  /// key lies in [first, end), for about 10,000 documents at most. False once none was left.
+  result<bool> expire_step(collection_state& c, const std::string& first, const std::string& end);
 
   std::unique_ptr<rocksdb::DB> db_;
   rocksdb::ColumnFamilyHandle* num_cf_;
