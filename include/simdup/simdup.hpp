@@ -15,6 +15,7 @@
 #include <simdup/exact_layer.hpp>
 #include <simdup/fingerprint.hpp>
 #include <simdup/fingerprint_list.hpp>
+#include <simdup/fingerprint_scan.hpp>
 #include <simdup/index.hpp>
 #include <simdup/jieba.hpp>
 #include <simdup/json.hpp>
