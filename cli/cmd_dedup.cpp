@@ -34,6 +34,9 @@ struct dedup_command {
   bool zstd = false;
   bool annotate = false;
   bool duplicates_parquet = false;
+  std::vector<std::string> against;
+  bool against_only = false;
+  bool no_index = false;
   std::string on_error = "fail";
   unsigned threads = 0;
   bool quiet = false;
@@ -135,6 +138,9 @@ int run_dedup(const dedup_command& cmd) {
   if (db && cmd.out.empty() && !cmd.db.writes_database()) {
     db = make_error(errc::invalid_argument, "--out is required (or --to)");
   }
+  if (db && cmd.against_only && cmd.against.empty()) {
+    db = make_error(errc::invalid_argument, "--against-only needs --against DIR");
+  }
   if (db && cmd.db.reads_database() && cmd.keep.starts_with("field:")) {
     // The rows reach the job as id, text, url, title and time only.
     db = make_error(errc::invalid_argument,
@@ -156,6 +162,9 @@ int run_dedup(const dedup_command& cmd) {
   job.zstd_output = cmd.zstd;
   job.annotate = cmd.annotate;
   job.duplicates_parquet = cmd.duplicates_parquet;
+  job.against = cmd.against;
+  job.dedup.against_only = cmd.against_only;
+  job.write_index = !cmd.no_index;
   job.skip_bad_records = cmd.on_error == "skip";
   job.progress = cmd.quiet ? progress_style::none : progress_style::automatic;
   if (cmd.quiet) job.max_error_messages = 0;  // quiet: the counts stay in summary.json
@@ -209,6 +218,8 @@ int run_dedup(const dedup_command& cmd) {
     // "out/" names the directory as "out" does: no "out//kept.jsonl".
     std::string dir = cmd.out;
     while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+    if (!cmd.against.empty()) annotated += ", against_hits.jsonl";
+    if (summary->index_written) annotated += ", index/";
     std::printf("  output      %s%s{kept.%s%s%s, duplicates.jsonl, summary.json, report.html}\n",
                 dir.c_str(), dir == "/" ? "" : "/", ext, zst, annotated.c_str());
   }
@@ -262,6 +273,25 @@ void setup_dedup(CLI::App& app, int& rc) {
                 "Also write duplicates.parquet: the rows of duplicates.jsonl as a Parquet table "
                 "(ids as strings)")
       ->group(g);
+  const char* a = "Against earlier runs";
+  sub->add_option("--against", cmd->against,
+                  "An earlier run's output directory (or its index/, or a merged index): drop "
+                  "the documents that are exact or verified near duplicates of its documents, "
+                  "naming them in duplicates.jsonl (\"against\"); repeatable; batch mode; the "
+                  "detection settings must be the index's")
+      ->type_name("DIR")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->group(a);
+  sub->add_flag("--against-only", cmd->against_only,
+                "Decontamination: drop only the documents that match --against (an evaluation "
+                "set's run), compare the input with nothing else; DIR/against_hits.jsonl says "
+                "which of its documents were hit how often")
+      ->group(a);
+  sub->add_flag("--no-index", cmd->no_index,
+                "Do not write DIR/index/ (the kept documents' fingerprints, keys, ids and "
+                "shingles that a later run's --against reads)")
+      ->group(a);
   sub->add_option("--report-clusters", cmd->report_clusters,
                   "Largest clusters shown in report.html")
       ->capture_default_str()

@@ -316,6 +316,7 @@ std::string flag_message(std::string_view message) {
       {"anchor_floor", "--anchor-floor"},
       {"memory_limit", "--memory-limit"},
       {"clustering", "--clusters"},
+      {"against", "--against"},
       {"minhash", "--minhash"},
       {"verify", "--verify"},
       {"layers", "--layers"},

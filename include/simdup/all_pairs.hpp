@@ -47,6 +47,9 @@ struct all_pairs_options {
   uint64_t memory_limit = 0;
   /// Of memory_limit, bytes the caller already holds (its copy of the input, its own state).
   uint64_t memory_taken = 0;
+  /// One input against another: when > 0, only pairs (a, b) with a < cross_split <= b are
+  /// reported (fingerprints [0, cross_split) against the rest; `simdup dedup --against`).
+  uint32_t cross_split = 0;
   /// Called before each pass with (pass, passes), 1-based; may be empty.
   std::function<void(uint64_t pass, uint64_t passes)> on_pass;
 };

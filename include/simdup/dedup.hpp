@@ -23,6 +23,8 @@
 
 namespace simdup {
 
+class dedup_index;
+
 enum class dedup_mode {
   stream,  ///< in input order: a document within k of an earlier kept one is dropped
   batch,   ///< order-free: all pairs, clusters, one representative per cluster by keep policy
@@ -48,6 +50,14 @@ struct dedup_options {
   bool near_layer = true;
   /// Representative of each cluster (batch mode; stream mode always keeps the first).
   keep_policy keep;
+  /// Indexes of earlier runs (batch mode; at most 255, each of this run's profile): a document
+  /// that is an exact or verified near duplicate of one of their documents is dropped for it
+  /// (dedup_decision::against), with the whole exact group it belongs to; the others are
+  /// deduplicated among themselves as without them.
+  std::vector<std::shared_ptr<const dedup_index>> against;
+  /// Decontamination: only drop the documents that match `against` (each for its own match);
+  /// the run's documents are not compared with each other.
+  bool against_only = false;
 };
 
 /// Sets the layer switches of `options` from a comma-separated list of url, title, exact, near.
@@ -112,8 +122,11 @@ struct dedup_decision {
   int8_t distance = -1;
   /// Verified Jaccard with the representative; NaN when not verified.
   float jaccard = std::numeric_limits<float>::quiet_NaN();
+  /// 0, or i + 1 when the document duplicates document `representative` of
+  /// dedup_options::against[i], an earlier run's index.
+  uint8_t against = 0;
 
-  bool kept(uint32_t ordinal) const noexcept { return representative == ordinal; }
+  bool kept(uint32_t ordinal) const noexcept { return against == 0 && representative == ordinal; }
 };
 
 /// Why dedup decides as it does about one pair: both documents through the same signer, then
@@ -161,6 +174,9 @@ class stream_deduplicator {
   std::size_t memory_bytes() const noexcept;
   /// Bytes of shingle arrays in the temporary file (0 without verification).
   uint64_t spilled_bytes() const noexcept;
+  /// The verification shingles of kept document `ordinal` (empty for a dropped one, or
+  /// without verification); for the index of the run.
+  status shingles(uint32_t ordinal, std::vector<uint32_t>& out) const;
 
   stream_deduplicator(stream_deduplicator&&) noexcept;
   stream_deduplicator& operator=(stream_deduplicator&&) noexcept;
@@ -189,6 +205,11 @@ class batch_deduplicator {
   uint64_t rejected_pairs() const noexcept;
   /// Of candidate_pairs(), those only MinHash found (options.minhash).
   uint64_t minhash_candidate_pairs() const noexcept;
+  /// Of candidate_pairs(), those between this run's documents and options.against's.
+  uint64_t against_candidate_pairs() const noexcept;
+  /// The verification shingles of document `ordinal` (empty without verification or when it
+  /// has no fingerprint), read back from the temporary file; for the index of the run.
+  status shingles(uint32_t ordinal, std::vector<uint32_t>& out) const;
   std::size_t memory_bytes() const noexcept;
   /// Bytes of shingle arrays in the temporary file (0 without verification).
   uint64_t spilled_bytes() const noexcept;

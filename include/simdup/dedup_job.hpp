@@ -57,6 +57,13 @@ struct dedup_job_options {
   /// Also write duplicates.parquet: the rows of duplicates.jsonl as a Parquet table (ids as
   /// strings). errc::unsupported in a build without Parquet.
   bool duplicates_parquet = false;
+  /// --against DIR: earlier runs' output directories or indexes (dedup_index::open), each of
+  /// this run's detection profile; documents that duplicate one of theirs are dropped for it
+  /// (batch mode; dedup.against_only: only those). Their ids are named in duplicates.jsonl
+  /// and DIR/against_hits.jsonl counts the hits per index document.
+  std::vector<std::string> against;
+  /// Write DIR/index (the kept documents' index, for later --against runs). Default on.
+  bool write_index = true;
   /// --on-error skip: bad records and inputs that cannot be read to their end (missing file,
   /// directory, truncated .gz/.zst: reader_options::skip_failed_inputs) are counted by reason
   /// and reported, and the run goes on; otherwise the first one fails the job (DIR untouched).

@@ -97,6 +97,30 @@ struct dedup_summary {
   uint64_t verify_spill_bytes = 0;
   unsigned threads = 0;
 
+  /// Per --against index: what it holds and how many of this run's documents were dropped for
+  /// one of its documents.
+  struct against_index {
+    std::string name;
+    uint64_t documents = 0;
+    uint64_t dropped = 0;
+    /// Of its documents, those at least one of this run's documents was dropped for.
+    uint64_t documents_hit = 0;
+  };
+  std::vector<against_index> against;
+  uint64_t by_against_total() const {
+    uint64_t n = 0;
+    for (const against_index& a : against) n += a.dropped;
+    return n;
+  }
+  bool against_only = false;
+  uint64_t against_candidate_pairs = 0;  ///< of candidate_pairs, with an index document
+  /// The index this run wrote (DIR/index), when it wrote one.
+  bool index_written = false;
+  uint64_t index_documents = 0;
+  uint64_t index_bytes = 0;
+  uint64_t index_id_bytes = 0;            ///< ids and their offsets
+  uint64_t index_verification_bytes = 0;  ///< shingles, their offsets, MinHash band keys
+  uint64_t index_manifest_bytes = 0;      ///< fixed, not per document
   /// The largest clusters, for the report; `samples_note` explains when texts are missing.
   std::vector<cluster_sample> samples;
   std::string samples_note;

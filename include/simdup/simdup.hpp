@@ -6,6 +6,7 @@
 #include <simdup/clusters.hpp>
 #include <simdup/decision_sink.hpp>
 #include <simdup/dedup.hpp>
+#include <simdup/dedup_index.hpp>
 #include <simdup/dedup_job.hpp>
 #include <simdup/dedup_report.hpp>
 #include <simdup/detection.hpp>

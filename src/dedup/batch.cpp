@@ -7,11 +7,15 @@
 #include <simdup/clusters.hpp>
 #include <simdup/dedup.hpp>
 
+#include "dedup/against.hpp"
 #include "dedup/batch_near.hpp"
 #include "dedup/candidate_filter.hpp"
 #include "dedup/engine_state.hpp"
 
+#include <simdup/dedup_index.hpp>
+
 #include <algorithm>
+#include <bit>
 #include <numeric>
 
 namespace simdup {
@@ -34,13 +38,16 @@ struct batch_deduplicator::impl {
   // (detail::pair_sketch_bytes by ordinal; zeros where a twin's stand for them).
   std::vector<uint8_t> sketches;
   uint64_t minhash_candidates = 0;
+  uint64_t against_candidates = 0;
 
   void link(uint32_t doc, std::optional<uint32_t> holder, dedup_layer layer) {
     if (!holder) return;
-    links.push_back(index_pair{*holder, doc, 0});
+    links.push_back(index_pair{*holder, doc, static_cast<int>(layer)});
     if (layers[doc] == dedup_layer::none) layers[doc] = layer;
     if (layers[*holder] == dedup_layer::none) layers[*holder] = layer;
   }
+
+  std::vector<dedup_decision> against_only_decisions(std::vector<detail::against_match>& matched);
 
   keep_rank rank_of(uint32_t i) const {
     keep_rank r{i, 0, 0, 0};
@@ -50,6 +57,54 @@ struct batch_deduplicator::impl {
     return r;
   }
 };
+
+namespace {
+
+// The decision on document i of an exact group dropped for `group` (its best match in an
+// earlier run's index); `own` is i's own match, `layer` its exact layer within the run.
+dedup_decision against_decision(const detail::engine_state& state,
+                                const detail::against_match& group,
+                                const detail::against_match& own, dedup_layer layer, uint32_t i) {
+  dedup_decision d;
+  d.against = group.index;
+  d.representative = group.document;
+  const bool direct = own.found() && own.index == group.index && own.document == group.document;
+  d.layer = direct || layer == dedup_layer::none ? group.layer : layer;
+  const dedup_index& index = *state.options.against[group.index - 1];
+  if (state.has_fingerprint[i] && index.has_fingerprint(group.document)) {
+    d.distance = static_cast<int8_t>(
+        std::popcount(state.fingerprints[i] ^ index.fingerprints()[group.document]));
+  }
+  if (direct) d.jaccard = group.jaccard;
+  return d;
+}
+
+}  // namespace
+
+// Decontamination: a document is dropped only for its own match. Matches found for the first
+// holder of an exact key pass to the documents linked to it by that key, and near matches to
+// the documents of the same text (whose shingles were not compared again).
+std::vector<dedup_decision> batch_deduplicator::impl::against_only_decisions(
+    std::vector<detail::against_match>& matched) {
+  const auto take = [&](uint32_t to, const detail::against_match& m) {
+    if (m.found() && (!matched[to].found() || m.better_than(matched[to]))) matched[to] = m;
+  };
+  for (const index_pair& link : links) {
+    const detail::against_match& m = matched[link.a];
+    if (m.found() && static_cast<int>(m.layer) == link.distance) take(link.b, m);
+  }
+  for (uint32_t i = 0; i < twin.size(); ++i) {
+    if (twin[i] != i && matched[twin[i]].layer == dedup_layer::near) take(i, matched[twin[i]]);
+  }
+  std::vector<dedup_decision> decisions(state.count);
+  for (uint32_t i = 0; i < state.count; ++i) {
+    decisions[i].representative = i;
+    if (matched[i].found()) {
+      decisions[i] = against_decision(state, matched[i], matched[i], dedup_layer::none, i);
+    }
+  }
+  return decisions;
+}
 
 result<batch_deduplicator> batch_deduplicator::create(const dedup_options& options) {
   auto state = detail::engine_state::create(options);
@@ -121,6 +176,19 @@ result<std::vector<dedup_decision>> batch_deduplicator::finish(
   std::vector<uint32_t> rank(n);
   for (uint32_t r = 0; r < n; ++r) rank[order[r]] = r;
 
+  // Against earlier runs: each document's best match in their indexes.
+  std::vector<detail::against_match> matched, group_match;
+  if (!s.state.options.against.empty()) {
+    detail::against_counts counts;
+    auto found = detail::match_against(s.state, s.twin, s.band_keys, counts, phase);
+    if (!found) return std::move(found).error();
+    matched = std::move(found).value();
+    s.state.candidate_pairs += counts.candidates;
+    s.state.rejected_pairs += counts.rejected;
+    s.against_candidates = counts.candidates;
+    if (s.state.options.against_only) return s.against_only_decisions(matched);
+  }
+
   // Exact groups; components pick the smallest rank, i.e. the best member, as leader.
   phase("exact groups");
   std::vector<uint32_t> leader;
@@ -134,12 +202,25 @@ result<std::vector<dedup_decision>> batch_deduplicator::finish(
     std::vector<index_pair>().swap(s.links);
   }
 
+  // An exact group with a member that matches an index document is dropped for the best such
+  // match (held at its leader's rank), and leaves the near layer.
+  if (!matched.empty()) {
+    group_match.resize(n);
+    for (uint32_t i = 0; i < n; ++i) {
+      detail::against_match& g = group_match[leader[rank[i]]];
+      if (matched[i].found() && (!g.found() || matched[i].better_than(g))) g = matched[i];
+    }
+  }
+  const auto dropped_against = [&](uint32_t lead_rank) {
+    return !group_match.empty() && group_match[lead_rank].found();
+  };
+
   // Near layer over group leaders with a fingerprint, in rank order.
   detail::near_slots slots;
   slots.of_rank.assign(n, UINT32_MAX);
   for (uint32_t r = 0; r < n; ++r) {
     const uint32_t i = order[r];
-    if (leader[r] != r || !s.state.has_fingerprint[i]) continue;
+    if (leader[r] != r || !s.state.has_fingerprint[i] || dropped_against(r)) continue;
     slots.of_rank[r] = static_cast<uint32_t>(slots.ordinals.size());
     slots.ordinals.push_back(i);
     slots.fingerprints.push_back(s.state.fingerprints[i]);
@@ -164,6 +245,10 @@ result<std::vector<dedup_decision>> batch_deduplicator::finish(
   std::vector<std::pair<uint32_t, uint32_t>> to_measure;  // (representative, near duplicate)
   for (uint32_t i = 0; i < n; ++i) {
     const uint32_t lead_rank = leader[rank[i]];
+    if (dropped_against(lead_rank)) {
+      decisions[i] = against_decision(s.state, group_match[lead_rank], matched[i], s.layers[i], i);
+      continue;
+    }
     const uint32_t lead = order[lead_rank];
     const uint32_t slot = slots.of_rank[lead_rank];
     const uint32_t rep = slot == UINT32_MAX ? lead : slots.ordinals[near.representatives[slot]];
@@ -207,6 +292,18 @@ uint64_t batch_deduplicator::rejected_pairs() const noexcept {
 }
 uint64_t batch_deduplicator::minhash_candidate_pairs() const noexcept {
   return impl_->minhash_candidates;
+}
+
+uint64_t batch_deduplicator::against_candidate_pairs() const noexcept {
+  return impl_->against_candidates;
+}
+
+status batch_deduplicator::shingles(uint32_t ordinal, std::vector<uint32_t>& out) const {
+  out.clear();
+  const impl& s = *impl_;
+  if (!s.state.shingles || ordinal >= s.twin.size()) return {};
+  const uint32_t stored = s.twin[ordinal];
+  return stored < s.state.shingles->size() ? s.state.shingles->get(stored, out) : status{};
 }
 
 uint64_t batch_deduplicator::spilled_bytes() const noexcept {

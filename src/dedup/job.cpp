@@ -6,16 +6,22 @@
 // never texts; the report's clusters (report_samples); the outputs (job_output).
 #include <simdup/dedup_job.hpp>
 
+#include "dedup/job_index.hpp"
 #include "dedup/job_input.hpp"
 #include "dedup/job_output.hpp"
 #include "dedup/progress.hpp"
 #include "dedup/report_samples.hpp"
 
+#include <simdup/dedup_index.hpp>
+#include <simdup/json.hpp>
+
 #include <sys/resource.h>
 #include <tbb/global_control.h>
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
+#include <unordered_map>
 
 namespace simdup {
 namespace {
@@ -51,6 +57,9 @@ class job {
   status pass_two(const std::vector<dedup_decision>& decisions, sample_collector& samples);
   status reread_samples(sample_collector& samples);
   void fill_parameters();
+  status open_against(dedup_options& engine_options);
+  status write_against_hits(const std::vector<dedup_decision>& decisions);
+  status write_index();
 
   const dedup_job_options& o_;
   std::FILE* log_;
@@ -62,6 +71,9 @@ class job {
   std::optional<batch_deduplicator> batch_;
   detail::stream_clusters clusters_;              // stream mode
   std::vector<dedup_decision> stream_decisions_;  // of the current chunk
+  std::vector<std::shared_ptr<const dedup_index>> against_;
+  std::optional<detail::index_stage> index_stage_;
+  std::vector<bool> kept_;  // by ordinal, for the index
   uint32_t ordinal_ = 0;
   uint64_t errors_printed_ = 0;
 };
@@ -90,6 +102,7 @@ status job::decide_stream(document& doc, const dedup_decision& d, uint32_t ordin
                           std::string_view csv) {
   count_decision(summary_, d, ordinal);
   if (auto st = output_->write(ordinal, doc, d, csv); !st) return st;
+  if (index_stage_) kept_.push_back(d.kept(ordinal));
   if (d.kept(ordinal)) {
     output_->ids().add(doc.id, doc.id_is_number);
   } else {
@@ -125,6 +138,9 @@ status job::consume(detail::chunk& c) {
     summary_.invalid_utf8 += sig.invalid_utf8;
     if (!sig.has_fingerprint) ++summary_.short_documents;
     const uint32_t ordinal = ordinal_++;
+    if (index_stage_) {
+      if (auto st = index_stage_->add(sig); !st) return st;
+    }
     if (stream_) {
       if (auto st = decide_stream(doc, stream_decisions_[i], ordinal, c.csv_header(i)); !st) {
         return st;
@@ -220,7 +236,15 @@ status job::finish_batch() {
   summary_.engine_memory_bytes = batch_->memory_bytes() + output_->ids().memory_bytes() +
                                  decisions.size() * sizeof(dedup_decision);
   summary_.verify_spill_bytes = batch_->spilled_bytes();
+  summary_.against_candidate_pairs = batch_->against_candidate_pairs();
   for (uint32_t i = 0; i < decisions.size(); ++i) count_decision(summary_, decisions[i], i);
+  if (index_stage_) {
+    kept_.resize(decisions.size());
+    for (uint32_t i = 0; i < decisions.size(); ++i) kept_[i] = decisions[i].kept(i);
+  }
+  if (!against_.empty()) {
+    if (auto st = write_against_hits(decisions); !st) return st;
+  }
   summary_.seconds_by_phase.emplace_back("near pairs, verification, clusters",
                                          seconds_since(phase_start));
   phase_start = clock_type::now();
@@ -253,6 +277,73 @@ status job::finish_stream() {
     summary_.samples = samples.build([&](uint32_t i) { return member_decisions.at(i); });
   }
   return {};
+}
+
+status job::open_against(dedup_options& engine_options) {
+  if (o_.against.size() > 255) {
+    return make_error(errc::invalid_argument,
+                      "against: at most 255 indexes, got " + std::to_string(o_.against.size()));
+  }
+  if (!o_.against.empty() && o_.dedup.mode == dedup_mode::stream) {
+    return make_error(errc::invalid_argument,
+                      "against needs batch mode: stream mode decides each document on arrival "
+                      "and does not join it with an earlier run's index");
+  }
+  const index_profile profile = make_index_profile(o_.dedup);
+  for (const std::string& path : o_.against) {
+    auto index = dedup_index::open(path);
+    if (!index) return std::move(index).error();
+    if (auto st = (*index)->check_profile(profile); !st) return st;
+    summary_.against.push_back({.name = path, .documents = (*index)->size()});
+    against_.push_back(std::move(index).value());
+  }
+  engine_options.against = against_;
+  summary_.against_only = o_.dedup.against_only;
+  output_->set_against(against_);
+  return {};
+}
+
+// DIR/against_hits.jsonl: each index document that documents were dropped for, most hit first.
+status job::write_against_hits(const std::vector<dedup_decision>& decisions) {
+  std::unordered_map<uint64_t, uint64_t> hits;  // (index << 32 | document) -> dropped for it
+  for (const dedup_decision& d : decisions) {
+    if (d.against == 0) continue;
+    ++hits[uint64_t{d.against} << 32 | d.representative];
+    ++summary_.against[d.against - 1].dropped;
+  }
+  std::vector<std::pair<uint64_t, uint64_t>> sorted(hits.begin(), hits.end());
+  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
+    return a.second != b.second ? a.second > b.second : a.first < b.first;
+  });
+  if (!output_->has_files()) return {};
+  auto out = detail::file_sink::open(output_->staging_path() / "against_hits.jsonl", false);
+  if (!out) return std::move(out).error();
+  std::string line;
+  for (const auto& [key, n] : sorted) {
+    const std::size_t x = (key >> 32) - 1;
+    const auto j = static_cast<uint32_t>(key);
+    ++summary_.against[x].documents_hit;
+    line.clear();
+    json::writer w(line);
+    w.begin_object().key("index").value(against_[x]->name());
+    w.key("id").id(against_[x]->id(j), against_[x]->id_is_number(j));
+    w.key("hits").value(n).end_object();
+    line.push_back('\n');
+    if (auto st = out->write(line); !st) return st;
+  }
+  return out->close();
+}
+
+status job::write_index() {
+  const auto phase_start = clock_type::now();
+  progress_->update("writing the index", summary_.read, summary_.bytes, 0);
+  const auto shingles = [&](uint32_t i, std::vector<uint32_t>& out) {
+    return batch_ ? batch_->shingles(i, out) : stream_->shingles(i, out);
+  };
+  auto st = index_stage_->write(output_->staging_path() / "index", o_.dedup, kept_, output_->ids(),
+                                shingles, summary_.inputs, summary_);
+  summary_.seconds_by_phase.emplace_back("write the index", seconds_since(phase_start));
+  return st;
 }
 
 void job::fill_parameters() {
@@ -289,6 +380,12 @@ result<dedup_summary> job::run() {
   if (auto& verify = engine_options.detection.verify; verify && verify->tmp_dir.empty()) {
     verify->tmp_dir = staging.string();
   }
+  if (auto st = open_against(engine_options); !st) return std::move(st).error();
+  if (o_.write_index && output_->has_files()) {
+    auto stage = detail::index_stage::create(staging);
+    if (!stage) return std::move(stage).error();
+    index_stage_.emplace(std::move(stage).value());
+  }
   if (o_.dedup.mode == dedup_mode::stream) {
     auto engine = stream_deduplicator::create(engine_options);
     if (!engine) return std::move(engine).error();
@@ -314,6 +411,9 @@ result<dedup_summary> job::run() {
       stream_ ? "read, fingerprint, decide, write" : "read, fingerprint, exact layers",
       seconds_since(phase_start));
   if (auto st = batch_ ? finish_batch() : finish_stream(); !st) return std::move(st).error();
+  if (index_stage_) {
+    if (auto st = write_index(); !st) return std::move(st).error();
+  }
   progress_->finish();
   if (o_.decisions) {
     if (auto st = o_.decisions->finish(); !st) return std::move(st).error();

@@ -40,15 +40,21 @@ status job_output::write(uint32_t ordinal, const document& doc, const dedup_deci
                          std::string_view csv_header) {
   const bool kept = decision.kept(ordinal);
   const uint32_t rep = decision.representative;
-  const std::string_view rep_id = kept ? std::string_view(doc.id) : ids_.id(rep);
-  const bool rep_is_number = kept ? doc.id_is_number : ids_.is_number(rep);
+  const dedup_index* earlier =
+      decision.against != 0 ? against_.at(decision.against - 1).get() : nullptr;
+  const std::string_view rep_id = kept      ? std::string_view(doc.id)
+                                  : earlier ? earlier->id(rep)
+                                            : ids_.id(rep);
+  const bool rep_is_number = kept      ? doc.id_is_number
+                             : earlier ? earlier->id_is_number(rep)
+                                       : ids_.is_number(rep);
   if (options_->decisions) {
     if (auto st = options_->decisions->write(ordinal, doc.id, decision, rep_id); !st) return st;
   }
   if (!dir_) return {};
   if (annotated_) {
     const record_annotation note{.keep = kept,
-                                 .cluster = decision.representative,
+                                 .cluster = earlier ? ordinal : decision.representative,
                                  .duplicate_of = rep_id,
                                  .duplicate_of_is_number = rep_is_number,
                                  .distance = decision.distance,
@@ -58,7 +64,8 @@ status job_output::write(uint32_t ordinal, const document& doc, const dedup_deci
   }
   if (kept) return kept_->write(doc, csv_header);
   line_.clear();
-  append_duplicate_line(line_, doc.id, doc.id_is_number, rep_id, rep_is_number, decision);
+  append_duplicate_line(line_, doc.id, doc.id_is_number, rep_id, rep_is_number, decision,
+                        earlier ? std::string_view(earlier->name()) : std::string_view());
   return duplicates_->write(line_);
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <simdup/dedup.hpp>
+#include <simdup/dedup_index.hpp>
 #include <simdup/dedup_job.hpp>
 #include <simdup/dedup_report.hpp>
 #include <simdup/document.hpp>
@@ -15,6 +16,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -58,6 +60,10 @@ class job_output {
   /// Ids by ordinal, for naming representatives. The job adds every document's (stream mode:
   /// an empty one for a dropped document, which is never a representative).
   id_store& ids() noexcept { return ids_; }
+  /// The indexes that decisions with `against` set refer to (dedup_options::against).
+  void set_against(std::vector<std::shared_ptr<const dedup_index>> indexes) {
+    against_ = std::move(indexes);
+  }
 
   /// Writes the decision on record `ordinal` to the decision sink and, with files, to the
   /// annotated records and to the kept records or duplicates.jsonl. The representative of a
@@ -79,6 +85,7 @@ class job_output {
   std::optional<record_writer> annotated_;  // --annotate
   std::optional<file_sink> duplicates_;
   id_store ids_;
+  std::vector<std::shared_ptr<const dedup_index>> against_;
   std::string line_;
 };
 

@@ -250,7 +250,8 @@ class postgres_decisions final : public decision_sink {
     append_copy_field(out, id);
     const bool kept = d.kept(ordinal);
     out += kept ? "\tt\t" : "\tf\t";
-    out += std::to_string(d.representative);
+    // A document dropped against an earlier run is its own cluster here (its cluster is there).
+    out += std::to_string(d.against != 0 ? ordinal : d.representative);
     out.push_back('\t');
     if (kept) {
       out += kNull;

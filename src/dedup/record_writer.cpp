@@ -190,11 +190,15 @@ std::vector<std::string> record_writer::names() const {
 
 void append_duplicate_line(std::string& out, std::string_view id, bool id_is_number,
                            std::string_view rep_id, bool rep_is_number,
-                           const dedup_decision& decision) {
+                           const dedup_decision& decision, std::string_view against) {
   json::writer w(out);
   w.begin_object().key("id").id(id, id_is_number);
   w.key("duplicate_of").id(rep_id, rep_is_number);
-  w.key("cluster").value(static_cast<uint64_t>(decision.representative));
+  if (decision.against != 0) {
+    w.key("cluster").null().key("against").value(against);
+  } else {
+    w.key("cluster").value(static_cast<uint64_t>(decision.representative));
+  }
   w.key("distance");
   if (decision.distance >= 0) {
     w.value(static_cast<int64_t>(decision.distance));

@@ -52,9 +52,10 @@ class record_writer {
   std::string first_;
 };
 
-/// Appends one duplicates.jsonl line.
+/// Appends one duplicates.jsonl line. `against`: the index named by a decision against an
+/// earlier run (then "cluster" is null: the representative is in that run).
 void append_duplicate_line(std::string& out, std::string_view id, bool id_is_number,
                            std::string_view rep_id, bool rep_is_number,
-                           const dedup_decision& decision);
+                           const dedup_decision& decision, std::string_view against = {});
 
 }  // namespace simdup::detail

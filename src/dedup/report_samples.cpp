@@ -101,7 +101,10 @@ std::vector<sample_collector::cluster> batch_sample_clusters(
     std::size_t members) {
   const auto n = static_cast<uint32_t>(decisions.size());
   std::vector<uint32_t> sizes(n, 0);
-  for (uint32_t i = 0; i < n; ++i) ++sizes[decisions[i].representative];
+  // Documents dropped against an earlier run belong to clusters of that run: not counted here.
+  for (uint32_t i = 0; i < n; ++i) {
+    if (decisions[i].against == 0) ++sizes[decisions[i].representative];
+  }
   std::vector<uint32_t> reps;
   for (uint32_t i = 0; i < n; ++i) {
     if (sizes[i] == 0) continue;
@@ -117,7 +120,7 @@ std::vector<sample_collector::cluster> batch_sample_clusters(
   for (uint32_t r : reps) shown[r];
   for (uint32_t i = 0; i < n; ++i) {
     const uint32_t r = decisions[i].representative;
-    if (r == i) continue;
+    if (r == i || decisions[i].against != 0) continue;
     auto it = shown.find(r);
     if (it != shown.end() && it->second.size() < 64) it->second.push_back(i);
   }

@@ -57,6 +57,11 @@ struct stream_deduplicator::impl {
 };
 
 result<stream_deduplicator> stream_deduplicator::create(const dedup_options& options) {
+  if (!options.against.empty()) {
+    return make_error(errc::invalid_argument,
+                      "against needs batch mode: stream mode decides each document on arrival "
+                      "and does not join it with an earlier run's index");
+  }
   auto state = detail::engine_state::create(options);
   if (!state) return std::move(state).error();
   online_index_options index_options;
@@ -200,6 +205,12 @@ uint64_t stream_deduplicator::candidate_pairs() const noexcept {
 
 uint64_t stream_deduplicator::rejected_pairs() const noexcept {
   return impl_->state.rejected_pairs;
+}
+
+status stream_deduplicator::shingles(uint32_t ordinal, std::vector<uint32_t>& out) const {
+  out.clear();
+  const auto& store = impl_->state.shingles;
+  return store && ordinal < store->size() ? store->get(ordinal, out) : status{};
 }
 
 uint64_t stream_deduplicator::spilled_bytes() const noexcept {

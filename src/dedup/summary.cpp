@@ -1,4 +1,5 @@
 // summary.json and the terminal summary of a dedup run.
+#include <simdup/dedup_index.hpp>
 #include <simdup/dedup_report.hpp>
 #include <simdup/json.hpp>
 
@@ -89,30 +90,73 @@ const char* compat_name(compat_mode c) {
   return "?";
 }
 
+std::string json_text(std::string_view s) {
+  std::string out;
+  json::append_string(out, s);
+  return out;
+}
+
+/// The fingerprint settings as (option name, JSON value) pairs: parameters.fingerprint of the
+/// summary, and the fingerprint part of an index's profile.
+index_profile fingerprint_fields(const fingerprint_options& f) {
+  const auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
+  const auto number = [](std::size_t n) { return std::to_string(n); };
+  std::string dicts = "[";
+  for (const std::string& d : f.features.jieba_user_dicts) {
+    if (dicts.size() > 1) dicts += ",";
+    dicts += json_text(d);
+  }
+  dicts += "]";
+  return {{"html", flag(f.normalize.html)},
+          {"nfkc", flag(f.normalize.nfkc)},
+          {"casefold", flag(f.normalize.casefold)},
+          {"t2s", flag(f.normalize.t2s)},
+          {"strip_punctuation", flag(f.normalize.strip_punctuation)},
+          {"strip_digits", flag(f.normalize.strip_digits)},
+          {"features", json_text(feature_kind_name(f.features.kind))},
+          {"shingle_width", number(f.features.shingle_width)},
+          {"ngram", number(f.features.ngram)},
+          {"min_token_length", number(f.features.min_token_length)},
+          {"jieba_dict", json_text(f.features.jieba_dict)},
+          {"user_dicts", dicts},
+          {"weighting", json_text(weighting_name(f.weighting.scheme))},
+          {"idf", json_text(f.weighting.idf_path)},
+          {"stopwords", json_text(f.weighting.stopwords_path)},
+          {"top_k", number(f.weighting.top_k)},
+          {"hash", json_text(hash_name(f.hash))},
+          {"compat", json_text(compat_name(f.compat))},
+          {"min_features", number(f.min_features)}};
+}
+
 /// parameters.fingerprint: the option names and values of the CLI's fingerprint flags.
 void write_fingerprint(json::writer& w, const fingerprint_options& f) {
   w.key("fingerprint").begin_object();
-  w.key("html").value(f.normalize.html).key("nfkc").value(f.normalize.nfkc);
-  w.key("casefold").value(f.normalize.casefold).key("t2s").value(f.normalize.t2s);
-  w.key("strip_punctuation").value(f.normalize.strip_punctuation);
-  w.key("strip_digits").value(f.normalize.strip_digits);
-  w.key("features").value(feature_kind_name(f.features.kind));
-  w.key("shingle_width").value(static_cast<uint64_t>(f.features.shingle_width));
-  w.key("ngram").value(static_cast<uint64_t>(f.features.ngram));
-  w.key("min_token_length").value(static_cast<uint64_t>(f.features.min_token_length));
-  w.key("jieba_dict").value(f.features.jieba_dict);
-  w.key("user_dicts").begin_array();
-  for (const std::string& d : f.features.jieba_user_dicts) w.value(d);
-  w.end_array();
-  w.key("weighting").value(weighting_name(f.weighting.scheme));
-  w.key("idf").value(f.weighting.idf_path).key("stopwords").value(f.weighting.stopwords_path);
-  w.key("top_k").value(static_cast<uint64_t>(f.weighting.top_k));
-  w.key("hash").value(hash_name(f.hash)).key("compat").value(compat_name(f.compat));
-  w.key("min_features").value(static_cast<uint64_t>(f.min_features));
+  for (const auto& [name, value] : fingerprint_fields(f)) w.key(name).raw(value);
   w.end_object();
 }
 
 }  // namespace
+
+index_profile make_index_profile(const dedup_options& options) {
+  const detection_profile p = options.detection.effective(options.mode == dedup_mode::batch);
+  index_profile profile;
+  for (auto& [name, value] : fingerprint_fields(p.fingerprint)) {
+    profile.emplace_back("fingerprint." + name, std::move(value));
+  }
+  profile.emplace_back("k", std::to_string(p.k));
+  if (p.verify) {
+    std::string threshold;
+    json::append_number(threshold, p.verify->threshold);
+    profile.emplace_back("verify.threshold", threshold);
+    profile.emplace_back("verify.shingle_width", std::to_string(p.verify->shingle_width));
+    profile.emplace_back("verify.max_hashes", std::to_string(p.verify->max_hashes));
+  } else {
+    profile.emplace_back("verify", "null");
+  }
+  profile.emplace_back("minhash.bands", std::to_string(p.minhash.bands));
+  profile.emplace_back("minhash.rows", std::to_string(p.minhash.rows));
+  return profile;
+}
 
 void describe_parameters(dedup_summary& summary, const dedup_options& d,
                          const std::string& keep_spec, unsigned threads) {
@@ -207,7 +251,33 @@ std::string summary_json(const dedup_summary& s) {
   w.key("pairs").begin_object();
   w.key("candidates").value(s.candidate_pairs).key("rejected_by_verify").value(s.rejected_pairs);
   w.key("minhash_candidates").value(s.minhash_pairs);
+  w.key("against_candidates").value(s.against_candidate_pairs);
   w.end_object();
+  w.key("against").begin_object();
+  w.key("only").value(s.against_only);
+  w.key("dropped").value(s.by_against_total());
+  w.key("indexes").begin_array();
+  for (const auto& a : s.against) {
+    w.begin_object().key("index").value(a.name).key("documents").value(a.documents);
+    w.key("dropped").value(a.dropped).key("documents_hit").value(a.documents_hit).end_object();
+  }
+  w.end_array().end_object();
+  w.key("index");
+  if (s.index_written) {
+    const auto per_doc = [&](uint64_t bytes) {
+      return s.index_documents ? static_cast<double>(bytes) / static_cast<double>(s.index_documents)
+                               : 0.0;
+    };
+    const uint64_t rest =
+        s.index_bytes - s.index_manifest_bytes - s.index_id_bytes - s.index_verification_bytes;
+    w.begin_object().key("path").value("index").key("documents").value(s.index_documents);
+    w.key("bytes").value(s.index_bytes).key("bytes_per_document").value(per_doc(s.index_bytes));
+    w.key("id_bytes_per_document").value(per_doc(s.index_id_bytes));
+    w.key("verification_bytes_per_document").value(per_doc(s.index_verification_bytes));
+    w.key("other_bytes_per_document").value(per_doc(rest)).end_object();
+  } else {
+    w.null();
+  }
 
   uint64_t largest = 0;
   const uint64_t clusters = clusters_with_duplicates(s, &largest);
@@ -269,6 +339,10 @@ std::string human_summary(const dedup_summary& s) {
         std::string(" ") + layer_name(l) + " " + thousands(s.by_layer[static_cast<std::size_t>(l)]);
   }
   out += "\n";
+  for (const auto& a : s.against) {
+    out += "  against     " + thousands(a.dropped) + " dropped for " + thousands(a.documents_hit) +
+           " of the " + thousands(a.documents) + " documents of " + a.name + "\n";
+  }
   std::snprintf(line, sizeof line, "  skipped     %12s", thousands(s.skipped).c_str());
   out += line;
   if (s.skipped_inputs > 0) out += " records, " + thousands(s.skipped_inputs) + " inputs:";

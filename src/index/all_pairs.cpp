@@ -144,7 +144,7 @@ result<all_pairs_stats> all_pairs(std::span<const uint64_t> fingerprints,
   const auto tables = detail::build_tables(stats.plan.layout);
   const unsigned threads = threads_for(n, options.threads);
   if (options.on_pass) options.on_pass(1, 1);
-  detail::pair_emitter out(sink);
+  detail::pair_emitter out(sink, options.cross_split);
   detail::batch_run run(fingerprints, {}, tables, stats.plan.layout.k, threads, out);
   run.run();
   stats.candidates = run.candidates();
@@ -178,7 +178,7 @@ result<all_pairs_stats> all_pairs(const fingerprint_scan& input, const all_pairs
   }
   const auto tables = detail::build_tables(stats.plan.layout);
   const int k = stats.plan.layout.k;
-  detail::pair_emitter out(sink);
+  detail::pair_emitter out(sink, options.cross_split);
   const uint64_t fixed = all_pairs_pass_bytes(0, threads) + taken;
   const uint64_t capacity = limit > fixed ? (limit - fixed) / pass_bytes_per_record : 0;
   // The first scan: per group, counts of the lowest bits of its first block.
@@ -280,7 +280,7 @@ result<all_pairs_stats> all_pairs_baseline(std::span<const uint64_t> fingerprint
   all_pairs_stats stats{.plan = std::move(*plan)};
   const auto tables = detail::build_tables(stats.plan.layout);
   const int k = stats.plan.layout.k;
-  detail::pair_emitter out(sink);
+  detail::pair_emitter out(sink, options.cross_split);
   detail::pair_emitter::buffer buf(out);
   std::vector<std::pair<uint64_t, uint32_t>> keyed(fingerprints.size());
   for (std::size_t t = 0; t < tables.size() && !out.stopped(); ++t) {

@@ -11,7 +11,10 @@ namespace simdup::detail {
 
 class pair_emitter {
  public:
-  explicit pair_emitter(const pair_sink& sink) : sink_(sink) {}
+  /// `cross_split` > 0: only pairs (a, b) with a < cross_split <= b are delivered
+  /// (all_pairs_options::cross_split).
+  explicit pair_emitter(const pair_sink& sink, uint32_t cross_split = 0)
+      : sink_(sink), cross_split_(cross_split) {}
 
   bool stopped() const noexcept { return stop_.load(std::memory_order_relaxed); }
   uint64_t emitted() const noexcept { return emitted_; }
@@ -25,6 +28,7 @@ class pair_emitter {
     ~buffer() { flush(); }
 
     void push(const index_pair& p) {
+      if (out_.cross_split_ != 0 && !(p.a < out_.cross_split_ && p.b >= out_.cross_split_)) return;
       pairs_.push_back(p);
       if (pairs_.size() == capacity) flush();
     }
@@ -48,6 +52,7 @@ class pair_emitter {
   }
 
   const pair_sink& sink_;
+  const uint32_t cross_split_;
   std::mutex mutex_;
   std::atomic<bool> stop_{false};
   uint64_t emitted_ = 0;
