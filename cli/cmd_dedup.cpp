@@ -218,10 +218,10 @@ int run_dedup(const dedup_command& cmd) {
     // "out/" names the directory as "out" does: no "out//kept.jsonl".
     std::string dir = cmd.out;
     while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-    if (!cmd.against.empty()) annotated += ", against_hits.jsonl";
-    if (summary->index_written) annotated += ", index/";
-    std::printf("  output      %s%s{kept.%s%s%s, duplicates.jsonl, summary.json, report.html}\n",
-                dir.c_str(), dir == "/" ? "" : "/", ext, zst, annotated.c_str());
+    std::string more = cmd.against.empty() ? "" : ", against_hits.jsonl";
+    if (summary->index_written) more += ", index/";
+    std::printf("  output      %s%s{kept.%s%s%s, duplicates.jsonl, summary.json, report.html%s}\n",
+                dir.c_str(), dir == "/" ? "" : "/", ext, zst, annotated.c_str(), more.c_str());
   }
   if (!cmd.quiet) warn_about_input(cmd, *summary);
   return summary->skipped + summary->skipped_inputs > 0 ? exit_partial : exit_ok;

@@ -40,8 +40,25 @@ against_s=$(seconds "$start")
 start=$(date +%s.%N)
 "$simdup" dedup "$work/dump3.jsonl" --out "$work/alone3" "${args[@]}"
 alone_s=$(seconds "$start")
-cat "$work"/run1/duplicates.jsonl "$work"/run2/duplicates.jsonl "$work"/run3/duplicates.jsonl \
-  > "$work/union.duplicates.jsonl"
+# One duplicates map for the three runs. Cluster ids are ordinals of each run: prefixed with the
+# run; a document dropped against an earlier run joins its earlier document's cluster.
+"$py" - "$work" > "$work/union.duplicates.jsonl" <<'PY'
+import json, sys
+from pathlib import Path
+work = Path(sys.argv[1])
+cluster_of = {}
+for run in ("run1", "run2", "run3"):
+    for line in open(work / run / "duplicates.jsonl"):
+        r = json.loads(line)
+        rep = str(r["duplicate_of"])
+        if r.get("against"):
+            r["cluster"] = cluster_of.setdefault(rep, "id:" + rep)
+        else:
+            r["cluster"] = f"{run}:{r['cluster']}"
+            cluster_of.setdefault(rep, r["cluster"])
+        cluster_of[str(r["id"])] = r["cluster"]
+        print(json.dumps(r))
+PY
 
 "$py" "$here/score.py" "$truth" "$work/single/duplicates.jsonl" --corpus "$corpus" $chinese \
   > "$work/single.score.json"

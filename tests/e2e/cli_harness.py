@@ -51,3 +51,9 @@ def write_jsonl(path, records):
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records),
                     encoding="utf-8")
     return path
+
+
+def snapshot(directory):
+    """Every file under `directory` (its index/ included) by relative path, with its bytes."""
+    return {str(p.relative_to(directory)): p.read_bytes()
+            for p in sorted(directory.rglob("*")) if p.is_file()}

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from cli_harness import run, write_jsonl
+from cli_harness import run, snapshot, write_jsonl
 from service_harness import Server
 
 TEXTS = [
@@ -35,8 +35,8 @@ def test_out_accepts_the_usual_spellings(tmp_path, form):
     if form == "EMPTY":
         out.mkdir()
     proc = run(["dedup", corpus, "--out", arg], check=0, cwd=tmp_path)
-    assert sorted(os.listdir(out)) == ["duplicates.jsonl", "kept.jsonl", "report.html",
-                                       "summary.json"]
+    assert sorted(os.listdir(out)) == ["duplicates.jsonl", "index", "kept.jsonl",
+                                       "report.html", "summary.json"]
     assert len((out / "kept.jsonl").read_text().splitlines()) == 3
     assert leftovers(tmp_path) == [] and leftovers(out) == []
     assert b"output" in proc.stdout
@@ -65,9 +65,9 @@ def test_force_replaces_a_non_empty_out(tmp_path):
     assert "notes.txt" not in os.listdir(out) and (out / "summary.json").exists()
     assert leftovers(tmp_path) == []
     # A failed run with --force leaves DIR as it was.
-    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    before = snapshot(out)
     run(["dedup", tmp_path / "missing.jsonl", "--out", out, "--force"], check=1)
-    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert snapshot(out) == before
 
 
 @pytest.mark.parametrize("bad", [".", "..", "/"])

@@ -210,7 +210,7 @@ def test_the_output_line_names_the_directory_once(tmp_path, form, shown):
     proc = run(["dedup", corpus(tmp_path), "--out", form], check=0, cwd=tmp_path)
     line = next(li for li in proc.stdout.decode().splitlines() if li.startswith("  output"))
     assert line == (f"  output      {shown}{{kept.jsonl, duplicates.jsonl, summary.json, "
-                    "report.html}"), line
+                    "report.html, index/}"), line
 
 
 def test_explain_prints_jaccard_and_decision_once_each(tmp_path):

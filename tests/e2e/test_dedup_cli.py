@@ -45,8 +45,8 @@ def test_batch_accounts_for_every_record_and_keeps_bytes(tmp_path, corpus_file):
     proc = run(["dedup", path, "--out", out, "--on-error", "skip"], check=3)
     assert b"in.jsonl:11" in proc.stderr  # --quiet would drop the per-record message
     kept, dups, summary = read_out(out)
-    assert sorted(os.listdir(out)) == ["duplicates.jsonl", "kept.jsonl", "report.html",
-                                       "summary.json"]
+    assert sorted(os.listdir(out)) == ["duplicates.jsonl", "index", "kept.jsonl",
+                                       "report.html", "summary.json"]
     docs = summary["documents"]
     assert docs["read"] == len(records) + 1
     assert docs["skipped"] == 1 and summary["skipped_reasons"] == {"invalid_input": 1}

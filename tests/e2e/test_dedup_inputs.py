@@ -13,7 +13,7 @@ import zlib
 
 import pytest
 
-from cli_harness import run, simdup_bin, write_jsonl
+from cli_harness import run, simdup_bin, snapshot, write_jsonl
 from dedup_corpus import base_texts
 from warc_records import http_page, warc_record
 
@@ -166,7 +166,7 @@ def earlier_result(tmp_path):
     keep = write_jsonl(tmp_path / "keep.jsonl", [{"id": "k", "text": TEXTS[0]}])
     out = tmp_path / "out"
     run(["dedup", keep, "--out", out, "-q"], check=0)
-    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    before = snapshot(out)
     return keep, out, before
 
 
@@ -190,7 +190,7 @@ def test_truncated_gz_fails_by_default_and_leaves_dir_untouched(tmp_path, earlie
     trunc, recovered = truncated_gzip(tmp_path)
     proc = run(["dedup", keep, trunc, "--out", out, "--force"], check=1)
     assert f"{trunc}:{len(recovered) + 1}: truncated gzip".encode() in proc.stderr
-    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert snapshot(out) == before
     assert staging_dirs(tmp_path) == []
 
 
@@ -202,7 +202,7 @@ def test_missing_file_and_directory_inputs(tmp_path, earlier_result):
     for bad in (missing, folder, tmp_path / "none-*.jsonl"):
         proc = run(["dedup", keep, bad, "--out", out, "--force"], check=1)
         assert str(bad).encode() in proc.stderr
-        assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+        assert snapshot(out) == before
         assert staging_dirs(tmp_path) == []
     proc = run(["dedup", keep, missing, folder, "--out", out, "--force", "--on-error", "skip"], check=3)
     assert str(missing).encode() in proc.stderr and str(folder).encode() in proc.stderr
@@ -256,7 +256,7 @@ def test_signal_removes_the_staging_directory(tmp_path, earlier_result, sig, mod
     assert proc.returncode == 128 + sig, err
     assert b"interrupted by " + signal.Signals(sig).name.encode() in err
     assert staging_dirs(tmp_path) == []
-    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert snapshot(out) == before
 
 
 def test_a_later_run_removes_the_staging_directory_of_a_killed_one(tmp_path, earlier_result):
@@ -271,7 +271,7 @@ def test_a_later_run_removes_the_staging_directory_of_a_killed_one(tmp_path, ear
     doomed.kill()
     doomed.communicate(timeout=20)
     assert doomed_dir in staging_dirs(tmp_path) and doomed_dir.startswith("out.tmp-")
-    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert snapshot(out) == before
     proc = run(["dedup", keep, "--out", out, "--force"], check=0)
     assert f"removed {tmp_path / doomed_dir}".encode() in proc.stderr
     [live_dir] = staging_dirs(tmp_path)

@@ -26,8 +26,8 @@ def test_tmp_dir_holds_nothing_after_the_run(tmp_path):
     out = tmp_path / "out"
     run(["dedup", path, "--out", out, "--quiet", "--tmp-dir", spill], check=0)
     assert os.listdir(spill) == []
-    assert sorted(os.listdir(out)) == ["duplicates.jsonl", "kept.jsonl", "report.html",
-                                       "summary.json"]
+    assert sorted(os.listdir(out)) == ["duplicates.jsonl", "index", "kept.jsonl",
+                                       "report.html", "summary.json"]
     proc = run(["dedup", path, "--out", out, "--force", "--tmp-dir", tmp_path / "missing"],
                check=1)
     assert b"missing" in proc.stderr and b"--tmp-dir" in proc.stderr

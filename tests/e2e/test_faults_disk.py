@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from cli_harness import run, simdup_bin, write_jsonl
+from cli_harness import run, simdup_bin, snapshot, write_jsonl
 from dedup_corpus import base_texts
 from service_harness import assert_all_stored, Server, fp_hex
 
@@ -87,10 +87,10 @@ def test_dedup_output_on_a_full_filesystem(tmp_path):
         few = write_jsonl(tmp_path / "few.jsonl", [{"id": i, "text": t}
                                                    for i, t in enumerate(base_texts(5))])
         run(["dedup", few, "--out", out, "--quiet"], check=0)
-        before = {p: (out / p).read_bytes() for p in os.listdir(out)}
+        before = snapshot(out)
         proc = run(["dedup", path, "--out", out, "--quiet", "--force", "--tmp-dir", tmp_path])
         assert proc.returncode == 1
-        assert {p: (out / p).read_bytes() for p in os.listdir(out)} == before
+        assert snapshot(out) == before
         assert os.listdir(small) == ["out"]
     finally:
         subprocess.run(["umount", str(small)], check=True)
