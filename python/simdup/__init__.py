@@ -375,6 +375,12 @@ def dedup(source: Any, **options: Any):
     ``features_field``, ``max_record_mb``, and every :class:`Fingerprinter` option
     (``min_features`` defaults to 10, as in the CLI).
 
+    ``against``: earlier runs' output directories or indexes (a path or a list), as
+    ``simdup dedup --against`` (docs/incremental.md): a record that duplicates one of their
+    documents is dropped for it, ``duplicate_of`` is that document's id and the frame's
+    ``against`` column names the index; ``against_only=True`` drops only those
+    (decontamination). Batch mode; the detection options must be the index's.
+
     Returns ``(frame, summary)``: a pandas DataFrame with one row per record in input order
     (``id``, ``keep``, ``cluster`` = the representative's position among the rows, as in the
     CLI, so ``frame.iloc[cluster]`` is the representative; ``duplicate_of`` = its id or None,
@@ -394,6 +400,11 @@ def dedup(source: Any, **options: Any):
 
     opts = dict(options)
     annotate = bool(opts.pop("annotate", False))
+    against = opts.pop("against", None)
+    against = [] if against is None else (
+        [os.fspath(against)] if isinstance(against, (str, os.PathLike))
+        else [os.fspath(a) for a in against])
+    against_only = bool(opts.pop("against_only", False))
     if "verify" in opts and opts["verify"] in (None, False):
         opts["verify"] = "off"
     if isinstance(source, (str, os.PathLike)):
@@ -414,26 +425,34 @@ def dedup(source: Any, **options: Any):
     if annotate and data is None:
         raise ValueError("dedup: annotate=True annotates records or a DataFrame; for files "
                          "use simdup dedup --annotate")
-    out = _core.dedup(inputs, data, opts)
+    out = _core.dedup(inputs, data, opts, against, against_only)
     ids = out["ids"]
     rep = out["representative"]
+    earlier = out["against"]
     n = len(ids)
     positions = np.arange(n, dtype=np.uint32)
-    keep = rep == positions
+    keep = (rep == positions) & (earlier == 0)
     id_col = pd.Series(ids, dtype=object)
-    dup_of = pd.Series([None if keep[i] else ids[rep[i]] for i in range(n)], dtype=object)
+    earlier_ids = out["against_ids"]
+    dup_of = pd.Series([None if keep[i] else earlier_ids[i] if earlier[i] else ids[rep[i]]
+                        for i in range(n)], dtype=object)
+    names = out["against_names"]
+    # A document dropped against an earlier run is its own cluster here (its cluster is there).
+    cluster = np.where(earlier == 0, rep, positions).astype(np.int64)
     dist = pd.array(out["distance"].astype(np.int64), dtype="Int64")
     dist[out["distance"] < 0] = pd.NA
     frame = pd.DataFrame({
         "id": id_col,
         "keep": keep,
-        "cluster": rep.astype(np.int64),
+        "cluster": cluster,
         "duplicate_of": dup_of,
         "distance": dist,
         "layer": pd.Categorical.from_codes(out["layer"].astype(np.int8), categories=list(_LAYERS))
         if n else pd.Categorical([], categories=list(_LAYERS)),
         "jaccard": out["jaccard"].astype(np.float64),
     })
+    if against:
+        frame["against"] = pd.Series([names[e - 1] if e else None for e in earlier], dtype=object)
     if data is not None:
         # One record a line (_records_jsonl): line - 1 is the record's input position.
         where = out["lines"].astype(np.int64) - 1

@@ -946,6 +946,9 @@ def dedup(source: Any, *, client: Any = None, scheduler: Optional[str] = None,
     import dask.dataframe as dd
 
     opts = dict(options)
+    if opts.pop("against", None) or opts.pop("against_only", False):
+        raise ValueError("simdup.dask.dedup: against= (earlier runs' indexes) is not supported "
+                         "on a cluster yet; use simdup.dedup or simdup dedup --against")
     if opts.get("verify") in (None, False) and "verify" in opts:
         opts["verify"] = "off"
     stream = opts.get("mode", "batch") == "stream"

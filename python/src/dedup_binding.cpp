@@ -6,6 +6,7 @@
 #include "chunk_signer.hpp"
 
 #include <simdup/dedup.hpp>
+#include <simdup/dedup_index.hpp>
 #include <simdup/dedup_report.hpp>
 #include <simdup/reader.hpp>
 #include <simdup/simhash.hpp>
@@ -168,10 +169,27 @@ result<dedup_run> run(reader& in, const dedup_settings& s, const std::vector<std
   }
   const auto n = static_cast<uint32_t>(out.decisions.size());
   std::vector<uint32_t> sizes(n, 0);
-  for (uint32_t i = 0; i < n; ++i) {
-    count_decision(sum, out.decisions[i], i);
-    ++sizes[out.decisions[i].representative];
+  for (const auto& index : d.against) {
+    sum.against.push_back({.name = index->name(), .documents = index->size()});
   }
+  std::vector<std::vector<bool>> hit(d.against.size());
+  for (std::size_t x = 0; x < d.against.size(); ++x) hit[x].resize(d.against[x]->size());
+  for (uint32_t i = 0; i < n; ++i) {
+    const dedup_decision& decision = out.decisions[i];
+    count_decision(sum, decision, i);
+    if (decision.against == 0) {
+      ++sizes[decision.representative];
+      continue;
+    }
+    dedup_summary::against_index& a = sum.against[decision.against - 1];
+    ++a.dropped;
+    if (!hit[decision.against - 1][decision.representative]) {
+      hit[decision.against - 1][decision.representative] = true;
+      ++a.documents_hit;
+    }
+  }
+  sum.against_only = d.against_only;
+  if (batch) sum.against_candidate_pairs = batch->against_candidate_pairs();
   for (uint32_t i = 0; i < n; ++i) {
     if (sizes[i] > 0) ++sum.cluster_sizes[sizes[i]];
   }
@@ -203,8 +221,25 @@ py::object id_object(const std::string& id, bool is_number) {
 
 namespace {
 
-py::dict dedup(std::vector<std::string> inputs, std::optional<py::bytes> data, py::dict options) {
-  const dedup_settings s = read_dedup_settings(std::move(options), data.has_value());
+// The indexes of earlier runs (`against`), opened and checked against the run's profile.
+void open_against(dedup_settings& s, const std::vector<std::string>& paths, bool only) {
+  if (only && paths.empty()) throw py::value_error("dedup: against_only=True needs against=");
+  if (!paths.empty() && s.dedup.mode != dedup_mode::batch) {
+    throw py::value_error("dedup: against= needs mode=\"batch\"");
+  }
+  const index_profile profile = make_index_profile(s.dedup);
+  for (const std::string& path : paths) {
+    auto index = take(dedup_index::open(path));
+    check(index->check_profile(profile));
+    s.dedup.against.push_back(std::move(index));
+  }
+  s.dedup.against_only = only;
+}
+
+py::dict dedup(std::vector<std::string> inputs, std::optional<py::bytes> data, py::dict options,
+               std::vector<std::string> against, bool against_only) {
+  dedup_settings s = read_dedup_settings(std::move(options), data.has_value());
+  open_against(s, against, against_only);
   std::optional<reader> in;
   std::string buffer;
   if (data) buffer = std::string(*data);
@@ -234,8 +269,18 @@ py::dict dedup(std::vector<std::string> inputs, std::optional<py::bytes> data, p
   py::array_t<int8_t> distance(n);
   py::array_t<float> jaccard(n);
   py::array_t<uint64_t> lines(n);
+  py::array_t<uint8_t> earlier(n);
+  py::list earlier_ids(n);  // the earlier run's id of a document dropped against it, else None
   for (py::ssize_t i = 0; i < n; ++i) {
     const dedup_decision& d = r.decisions[i];
+    earlier.mutable_data()[i] = d.against;
+    if (d.against != 0) {
+      const dedup_index& index = *s.dedup.against[d.against - 1];
+      earlier_ids[static_cast<std::size_t>(i)] =
+          id_object(std::string(index.id(d.representative)), index.id_is_number(d.representative));
+    } else {
+      earlier_ids[static_cast<std::size_t>(i)] = py::none();
+    }
     lines.mutable_data()[i] = r.lines[static_cast<std::size_t>(i)];
     rep.mutable_data()[i] = d.representative;
     layer.mutable_data()[i] = static_cast<uint8_t>(d.layer);
@@ -249,6 +294,11 @@ py::dict dedup(std::vector<std::string> inputs, std::optional<py::bytes> data, p
   out["distance"] = distance;
   out["jaccard"] = jaccard;
   out["lines"] = lines;
+  out["against"] = earlier;
+  out["against_ids"] = earlier_ids;
+  py::list names;
+  for (const auto& index : s.dedup.against) names.append(index->name());
+  out["against_names"] = names;
   out["summary"] = summary_json(r.summary);
   return out;
 }
@@ -310,7 +360,8 @@ std::string dedup_parameters(py::dict options, std::vector<std::string> inputs,
 }  // namespace
 
 void bind_dedup(py::module_& m) {
-  m.def("dedup", &dedup, py::arg("inputs"), py::arg("data"), py::arg("options"));
+  m.def("dedup", &dedup, py::arg("inputs"), py::arg("data"), py::arg("options"),
+        py::arg("against") = std::vector<std::string>{}, py::arg("against_only") = false);
   m.def("explain", &explain, py::arg("a"), py::arg("b"), py::arg("options"));
   m.def("dedup_parameters", &dedup_parameters, py::arg("options"), py::arg("inputs"),
         py::arg("output_format"));

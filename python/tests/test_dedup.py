@@ -150,3 +150,35 @@ def test_profile_errors_name_parameters():
         simdup.dedup(records, anchor_floor=1.5)
     with pytest.raises(ValueError, match="minhash: expected"):
         simdup.dedup(records, minhash="10by6")
+
+
+def test_against_an_earlier_run_decides_as_the_cli(tmp_path):
+    lines = SAMPLE.read_text("utf-8").splitlines(keepends=True)
+    first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
+    first.write_text("".join(lines[:1000]), "utf-8")
+    second.write_text("".join(lines[1000:]), "utf-8")
+    run_cli(["dedup", str(first), "--out", tmp_path / "run1", "-q"])
+    run_cli(["dedup", str(second), "--against", tmp_path / "run1", "--out", tmp_path / "run2",
+             "-q"])
+    cli = {r["id"]: r for r in jsonl_lines((tmp_path / "run2" / "duplicates.jsonl").read_bytes())}
+    frame, summary = simdup.dedup(str(second), against=tmp_path / "run1")
+    dropped = frame[~frame["keep"]]
+    assert set(dropped["id"]) == set(cli)
+    earlier = dropped[dropped["against"].notna()]
+    assert len(earlier) == summary["against"]["dropped"] > 100
+    for r in earlier.itertuples():
+        assert cli[r.id]["against"] == r.against == str(tmp_path / "run1")
+        assert cli[r.id]["duplicate_of"] == r.duplicate_of
+        assert r.cluster == r.Index  # its own cluster here: the cluster is the earlier run's
+    only, _ = simdup.dedup(str(second), against=[tmp_path / "run1"], against_only=True)
+    only_dropped = only[~only["keep"]]
+    # Each dropped for its own match; the run's duplicates among themselves stay.
+    assert only_dropped["against"].notna().all()
+    assert set(only_dropped["id"]) <= set(earlier["id"])
+    assert len(only_dropped) > 100
+    within = [i for i, r in cli.items() if "against" not in r]
+    assert within and only.set_index("id").loc[within, "keep"].all()
+    with pytest.raises(ValueError, match="built with k 8, this run uses 3"):
+        simdup.dedup(str(second), against=tmp_path / "run1", k=3)
+    with pytest.raises(ValueError, match="needs against"):
+        simdup.dedup(str(second), against_only=True)
