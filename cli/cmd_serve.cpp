@@ -22,6 +22,7 @@ struct serve_args {
   std::string window = "7d";
   std::string verify = "jaccard:0.8";
   std::vector<std::string> collections;
+  std::vector<std::string> imports;  // COLLECTION=DIR
 };
 
 int run_serve(serve_args& a) {
@@ -77,6 +78,30 @@ int run_serve(serve_args& a) {
       return exit_failure;
     }
   }
+  for (const auto& spec : a.imports) {
+    const auto eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
+      print_error("serve", "--import takes COLLECTION=DIR, got \"" + spec + "\"");
+      return exit_usage;
+    }
+    const std::string name = spec.substr(0, eq), dir = spec.substr(eq + 1);
+    auto counts = (*svc)->import_index(name, dir, [&](uint64_t done, uint64_t total) {
+      if (done == total || done % 100000 < 1000) {
+        std::fprintf(stderr, "simdup serve: importing %s into %s: %llu of %llu\n", dir.c_str(),
+                     name.c_str(), static_cast<unsigned long long>(done),
+                     static_cast<unsigned long long>(total));
+      }
+    });
+    if (!counts) {
+      print_error("serve", "--import " + spec + ": " + counts.error().message);
+      return counts.error().code == errc::invalid_argument ? exit_usage : exit_failure;
+    }
+    std::fprintf(stderr,
+                 "simdup serve: imported %llu documents of %s into %s (%llu without a fingerprint "
+                 "left out: the service has no exact layer)\n",
+                 static_cast<unsigned long long>(counts->imported), dir.c_str(), name.c_str(),
+                 static_cast<unsigned long long>(counts->without_fingerprint));
+  }
   auto port = (*svc)->start();
   if (!port) {
     print_error("serve", port.error().message);
@@ -113,6 +138,14 @@ void setup_serve(CLI::App& app, int& rc) {
       ->capture_default_str();
   cmd->add_option("--collection", args->collections,
                   "Create this collection with the defaults at start (repeatable)");
+  cmd->add_option("--import", args->imports,
+                  "COLLECTION=DIR: before serving, insert the documents of a dedup run's index "
+                  "(DIR, its output directory, or DIR/index, or a merged index) into the "
+                  "collection (create it with --collection); repeatable. Their time is the "
+                  "import's, for the window")
+      ->type_name("COLLECTION=DIR")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_option("--token-file", args->opt.token_file,
                   "File with the bearer token clients must send (Authorization: Bearer ...)");
   cmd->add_option("--max-body", args->opt.max_body_bytes, "Largest request body in bytes")

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -69,6 +70,23 @@ class service {
 
   /// Creates a collection with the default settings (k, verify, window) unless it exists.
   status add_collection(const std::string& name);
+
+  /// What import_index did.
+  struct import_counts {
+    uint64_t imported = 0;
+    /// Documents of the index without a fingerprint (short texts: the service has no exact
+    /// layer for them).
+    uint64_t without_fingerprint = 0;
+  };
+  /// Inserts the documents of a dedup index (`simdup dedup`'s DIR/index, or a merged one;
+  /// simdup/dedup_index.hpp) into an existing collection, durably, as inserts of their
+  /// fingerprints and (when the collection verifies) sketches, timed `now` for the window, a
+  /// document with the id of a stored one replacing it. errc::not_found for a missing
+  /// collection or index; invalid_argument when the index's fingerprint or verification
+  /// settings are not the collection's (naming the first that differs); the index's and the
+  /// store's errors. `progress(done, total)` is called after every batch (may be empty).
+  result<import_counts> import_index(const std::string& collection, const std::string& index,
+                                     const std::function<void(uint64_t, uint64_t)>& progress = {});
 
   /// Binds the listening socket and serves on background threads; returns the bound port.
   result<int> start();

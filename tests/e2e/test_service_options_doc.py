@@ -30,13 +30,18 @@ def doc_table():
     return table
 
 
+# Options whose value's name has an "=" in it, which is not a default.
+VALUE_NAMES_WITH_EQUALS = {"--import": "COLLECTION=DIR"}
+
+
 def help_defaults():
     out = run(["serve", "--help"], check=0).stdout.decode()
     found = {}
     for line in out.splitlines():
         m = HELP.match(line)
         if m and m.group(1) != "--help":
-            found[m.group(1)] = m.group(2)
+            named = VALUE_NAMES_WITH_EQUALS.get(m.group(1))
+            found[m.group(1)] = None if named and named in line else m.group(2)
     return found
 
 
