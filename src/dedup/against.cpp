@@ -13,6 +13,7 @@
 #include <bit>
 #include <cmath>
 #include <mutex>
+#include <thread>
 
 namespace simdup::detail {
 namespace {
@@ -123,8 +124,14 @@ result<std::vector<against_match>> match_against(
     };
     all_pairs_options search = o.detection.pair_search();
     search.cross_split = static_cast<uint32_t>(docs.size());
+    // Memory that grows with this run, not with the indexes: each pass holds about as many
+    // index fingerprints as the run has documents (at least 64 MiB), and the passes stream the
+    // indexes' mapped fingerprints.
+    search.memory_limit = std::max<uint64_t>(
+        all_pairs_pass_bytes(2 * docs.size(), std::max(1u, std::thread::hardware_concurrency())),
+        uint64_t{64} << 20);
     std::mutex mutex;
-    auto run = all_pairs(scan, search, [&](std::span<const index_pair> pairs) {
+    const pair_sink collect = [&](std::span<const index_pair> pairs) {
       std::lock_guard lock(mutex);
       for (const index_pair& p : pairs) {
         const auto [index, j] = old_index(p.b);
@@ -132,7 +139,15 @@ result<std::vector<against_match>> match_against(
         candidates.push_back({docs[p.a], p.b, static_cast<int8_t>(p.distance)});
       }
       return true;
-    });
+    };
+    auto run = all_pairs(scan, search, collect);
+    if (!run && run.error().code == errc::too_large && total < UINT32_MAX) {
+      // Too many equal fingerprints for passes of that size (refused before any pair): one
+      // pass over everything instead.
+      candidates.clear();
+      search.memory_limit = 0;
+      run = all_pairs(scan, search, collect);
+    }
     if (!run) return std::move(run).error();
   }
 

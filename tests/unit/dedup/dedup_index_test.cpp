@@ -5,6 +5,7 @@
 #include <simdup/dedup.hpp>
 #include <simdup/dedup_index.hpp>
 #include <simdup/exact_layer.hpp>
+#include <simdup/fingerprint_scan.hpp>
 
 #include <gtest/gtest.h>
 
@@ -14,6 +15,7 @@
 #include <bit>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <numeric>
 #include <random>
 #include <string>
@@ -293,6 +295,25 @@ TEST(AllPairsCross, ReportsExactlyThePairsAcrossTheSplit) {
   std::sort(got.begin(), got.end(), by_ends);
   EXPECT_GE(want.size(), 900u);  // the planted ones: 600, and 300 more by way of 600 + i
   EXPECT_EQ(got, want);
+
+  // The same in passes over a scan (how dedup --against streams an index): memory for a tenth.
+  fingerprint_scan scan{.size = fps.size(),
+                        .read = [&](const std::function<void(std::span<const uint64_t>)>& block) {
+                          block(std::span<const uint64_t>(fps).first(split));
+                          block(std::span<const uint64_t>(fps).subspan(split));
+                          return status{};
+                        }};
+  o.threads = 1;
+  o.memory_limit = all_pairs_pass_bytes(fps.size() / 10, 1);
+  std::vector<index_pair> passed;
+  auto stats = all_pairs(scan, o, [&](std::span<const index_pair> ps) {
+    passed.insert(passed.end(), ps.begin(), ps.end());
+    return true;
+  });
+  ASSERT_TRUE(stats) << stats.error().message;
+  EXPECT_GT(stats->passes, 1u);
+  std::sort(passed.begin(), passed.end(), by_ends);
+  EXPECT_EQ(passed, want);
 }
 
 }  // namespace
