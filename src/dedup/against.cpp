@@ -19,7 +19,7 @@ namespace simdup::detail {
 namespace {
 
 // A near candidate: a document of the run and a position in the scan of the indexes.
-struct candidate {
+struct near_candidate {
   uint32_t doc;
   uint32_t old;  // position after the run's documents: index bases below
   int8_t distance;
@@ -111,7 +111,7 @@ result<std::vector<against_match>> match_against(
   where.base.insert(where.base.begin(), 0);
 
   if (phase) phase("against: near pairs");
-  std::vector<candidate> candidates;
+  std::vector<near_candidate> candidates;
   {
     fingerprint_scan scan;
     scan.size = total;
@@ -190,11 +190,11 @@ result<std::vector<against_match>> match_against(
     }
   }
   tbb::parallel_sort(candidates.begin(), candidates.end(),
-                     [](const candidate& x, const candidate& y) {
+                     [](const near_candidate& x, const near_candidate& y) {
                        return x.doc != y.doc ? x.doc < y.doc : x.old < y.old;
                      });
   candidates.erase(std::unique(candidates.begin(), candidates.end(),
-                               [](const candidate& x, const candidate& y) {
+                               [](const near_candidate& x, const near_candidate& y) {
                                  return x.doc == y.doc && x.old == y.old;
                                }),
                    candidates.end());

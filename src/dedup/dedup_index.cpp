@@ -291,7 +291,7 @@ struct dedup_index::impl {
 
 namespace {
 
-struct manifest {
+struct index_manifest {
   uint64_t documents = 0;
   std::size_t bands = 0;
   index_profile profile;
@@ -299,7 +299,7 @@ struct manifest {
 };
 
 // The manifest's fields, checked for type; the message names the manifest.
-status parse_manifest(const fs::path& path, std::string_view text, manifest& out,
+status parse_manifest(const fs::path& path, std::string_view text, index_manifest& out,
                       uint64_t sizes[column_count], uint64_t sums[column_count],
                       bool present[column_count]) {
   const auto bad = [&](const std::string& what) {
@@ -398,7 +398,7 @@ result<std::shared_ptr<const dedup_index>> dedup_index::open(const std::string& 
   if (auto st = read_text(dir / "manifest.json", text); !st) return std::move(st).error();
   uint64_t sizes[column_count] = {}, sums[column_count] = {};
   bool present[column_count] = {};
-  manifest m;
+  index_manifest m;
   if (auto st = parse_manifest(dir / "manifest.json", text, m, sizes, sums, present); !st) {
     return std::move(st).error();
   }
