@@ -94,8 +94,8 @@ class dedup_index {
 };
 
 /// Writes an index directory document by document. The files are written in `dir` (created;
-/// it must not exist) and made durable by finish(), which writes the manifest last: a directory
-/// without one is not an index.
+/// it must not exist); finish() writes the manifest last: a directory without one is not an
+/// index.
 class dedup_index_writer {
  public:
   /// errc::invalid_argument when `dir` exists; io_error when it cannot be created.
@@ -103,9 +103,15 @@ class dedup_index_writer {
                                            std::size_t bands);
   /// Appends a document. errc::no_space or io_error naming the file when a write fails.
   status add(const index_document& doc);
-  /// Flushes, syncs and writes the manifest (`sources`: the inputs of the run or runs).
+  /// Flushes the files and writes the manifest (`sources`: the inputs of the run or runs).
   status finish(const std::vector<std::string>& sources);
   uint64_t size() const noexcept;
+  /// Bytes written, after finish(): as dedup_index's bytes(), manifest_bytes(), id_bytes() and
+  /// verification_bytes() would give them.
+  struct written {
+    uint64_t total = 0, manifest = 0, ids = 0, verification = 0;
+  };
+  const written& sizes() const noexcept;
 
   dedup_index_writer(dedup_index_writer&&) noexcept;
   dedup_index_writer& operator=(dedup_index_writer&&) noexcept;

@@ -85,14 +85,15 @@ class column_writer {
   status put(T v) {
     return write(&v, sizeof v);
   }
-  // Flushes and syncs; the checksum and size are then final.
+  // Flushes and closes; the checksum and size are then final. Not synced, like the run's other
+  // outputs: a file cut short by a crash fails its checksum when the index is opened.
   status close() {
     if (!f_) return {};
-    const bool ok = std::fflush(f_) == 0 && ::fsync(fileno(f_)) == 0;
+    const bool flushed = std::fflush(f_) == 0;
     const int err = errno;
-    std::fclose(f_);
+    const bool closed = std::fclose(f_) == 0;
     f_ = nullptr;
-    if (!ok) return write_failure(path_, err);
+    if (!flushed || !closed) return write_failure(path_, flushed ? errno : err);
     return {};
   }
   uint64_t bytes() const noexcept { return bytes_; }
@@ -175,6 +176,7 @@ struct dedup_index_writer::impl {
   uint64_t documents = 0, id_end = 0, shingle_end = 0;
   std::vector<uint64_t> zero_bands;
   bool finished = false;
+  written sizes;
 };
 
 result<dedup_index_writer> dedup_index_writer::create(const std::string& dir, index_profile profile,
@@ -263,7 +265,17 @@ status dedup_index_writer::finish(const std::vector<std::string>& sources) {
     return make_error(errc::io_error,
                       "cannot write " + (s.dir / "manifest.json").string() + ": " + ec.message());
   s.finished = true;
+  s.sizes.manifest = text.size();
+  s.sizes.ids = s.files[c_id_text].bytes() + s.files[c_id_ends].bytes();
+  s.sizes.verification =
+      s.files[c_shingles].bytes() + s.files[c_shingle_ends].bytes() + s.files[c_bands].bytes();
+  s.sizes.total = s.sizes.manifest;
+  for (const column_writer& f : s.files) s.sizes.total += f.bytes();
   return {};
+}
+
+const dedup_index_writer::written& dedup_index_writer::sizes() const noexcept {
+  return impl_->sizes;
 }
 
 dedup_index_writer::dedup_index_writer(std::unique_ptr<impl> p) : impl_(std::move(p)) {}

@@ -84,14 +84,13 @@ status index_stage::write(const fs::path& out_dir, const dedup_options& options,
   f_ = nullptr;
   std::error_code ec;
   fs::remove(path_, ec);
-  auto index = dedup_index::open(out_dir.string());
-  if (!index) return std::move(index).error();
+  const dedup_index_writer::written& sizes = writer->sizes();
   summary.index_written = true;
-  summary.index_documents = (*index)->size();
-  summary.index_bytes = (*index)->bytes();
-  summary.index_id_bytes = (*index)->id_bytes();
-  summary.index_verification_bytes = (*index)->verification_bytes();
-  summary.index_manifest_bytes = (*index)->manifest_bytes();
+  summary.index_documents = writer->size();
+  summary.index_bytes = sizes.total;
+  summary.index_id_bytes = sizes.ids;
+  summary.index_verification_bytes = sizes.verification;
+  summary.index_manifest_bytes = sizes.manifest;
   return {};
 }
 
