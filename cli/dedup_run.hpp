@@ -20,9 +20,9 @@ struct run_decision {
   std::string layer;         ///< when dropped
 };
 
-/// The parameters DIR/summary.json records, over the flags' values in `o`: inputs, mode,
-/// layers, k, clusters, anchor floor, MinHash, verification and (in runs that record them)
-/// the fingerprint settings. Errors name the file and the malformed key.
+/// The parameters DIR/summary.json records (read_summary_parameters), over the flags' values
+/// in `o`: inputs, mode, layers, k, clusters, anchor floor, MinHash, verification and (in runs
+/// that record them) the fingerprint settings. Errors name the file and the malformed key.
 status read_dedup_run(const std::string& dir, dedup_options& o, std::vector<std::string>& inputs);
 
 /// The flags given on `cmd` whose value is not the run's: one "--features jieba" / "--features

@@ -12,7 +12,9 @@ it, and the components it may depend on. From it:
 - unit tests (tests/unit/<c>/) see the private headers of <c> and of the components <c> may
   depend on; bench/ and fuzz/ drive private kernels and parsers and see everything;
 - every public header has exactly one owner, and each src/<c>/CMakeLists.txt declares
-  simdup_add_component(<c> DEPENDS ...) with exactly the table's dependencies.
+  simdup_add_component(<c> DEPENDS ...) with exactly the table's dependencies;
+- the umbrella include/simdup/simdup.hpp is the library: it includes every public header but
+  those of the components in OUTSIDE_UMBRELLA (the HTTP service, included on its own).
 
 Usage: check_includes.py [--root DIR]. Prints one line per violation; exit status 1 if any.
 """
@@ -25,7 +27,8 @@ import sys
 
 ADAPTERS = ("cli/", "python/src/", "examples/")
 TOOLS = ("bench/", "fuzz/", "tests/unit/support/")
-UMBRELLA = "simdup.hpp"  # every public header; for programs, not for the library itself
+UMBRELLA = "simdup.hpp"  # the library's public headers; for programs, not for the library itself
+OUTSIDE_UMBRELLA = ("service",)  # components whose public headers the umbrella leaves out
 SOURCE_SUFFIXES = (".cpp", ".hpp", ".h", ".cpp.in")
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.MULTILINE)
 
@@ -117,6 +120,19 @@ def check(root):
     for h in sorted(os.listdir(public_dir)):
         if h != UMBRELLA and h not in owner:
             problems.append(f"include/simdup/{h}: no component lists it in docs/architecture.md")
+
+    with open(os.path.join(public_dir, UMBRELLA), encoding="utf-8") as f:
+        umbrella = {m.group(2)[len("simdup/") :] for m in INCLUDE_RE.finditer(f.read())
+                    if m.group(2).startswith("simdup/")}
+    for h in sorted(owner):
+        inside = owner[h] not in OUTSIDE_UMBRELLA
+        if inside and h not in umbrella:
+            problems.append(f"include/simdup/{UMBRELLA}: does not include simdup/{h}")
+        elif not inside and h in umbrella:
+            problems.append(
+                f"include/simdup/{UMBRELLA}: includes simdup/{h}, a header of {owner[h]}, which "
+                "is included on its own"
+            )
 
     def sees_private(room, header):
         """May `room` include the internal header src/<header>?"""

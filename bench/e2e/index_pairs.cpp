@@ -29,6 +29,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "index/all_pairs_baseline.hpp"
 #include "process_stats.hpp"
 
 namespace {

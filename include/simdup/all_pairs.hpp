@@ -84,9 +84,4 @@ result<all_pairs_stats> all_pairs(std::span<const uint64_t> fingerprints,
 result<all_pairs_stats> all_pairs(const fingerprint_scan& input, const all_pairs_options& options,
                                   const pair_sink& sink);
 
-/// The plain baseline of the same method: single-threaded, per table std::sort of
-/// (key, ordinal) and a scan. For benchmarks and tests; same results as all_pairs.
-result<all_pairs_stats> all_pairs_baseline(std::span<const uint64_t> fingerprints,
-                                           const all_pairs_options& options, const pair_sink& sink);
-
 }  // namespace simdup

@@ -141,6 +141,23 @@ std::string report_html(const dedup_summary& summary);
 /// A few lines for the terminal.
 std::string human_summary(const dedup_summary& summary);
 
+/// A run's parameters read back from its summary.json.
+struct summary_parameters {
+  std::vector<std::string> inputs;  ///< parameters.inputs, as the run named them
+  dedup_options options;
+};
+
+/// Reads back what summary_json records of a run's parameters: inputs, mode, layers, k,
+/// linking, anchor floor, MinHash, verification and, in summaries that record them, the
+/// fingerprint settings and the verification's shingle width; what a summary does not record
+/// keeps its value in `base` (as does everything summary.json does not describe: keep policy,
+/// against). The options read are validated (detection_profile::validate). Errors are
+/// errc::invalid_input and begin with `name` (the summary's file, for messages): "NAME has no
+/// parameters", "NAME: parameters.k missing or malformed", "NAME: " and the validation's.
+result<summary_parameters> read_summary_parameters(std::string_view summary_json,
+                                                   std::string_view name,
+                                                   const dedup_options& base);
+
 /// Side-by-side difference of two texts as two HTML fragments (escaped), tokens only in `a`
 /// wrapped in <del>, tokens only in `b` in <ins>. Tokens are ASCII letter/digit runs (compared
 /// without case), single other code points, and whitespace runs. Texts beyond `max_tokens` tokens

@@ -1,5 +1,8 @@
-// The whole public API in one include: every header of include/simdup. Programs that use one part
-// can include that part's header instead; tests/e2e/test_install.py checks that none is missing.
+// The library in one include: every header of include/simdup but the HTTP service's. The service
+// (simdup/service.hpp: a server with its own threads, sockets and store) is a program around the
+// library, not part of it: a program that embeds it includes service.hpp on its own
+// (docs/architecture.md, "Public headers"). Programs that use one part can include that part's
+// header instead; scripts/check_includes.py checks that no library header is missing here.
 #pragma once
 
 #include <simdup/all_pairs.hpp>
@@ -17,7 +20,6 @@
 #include <simdup/fingerprint.hpp>
 #include <simdup/fingerprint_list.hpp>
 #include <simdup/fingerprint_scan.hpp>
-#include <simdup/index.hpp>
 #include <simdup/jieba.hpp>
 #include <simdup/json.hpp>
 #include <simdup/keep_policy.hpp>
@@ -33,7 +35,6 @@
 #include <simdup/reader.hpp>
 #include <simdup/record_source.hpp>
 #include <simdup/segmenter.hpp>
-#include <simdup/service.hpp>
 #include <simdup/simhash.hpp>
 #include <simdup/utf8.hpp>
 #include <simdup/verify.hpp>

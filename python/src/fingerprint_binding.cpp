@@ -1,9 +1,11 @@
 // Fingerprints, distances, all pairs, clusters, plans and jieba segmentation for Python.
 #include "bindings.hpp"
 
+#include <simdup/all_pairs.hpp>
+#include <simdup/clusters.hpp>
 #include <simdup/detection.hpp>
-#include <simdup/index.hpp>
 #include <simdup/jieba.hpp>
+#include <simdup/plan.hpp>
 #include <simdup/simhash.hpp>
 
 #include <algorithm>

@@ -95,7 +95,8 @@ result<near_links> link_near_duplicates(engine_state& state, std::span<const uin
   std::vector<index_pair> buffered, verified;
   std::vector<std::pair<uint32_t, uint32_t>> ordinals;
   std::vector<double> similarity;
-  status verify_error;
+  // Verification so far: ok until a batch fails to read its shingles (then all_pairs stops).
+  status verification;
   // Pairs that cannot (sizes) or almost surely do not (sketches) reach the threshold are not
   // read: exact verification only, where sizes are exact (a bottom-k cap cuts them).
   const bool prefilter = state.shingles && detection.verify->max_hashes == 0 &&
@@ -148,12 +149,12 @@ result<near_links> link_near_duplicates(engine_state& state, std::span<const uin
         ++state.prefiltered_pairs;
       }
     }
-    if (buffered.size() >= kVerifyBatch) verify_error = verify_buffered();
-    return static_cast<bool>(verify_error);
+    if (buffered.size() >= kVerifyBatch) verification = verify_buffered();
+    return static_cast<bool>(verification);
   });
   if (!run) return std::move(run).error();
-  if (verify_error && state.shingles) verify_error = verify_buffered();
-  if (verify_error && state.shingles && detection.minhash.bands > 0) {
+  if (verification && state.shingles) verification = verify_buffered();
+  if (verification && state.shingles && detection.minhash.bands > 0) {
     // The second generator: pairs that share a MinHash band but that SimHash did not find
     // (fingerprints more than k apart), verified the same way.
     phase("minhash pairs");
@@ -176,14 +177,14 @@ result<near_links> link_near_duplicates(engine_state& state, std::span<const uin
     state.prefiltered_pairs += proposed - extra.size();
     state.candidate_pairs += proposed;
     out.minhash_candidates = proposed;
-    for (std::size_t first = 0; first < extra.size() && verify_error; first += kVerifyBatch) {
+    for (std::size_t first = 0; first < extra.size() && verification; first += kVerifyBatch) {
       const std::size_t last = std::min(extra.size(), first + kVerifyBatch);
       buffered.assign(extra.begin() + static_cast<std::ptrdiff_t>(first),
                       extra.begin() + static_cast<std::ptrdiff_t>(last));
-      verify_error = verify_buffered();
+      verification = verify_buffered();
     }
   }
-  if (!verify_error) return std::move(verify_error).error();
+  if (!verification) return std::move(verification).error();
   phase("clusters");
   out.representatives = clusters.finish();
   std::sort(out.accepted.begin(), out.accepted.end(), pair_before);

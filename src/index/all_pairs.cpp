@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "index/all_pairs_baseline.hpp"
 #include "index/batch_run.hpp"
 #include "index/pair_emitter.hpp"
 #include "index/tables.hpp"

@@ -84,3 +84,15 @@ def test_the_cmake_dependencies_match_the_table(tree):
 def test_every_public_header_has_an_owner(tree):
     (tree / "include" / "simdup" / "stray.hpp").write_text("#pragma once\n")
     assert "include/simdup/stray.hpp: no component lists it" in failures(tree)
+
+
+def test_the_umbrella_holds_the_library_and_not_the_service(tree):
+    umbrella = tree / "include" / "simdup" / "simdup.hpp"
+    text = umbrella.read_text()
+    assert "#include <simdup/plan.hpp>\n" in text
+    umbrella.write_text(text.replace("#include <simdup/plan.hpp>\n", "")
+                        + "#include <simdup/service.hpp>\n")
+    out = failures(tree)
+    assert "include/simdup/simdup.hpp: does not include simdup/plan.hpp" in out
+    assert ("include/simdup/simdup.hpp: includes simdup/service.hpp, a header of service, which "
+            "is included on its own") in out

@@ -63,11 +63,11 @@ def commands():
     return names
 
 
-def test_umbrella_header_includes_every_public_header():
+def test_umbrella_header_includes_the_library_without_the_service():
     headers = sorted(p.name for p in (SOURCE_DIR / "include" / "simdup").glob("*.hpp"))
     umbrella = (SOURCE_DIR / "include" / "simdup" / "simdup.hpp").read_text()
     included = set(re.findall(r"#include <simdup/([a-z0-9_]+\.hpp)>", umbrella))
-    assert included == set(headers) - {"simdup.hpp"}
+    assert included == set(headers) - {"simdup.hpp", "service.hpp"}
 
 
 def test_installed_tree(prefix):
@@ -167,6 +167,15 @@ def test_examples_against_the_installed_static_library(prefix, tmp_path):
     build_examples(prefix, build, "-DSIMDUP_EXAMPLES_STATIC=ON", targets=["fingerprint_texts"])
     assert "libsimdup.so" not in sh(["ldd", build / "fingerprint_texts"])
     check_fingerprint_texts(build / "fingerprint_texts")
+
+
+def test_installed_service_header_stands_alone_and_beside_the_umbrella(prefix, tmp_path):
+    cxx = os.environ.get("CXX") or shutil.which("c++")
+    for name, includes in (("service", ["service"]), ("both", ["simdup", "service"])):
+        source = tmp_path / f"{name}.cpp"
+        source.write_text("".join(f"#include <simdup/{h}.hpp>\n" for h in includes)
+                          + "int main() { simdup::service_options o; return o.port == 0; }\n")
+        sh([cxx, "-std=c++20", "-fsyntax-only", f"-I{prefix / 'include'}", source])
 
 
 def test_pkg_config_compile(prefix, tmp_path):

@@ -9,6 +9,8 @@
 #include <tuple>
 #include <vector>
 
+#include "index/all_pairs_baseline.hpp"
+
 namespace simdup {
 namespace {
 
