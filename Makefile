@@ -18,7 +18,7 @@ PREFIX ?= /usr/local
 # the dedup job or the fingerprint pipeline: they run on oneTBB, and Debian's libtbb is not
 # built with TSan, whose reports then come from TBB's own task hand-offs (a plain
 # tbb::parallel_for already "races"); those need a TSan-instrumented oneTBB.
-TSAN_TESTS := Concurrent|Threads|RocksBackend|RocksRecords|RocksSnapshot|OnlineIndex|HttpServer|AllPairs|e2e.test_service_(api|durability|redis|client)
+TSAN_TESTS := Concurrent|Threads|RocksBackend|StoreBackendContract|RocksRecords|RocksSnapshot|OnlineIndex|HttpServer|AllPairs|e2e.test_service_(api|durability|redis|client)
 # Seconds per libFuzzer harness in make test's fuzz smoke run (13 harnesses, over the seed corpora).
 FUZZ_SMOKE_SECONDS ?= 5
 

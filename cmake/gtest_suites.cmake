@@ -15,7 +15,7 @@ foreach(line IN LISTS suite_lines)
   string(REGEX REPLACE "^\n([^ \n]+)\\.[ \n]$" "\\1" suite "${line}")
   string(APPEND content
     "add_test([==[${suite}]==] [==[${TEST_EXECUTABLE}]==] [==[--gtest_filter=${suite}.*]==]"
-    " --gtest_also_run_disabled_tests)\n"
+    ")\n"
     "set_tests_properties([==[${suite}]==] PROPERTIES TIMEOUT ${SUITE_TIMEOUT}"
     " WORKING_DIRECTORY [==[${WORKING_DIRECTORY}]==])\n")
   math(EXPR count "${count} + 1")
