@@ -27,6 +27,9 @@ _POSTGRES = ("--from", "--table", "--query", "--id-column", "--text-column", "--
              "--to-kept-table", "--run", "--resume", "--batch-rows")
 _CLI_ONLY = {"--report-clusters": "report.html shows the 10 largest clusters",
              "--duplicates-parquet": "duplicates.jsonl only",
+             **{flag: "runs against earlier indexes, and the index, are the CLI's and "
+                      "simdup.dedup's (docs/incremental.md)"
+                for flag in ("--against", "--against-only", "--no-index")},
              **{flag: "the PostgreSQL source and output are the CLI's" for flag in _POSTGRES}}
 # Library parameter phrases that are not one option's name (cli/options.cpp's flag_message).
 _PHRASES = (("verify shingle_width", "--verify-shingle-width"),

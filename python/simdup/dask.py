@@ -1157,7 +1157,10 @@ def _summary(opts, inputs, specs, stats, n, cstats, candidates, minhash_candidat
         "skipped_reasons": reasons,
         "messages": [m for s in stats for m in s["messages"]][:20],
         "pairs": {"candidates": candidates, "rejected_by_verify": rejected,
-                  "minhash_candidates": minhash_candidates},
+                  "minhash_candidates": minhash_candidates, "against_candidates": 0},
+        # As the CLI's without --against; the Dask form writes no index.
+        "against": {"only": False, "dropped": 0, "indexes": []},
+        "index": None,
         "clusters": {"with_duplicates": with_dups, "largest": max(sizes, default=0),
                      "by_size": {str(size): sizes[size] for size in sorted(sizes)}},
         "distance_histogram": histogram,
