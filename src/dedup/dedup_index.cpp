@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
+#include "util/write_errc.hpp"
 
 namespace simdup {
 namespace {
@@ -56,9 +57,7 @@ std::string hex64(uint64_t v) {
 }
 
 error_info write_failure(const fs::path& path, int err) {
-  const errc code =
-      err == ENOSPC || err == EFBIG || err == EDQUOT ? errc::no_space : errc::io_error;
-  return make_error(code,
+  return make_error(write_errc(err),
                     "cannot write " + path.string() + ": " + std::generic_category().message(err));
 }
 

@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <system_error>
+#include "util/write_errc.hpp"
 
 namespace simdup::detail {
 namespace {
@@ -17,10 +18,8 @@ struct __attribute__((packed)) staged_document {
 static_assert(sizeof(staged_document) == 33);
 
 error_info stage_error(const fs::path& path, const char* what, int err) {
-  const errc code =
-      err == ENOSPC || err == EFBIG || err == EDQUOT ? errc::no_space : errc::io_error;
-  return make_error(code, std::string("cannot ") + what + " " + path.string() + ": " +
-                              std::generic_category().message(err));
+  return make_error(write_errc(err), std::string("cannot ") + what + " " + path.string() + ": " +
+                                         std::generic_category().message(err));
 }
 
 }  // namespace

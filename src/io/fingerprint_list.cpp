@@ -26,6 +26,7 @@
 #include "io/byte_source.hpp"
 #include "io/format_reader.hpp"
 #include "io/line_input.hpp"
+#include "util/write_errc.hpp"
 
 namespace simdup {
 
@@ -93,7 +94,7 @@ struct fingerprint_list::files {
       if (w <= 0) {
         const int e = w < 0 ? errno : ENOSPC;
         spill_failed = true;
-        return make_error(e == ENOSPC || e == EFBIG ? errc::no_space : errc::io_error,
+        return make_error(write_errc(e),
                           "spilling fingerprints to " + path_of(name) + ": " + std::strerror(e) +
                               " (" + std::to_string(left) + " more bytes needed, " +
                               std::to_string(spilled + size - left) + " written so far)");

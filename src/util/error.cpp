@@ -1,5 +1,9 @@
 #include <simdup/error.hpp>
 
+#include "util/write_errc.hpp"
+
+#include <cerrno>
+
 namespace simdup {
 
 const char* errc_name(errc code) noexcept {
@@ -26,6 +30,10 @@ const char* errc_name(errc code) noexcept {
       return "no_space";
   }
   return "unknown";
+}
+
+errc write_errc(int err) noexcept {
+  return err == ENOSPC || err == EFBIG || err == EDQUOT ? errc::no_space : errc::io_error;
 }
 
 }  // namespace simdup
