@@ -8,7 +8,7 @@ set(SIMDUP_TEST_COSTS
   e2e.test_postgres_dedup=100 e2e.test_parquet=90 e2e.test_cli_new_user=80 py.test_parquet=70
   e2e.test_docs_examples=70 e2e.test_cli_consistency=60 e2e.test_install=60 py.test_dedup=60
   e2e.test_jieba_keywords=50 e2e.test_cli_fingerprint=45
-  py.test_fingerprint=40)
+  py.test_fingerprint=40 py.test_dask_against=120)
 
 function(simdup_test_cost test_name)
   foreach(entry IN LISTS SIMDUP_TEST_COSTS)

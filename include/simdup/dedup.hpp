@@ -205,8 +205,10 @@ class batch_deduplicator {
   uint64_t rejected_pairs() const noexcept;
   /// Of candidate_pairs(), those only MinHash found (options.minhash).
   uint64_t minhash_candidate_pairs() const noexcept;
-  /// Of candidate_pairs(), those between this run's documents and options.against's.
+  /// Of candidate_pairs(), those between this run's documents and options.against's, and of
+  /// rejected_pairs(), those of them verification rejected.
   uint64_t against_candidate_pairs() const noexcept;
+  uint64_t against_rejected_pairs() const noexcept;
   /// The verification shingles of document `ordinal` (empty without verification or when it
   /// has no fingerprint), read back from the temporary file; for the index of the run.
   status shingles(uint32_t ordinal, std::vector<uint32_t>& out) const;

@@ -27,9 +27,8 @@ _POSTGRES = ("--from", "--table", "--query", "--id-column", "--text-column", "--
              "--to-kept-table", "--run", "--resume", "--batch-rows")
 _CLI_ONLY = {"--report-clusters": "report.html shows the 10 largest clusters",
              "--duplicates-parquet": "duplicates.jsonl only",
-             **{flag: "runs against earlier indexes, and the index, are the CLI's and "
-                      "simdup.dedup's (docs/incremental.md)"
-                for flag in ("--against", "--against-only", "--no-index")},
+             "--no-index": "the Dask form writes no index; a `simdup dedup` run of the same "
+                           "input does (docs/incremental.md)",
              **{flag: "the PostgreSQL source and output are the CLI's" for flag in _POSTGRES}}
 # Library parameter phrases that are not one option's name (cli/options.cpp's flag_message).
 _PHRASES = (("verify shingle_width", "--verify-shingle-width"),
@@ -152,6 +151,18 @@ def dedup_parser() -> argparse.ArgumentParser:
                "decision (keep, cluster, duplicate_of, distance, layer, jaccard): JSONL gets a "
                '"simdup" object, CSV six simdup_* columns at the end, TSV six columns before '
                "the id (JSONL, CSV and TSV inputs)")
+
+    g = p.add_argument_group("Against earlier runs")
+    g.add_argument("--against", metavar="DIR", action="append", default=argparse.SUPPRESS,
+                   help="An earlier run's output directory (or its index/, or a merged index): "
+                        "drop the documents that are exact or verified near duplicates of its "
+                        "documents, naming them in duplicates.jsonl (\"against\"); repeatable; "
+                        "batch mode; the detection settings must be the index's; the workers "
+                        "must see it under the same path")
+    _flag(g, "--against-only",
+          help="Decontamination: drop only the documents that match --against (an evaluation "
+               "set's run), compare the input with nothing else; DIR/against_hits.jsonl says "
+               "which of its documents were hit how often")
 
     g = p.add_argument_group("Normalisation")
     _flag(g, "--html", help="Treat text as HTML: drop tags, comments, script/style; decode "

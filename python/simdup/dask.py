@@ -575,9 +575,16 @@ def _verify_second(sketch, index: int, offsets: np.ndarray, threshold: Optional[
             "summarised": summarised}
 
 
-def _members_split(sig, sketch, offset: int, parts: int, *pieces):
-    """This partition's documents of non-trivial components, by component."""
+def _members_split(sig, sketch, offset: int, parts: int, everyone: bool, *pieces):
+    """This partition's documents of non-trivial components, by component; with `everyone`
+    (runs against earlier indexes) every document, each outside a component its own."""
     t = _concat(pieces)
+    if everyone:
+        node = np.arange(offset, offset + len(sig["fingerprint"]), dtype=np.uint64)
+        label = node.copy()
+        rows = (t["node"] - np.uint64(offset)).astype(np.int64)
+        label[rows] = t["label"]
+        t = {"node": node, "label": label}
     t = _take(t, np.argsort(t["node"]))  # by ordinal, so that _cluster need not sort the arrays
     rows = (t["node"] - np.uint64(offset)).astype(np.int64)
     m = {"gid": t["node"], "comp": t["label"], "id": sig["ids"][rows]}
@@ -592,9 +599,11 @@ def _members_split(sig, sketch, offset: int, parts: int, *pieces):
     return _split(m, _hash_dest(m["comp"], parts), parts)
 
 
-def _cluster(options: Dict[str, Any], offsets: np.ndarray, *pieces):
+def _cluster(options: Dict[str, Any], offsets: np.ndarray, against: Sequence[str],
+             against_only: bool, *pieces):
     """The batch engine (or in stream mode the stream engine) over whole components, in global
-    order: the CLI's decisions."""
+    order: the CLI's decisions. `against`: the earlier runs' indexes (absolute paths), which the
+    engine matches every document against."""
     t = _concat(pieces)  # pieces in partition order, each by ordinal: in global order
     gid = t["gid"]
     if np.any(gid[1:] <= gid[:-1]):  # the engine takes documents in input order
@@ -606,11 +615,21 @@ def _cluster(options: Dict[str, Any], offsets: np.ndarray, *pieces):
     columns["shingles"] = t["sh"]
     columns["band_keys"] = np.ascontiguousarray(t["band_keys"]).reshape(-1)
     stream = options.get("mode") == "stream"
-    d = (_cpp.dask_stream if stream else _cpp.dask_cluster)(columns, options)
+    if stream:
+        d = _cpp.dask_stream(columns, options)
+    else:
+        d = _cpp.dask_cluster(columns, options, list(against), against_only)
     rep = d["representative"].astype(np.int64)
-    dup = rep != np.arange(n)
-    out = {"gid": gid[dup], "rep": gid[rep][dup], "rep_id": t["id"][rep][dup],
-           "layer": d["layer"][dup], "distance": d["distance"][dup], "jaccard": d["jaccard"][dup]}
+    earlier = d["against"] if against else np.zeros(n, dtype=np.uint8)
+    dropped = earlier != 0
+    rep[dropped] = np.flatnonzero(dropped)  # its cluster is the earlier run's, not one here
+    dup = (rep != np.arange(n)) | dropped
+    rep_id = t["id"][rep]
+    if against:
+        rep_id[dropped] = np.array(d["against_ids"], dtype=object)[dropped]
+    out = {"gid": gid[dup], "rep": gid[rep][dup], "rep_id": rep_id[dup],
+           "layer": d["layer"][dup], "distance": d["distance"][dup], "jaccard": d["jaccard"][dup],
+           "against": earlier[dup]}
     sizes = np.bincount(rep, minlength=n)
     dist = d["distance"][dup].astype(np.int64)
     stats = {"cluster_sizes": dict(zip(*np.unique(sizes[sizes > 1], return_counts=True))),
@@ -620,6 +639,14 @@ def _cluster(options: Dict[str, Any], offsets: np.ndarray, *pieces):
              "top": _top_clusters(gid, rep, sizes, d, stream)}
     if stream:
         stats["pairs"] = (int(d["candidates"]), int(d["rejected"]))
+    if against:
+        stats["against_pairs"] = (int(d["against_candidates"]), int(d["against_rejected"]))
+        hits: Dict[Tuple[int, int], List[Any]] = {}
+        for i in np.flatnonzero(dropped):
+            hit = hits.setdefault((int(earlier[i]), int(d["against_documents"][i])),
+                                  [0, d["against_ids"][i]])
+            hit[0] += 1
+        stats["against_hits"] = hits
     stats["engine_bytes"], stats["spilled_bytes"] = int(d["engine_bytes"]), int(d["spilled_bytes"])
     return {"decisions": _split(out, _owner(out["gid"], offsets), len(offsets) - 1),
             "stats": stats}
@@ -676,7 +703,7 @@ def _report_samples(run, specs, opts, offsets: np.ndarray, cstats) -> List[Tuple
             for size, rep, members in tops]
 
 
-def _frame(sig, offset: int, *pieces):
+def _frame(sig, offset: int, against: Optional[Sequence[str]], *pieces):
     import pandas as pd
     n = len(sig["fingerprint"])
     t = _concat(pieces)
@@ -695,6 +722,12 @@ def _frame(sig, offset: int, *pieces):
     jaccard[rows] = t["jaccard"]
     dist = pd.array(distance, dtype="Int64")
     dist[distance < 0] = pd.NA
+    columns = {}
+    if against is not None:  # the index a document was dropped for, as simdup.dedup's column
+        earlier = np.full(n, None, dtype=object)
+        codes = t.get("against", np.zeros(len(rows), np.uint8))
+        earlier[rows[codes != 0]] = [against[c - 1] for c in codes[codes != 0]]
+        columns["against"] = earlier
     return pd.DataFrame({
         "id": sig["ids"],
         "keep": keep,
@@ -703,6 +736,7 @@ def _frame(sig, offset: int, *pieces):
         "distance": dist,
         "layer": pd.Categorical.from_codes(layer, categories=list(_LAYERS)),
         "jaccard": jaccard,
+        **columns,
     }, index=pd.RangeIndex(offset, offset + n))
 
 
@@ -791,7 +825,12 @@ def _check_options(options: Dict[str, Any], *, scheduler: Optional[str] = None,
     """Raises ValueError (TypeError for a wrong type or an unknown name) for options a run
     would refuse, before any cluster starts: those of the C++ core by the library's own rules
     (its messages name parameters: "k must be in 0..32, got 40"), this module's here."""
+    options = dict(options)
+    against = _against_list(options.pop("against", None))
+    against_only = bool(options.pop("against_only", False))
     k = _described(options, [], "")["parameters"]["k"]
+    if against or against_only:  # opened and checked against the run's profile
+        _cpp.dask_against_sizes(options, against, against_only)
     for name, value, least in (("partitions", partitions, 1),
                                ("near_prefix_blocks", near_prefix_blocks, 1),
                                ("partition_bytes", partition_bytes, 0)):
@@ -924,7 +963,9 @@ def dedup(source: Any, *, client: Any = None, scheduler: Optional[str] = None,
     with the returned frame). ``partitions``: reduce partitions of the shuffles (default: one per
     500,000 documents, at least twice the workers). ``near_prefix_blocks``: r, the blocks a
     near-layer table's key holds (k + r blocks, C(k + r, r) tables). Other options: those of
-    :func:`simdup.dedup`.
+    :func:`simdup.dedup`, ``against`` and ``against_only`` included (the indexes on storage
+    the workers share; the frame then has simdup.dedup's ``against`` column, and ``out`` gets
+    against_hits.jsonl).
 
     ``out``: also write the CLI's output directory there (kept records as one shard per input
     partition, ``kept-NNNNN.<format>``, duplicates.jsonl in input order, summary.json,
@@ -946,9 +987,8 @@ def dedup(source: Any, *, client: Any = None, scheduler: Optional[str] = None,
     import dask.dataframe as dd
 
     opts = dict(options)
-    if opts.pop("against", None) or opts.pop("against_only", False):
-        raise ValueError("simdup.dask.dedup: against= (earlier runs' indexes) is not supported "
-                         "on a cluster yet; use simdup.dedup or simdup dedup --against")
+    against = _against_list(opts.pop("against", None))
+    against_only = bool(opts.pop("against_only", False))
     if opts.get("verify") in (None, False) and "verify" in opts:
         opts["verify"] = "off"
     stream = opts.get("mode", "batch") == "stream"
@@ -956,6 +996,10 @@ def dedup(source: Any, *, client: Any = None, scheduler: Optional[str] = None,
     _check_options(opts, scheduler=scheduler if client is None else None, partitions=partitions,
                    near_prefix_blocks=near_prefix_blocks, partition_bytes=partition_bytes,
                    pack_files=pack_files)
+    # The indexes are checked here, before any task: their errors are simdup.dedup's. Workers
+    # open them by absolute path (shared storage); outputs name them as given, as the CLI does.
+    against_sizes = _cpp.dask_against_sizes(opts, against, against_only)
+    against_paths = [os.path.abspath(a) for a in against]
     if out is not None:
         _check_out(out, force)
     if client is None:
@@ -1001,6 +1045,8 @@ def dedup(source: Any, *, client: Any = None, scheduler: Optional[str] = None,
         later = [run.submit("later", _later_route, offsets, e) for e in exact]
         followers = [run.submit("cat", _concat_args, *p) for p in run.pieces("later", later, M)]
         twins = followers  # no MinHash in stream mode
+    elif against_only:  # no near layer within the input: its followers are not needed
+        followers = twins = None
     else:
         followers, twins, exact_rounds = _exact_followers(run, sigs, exact, exact_edges, offsets,
                                                           keep, parts)
@@ -1009,7 +1055,8 @@ def dedup(source: Any, *, client: Any = None, scheduler: Optional[str] = None,
     near_edges: List[Any] = []
     routed: List[Any] = []  # candidate pairs (SimHash, MinHash), by their first document
     candidates = minhash_candidates = rejected = 0
-    if "near" in _layers(opts):
+    # Decontamination compares with the indexes only (the cluster tasks' engines do).
+    if "near" in _layers(opts) and not against_only:
         masks = _block_masks(k, near_prefix_blocks)
         run.near_tables = len(masks)
         near_in = [run.submit("near-in", _near_split, sigs[i], int(offsets[i]), keep, masks,
@@ -1030,56 +1077,106 @@ def dedup(source: Any, *, client: Any = None, scheduler: Optional[str] = None,
     del followers, twins
     # Shingle arrays, signed anew, of the documents in candidate pairs or exact groups only: the
     # sign results hold none, verification and the clusters need no others.
-    need = [run.submit("need", _endpoints_route, offsets, e)
-            for e in exact_edges + [r for group in routed for r in group]]
+    # Against earlier indexes, every document's: each is matched against them.
+    if against:
+        need_pieces = [[run.submit("all", _all_gids, int(offsets[i]), int(offsets[i + 1]))]
+                       for i in range(M)]
+    else:
+        need = [run.submit("need", _endpoints_route, offsets, e)
+                for e in exact_edges + [r for group in routed for r in group]]
+        need_pieces = run.pieces("need", need, M)
+        del need
     sketches = [run.submit("sketch", _sketch, *_task_spec(spec)[:1], opts, _task_spec(spec)[1],
                            int(offsets[i]), *p)
-                for i, (spec, p) in enumerate(zip(specs, run.pieces("need", need, M)))]
-    del need
+                for i, (spec, p) in enumerate(zip(specs, need_pieces))]
+    del need_pieces
     if stream:  # unverified: the stream engine verifies, and counts, as the CLI does
         near_edges = [run.submit("edges", _pairs_as_edges, r) for group in routed for r in group]
     elif routed:
         near_edges, counts = _verified(run, sketches, routed, offsets, threshold, max_hashes)
         candidates, minhash_candidates, rejected = counts
     del routed
-    if "near" in _layers(opts):
+    if "near" in _layers(opts) and not against_only:
         t = run.stage("near pairs, verification", t)
 
     labels, rounds = run.components("cc", exact_edges + near_edges)
     del exact, exact_edges, near_edges
     t = run.stage("connected components", t)
     members = [run.submit("members", _members_split, sigs[i], sketches[i], int(offsets[i]),
-                          parts, *p)
+                          parts, bool(against), *p)
                for i, p in enumerate(run.pieces("lab2", [run.submit("lr", _label_route, lab,
                                                                     offsets)
                                                          for lab in labels], M))]
     del sketches, labels
     member_pieces = run.pieces("members", members, parts)
-    clustered = [run.submit("cluster", _cluster, opts, offsets, *member_pieces[j])
+    clustered = [run.submit("cluster", _cluster, opts, offsets, against_paths, against_only,
+                            *member_pieces[j])
                  for j in range(parts)]
     del members, member_pieces
     cstats = client.gather(run.get(clustered, "stats"))
     if stream:
         candidates = sum(c["pairs"][0] for c in cstats)
         rejected = sum(c["pairs"][1] for c in cstats)
+    against_candidates = sum(c["against_pairs"][0] for c in cstats) if against else 0
+    candidates += against_candidates
+    rejected += sum(c["against_pairs"][1] for c in cstats) if against else 0
     decision_pieces = run.pieces("decisions", run.get(clustered, "decisions"), M)
-    frames = [run.submit("frame", _frame, sigs[i], int(offsets[i]), *decision_pieces[i])
+    names = against or None
+    frames = [run.submit("frame", _frame, sigs[i], int(offsets[i]), names, *decision_pieces[i])
               for i in range(M)]
     del clustered, decision_pieces
     run.stage("clusters and decisions", t)
 
+    hits = _against_hits(cstats, against)
     summary = _summary(opts, _given_inputs(source, specs), specs, stats, int(offsets[-1]),
-                       cstats, candidates, minhash_candidates, rejected, run, exact_rounds,
-                       rounds, started)
+                       cstats, (candidates, minhash_candidates, rejected, against_candidates),
+                       _against_summary(against, against_sizes, against_only, hits), run,
+                       exact_rounds, rounds, started)
     meta = _frame({"fingerprint": np.zeros(0, np.uint64), "ids": np.empty(0, dtype=object)}, 0,
+                  names,
                   {"gid": np.zeros(0, np.uint64), "rep": np.zeros(0, np.uint64),
                    "rep_id": np.empty(0, dtype=object), "layer": np.zeros(0, np.uint8),
                    "distance": np.zeros(0, np.int8), "jaccard": np.zeros(0, np.float32)})
     frame = dd.from_delayed(frames, meta=meta, verify_meta=False)
     if out is not None:
         samples = _report_samples(run, specs, opts, offsets, cstats)
-        _write_output(run, specs, frames, opts, summary, samples, out, force, zstd, annotate)
+        _write_output(run, specs, frames, opts, summary, samples, out, force, zstd, annotate,
+                      hits if against else None)
     return frame, summary
+
+
+def _against_list(against) -> List[str]:
+    """against= as simdup.dedup takes it: None, a path, or a list of paths."""
+    if against is None:
+        return []
+    if isinstance(against, (str, os.PathLike)):
+        return [os.fspath(against)]
+    return [os.fspath(a) for a in against]
+
+
+def _all_gids(start: int, end: int):
+    return {"gid": np.arange(start, end, dtype=np.uint64)}
+
+
+def _against_hits(cstats, against: Sequence[str]) -> List[Tuple[str, Any, int]]:
+    """Each index document that documents were dropped for, as (index, id, hits), most hit
+    first, then by index and position in it (the CLI's against_hits.jsonl)."""
+    merged: Dict[Tuple[int, int], List[Any]] = {}
+    for c in cstats:
+        for key, (count, rid) in c.get("against_hits", {}).items():
+            merged.setdefault(key, [0, rid])[0] += count
+    order = sorted(merged.items(), key=lambda item: (-item[1][0], item[0]))
+    return [(against[x - 1], rid, count) for (x, _), (count, rid) in order]
+
+
+def _against_summary(against, sizes, only: bool, hits) -> Dict[str, Any]:
+    indexes = [{"index": name, "documents": int(size), "dropped": 0, "documents_hit": 0}
+               for name, size in zip(against, sizes)]
+    position = {name: i for i, name in enumerate(against)}
+    for name, _, count in hits:
+        indexes[position[name]]["dropped"] += count
+        indexes[position[name]]["documents_hit"] += 1
+    return {"only": only, "dropped": sum(i["dropped"] for i in indexes), "indexes": indexes}
 
 
 def _has_band_keys(sig) -> bool:
@@ -1120,8 +1217,11 @@ def _given_inputs(source, specs) -> List[str]:
     return _input_names(specs)
 
 
-def _summary(opts, inputs, specs, stats, n, cstats, candidates, minhash_candidates, rejected,
-             run, exact_rounds, rounds, started) -> Dict[str, Any]:
+def _summary(opts, inputs, specs, stats, n, cstats, pairs, against, run, exact_rounds, rounds,
+             started) -> Dict[str, Any]:
+    """summary.json's content, as the CLI's. `pairs`: (candidates, MinHash candidates, rejected,
+    against candidates); `against`: summary.json's "against"."""
+    candidates, minhash_candidates, rejected, against_candidates = pairs
     skipped = sum(s["skipped"] for s in stats)
     reasons: Dict[str, int] = {}
     for s in stats:
@@ -1138,7 +1238,8 @@ def _summary(opts, inputs, specs, stats, n, cstats, candidates, minhash_candidat
         distances += c["distances"]
         for code, count in enumerate(c["layers"][1:], start=1):
             by_layer[_LAYERS[code]] += int(count)
-    duplicates = sum(size * count - count for size, count in sizes.items())
+    # Documents dropped against earlier indexes are in no cluster of this run.
+    duplicates = sum(size * count - count for size, count in sizes.items()) + against["dropped"]
     histogram = {str(d): int(c) for d, c in enumerate(distances[:65]) if c}
     if distances[65]:
         histogram["unknown"] = int(distances[65])
@@ -1157,11 +1258,13 @@ def _summary(opts, inputs, specs, stats, n, cstats, candidates, minhash_candidat
         "skipped_reasons": reasons,
         "messages": [m for s in stats for m in s["messages"]][:20],
         "pairs": {"candidates": candidates, "rejected_by_verify": rejected,
-                  "minhash_candidates": minhash_candidates, "against_candidates": 0},
-        # As the CLI's without --against; the Dask form writes no index.
-        "against": {"only": False, "dropped": 0, "indexes": []},
-        "index": None,
-        "clusters": {"with_duplicates": with_dups, "largest": max(sizes, default=0),
+                  "minhash_candidates": minhash_candidates,
+                  "against_candidates": against_candidates},
+        "against": against,
+        "index": None,  # the Dask form writes no index
+        # As the CLI's: the largest cluster with duplicates, 0 when there is none.
+        "clusters": {"with_duplicates": with_dups,
+                     "largest": max((s for s in sizes if s >= 2), default=0),
                      "by_size": {str(size): sizes[size] for size in sorted(sizes)}},
         "distance_histogram": histogram,
         "bytes": sum(s["bytes"] for s in stats),
@@ -1227,10 +1330,15 @@ def _write_part(spec, options, records, frame, directory: str, index: int, fmt: 
             frame["jaccard"].to_numpy(np.float64), directory, f"annotated-{index:05d}", zstd, fmt)
     with open(os.path.join(directory, f"duplicates-{index:05d}.jsonl"), "w",
               encoding="utf-8") as f:
+        earlier = "against" in frame.columns
         for row in frame[~frame["keep"]].itertuples(index=False):
-            line = {"id": row.id, "duplicate_of": row.duplicate_of, "cluster": int(row.cluster),
-                    "distance": None if pd.isna(row.distance) else int(row.distance),
-                    "layer": str(row.layer)}
+            line = {"id": row.id, "duplicate_of": row.duplicate_of}
+            if earlier and row.against is not None:
+                line.update({"cluster": None, "against": row.against})
+            else:
+                line["cluster"] = int(row.cluster)
+            line.update({"distance": None if pd.isna(row.distance) else int(row.distance),
+                         "layer": str(row.layer)})
             if not np.isnan(row.jaccard):
                 j = round(float(row.jaccard), 4)  # the CLI's 4 decimals, "1" for 1.0
                 line["jaccard"] = int(j) if j == int(j) else j
@@ -1246,7 +1354,7 @@ def _check_out(out: str, force: bool) -> str:
 
 
 def _write_output(run, specs, frames, opts, summary, samples, out: str, force: bool,
-                  zstd: bool, annotate: bool):
+                  zstd: bool, annotate: bool, hits):
     import shutil
     import tempfile
     out = _check_out(out, force)
@@ -1264,6 +1372,11 @@ def _write_output(run, specs, frames, opts, summary, samples, out: str, force: b
                 with open(part, "rb") as src:
                     shutil.copyfileobj(src, dst)
                 os.unlink(part)
+        if hits is not None:
+            with open(os.path.join(staging, "against_hits.jsonl"), "w", encoding="utf-8") as f:
+                for name, rid, count in hits:
+                    f.write(json.dumps({"index": name, "id": rid, "hits": count},
+                                       ensure_ascii=False, separators=(",", ":")) + "\n")
         with open(os.path.join(staging, "summary.json"), "w", encoding="utf-8") as f:
             json.dump(summary, f, indent=2, ensure_ascii=False, default=int)
             f.write("\n")

@@ -110,6 +110,11 @@ struct dedup_settings {
 /// `what` names the caller in the unknown-option error ("dedup", "explain").
 dedup_settings read_dedup_settings(py::dict options, bool from_memory, const char* what = "dedup");
 
+/// Opens the indexes of earlier runs (`against`) into s.dedup and checks each against the run's
+/// profile; ValueError (or the open's error) otherwise. `cached`: reuse an index this process
+/// opened before, while its manifest is unchanged.
+void open_against(dedup_settings& s, const std::vector<std::string>& paths, bool only, bool cached);
+
 /// A record id as Python sees it: JSON numbers as int (or float), the rest as str.
 py::object id_object(const std::string& id, bool is_number);
 

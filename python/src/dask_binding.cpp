@@ -7,6 +7,7 @@
 
 #include <simdup/all_pairs.hpp>
 #include <simdup/dedup.hpp>
+#include <simdup/dedup_index.hpp>
 #include <simdup/dedup_job.hpp>
 #include <simdup/dedup_report.hpp>
 #include <simdup/minhash.hpp>
@@ -675,13 +676,20 @@ py::dict decisions_dict(const std::vector<dedup_decision>& decisions) {
 }
 
 // The batch engine over whole connected components (documents in global input order);
-// decisions by position.
-py::dict cluster(py::dict columns, py::dict options) {
+// decisions by position. With `against` (earlier runs' indexes, as simdup.dedup's) the task
+// holds every document, components of one and all, each matched against the indexes by the
+// engine: a document's match depends on it and its exact group only, so whole components give
+// the CLI's decisions. Then also, by position: "against" (1 + the index, or 0), "against_ids"
+// (the index document's id, or None), "against_documents" (its position in the index), and
+// the pair counts "against_candidates" and "against_rejected".
+py::dict cluster(py::dict columns, py::dict options, std::vector<std::string> against,
+                 bool against_only) {
   dedup_settings s = read_dedup_settings(std::move(options), false);
   s.dedup.mode = dedup_mode::batch;
+  open_against(s, against, against_only, true);
   const component_columns c(columns, s.dedup.detection.minhash.bands);
   result<std::vector<dedup_decision>> outcome = make_error(errc::internal, "not run");
-  uint64_t engine_bytes = 0, spilled = 0;
+  uint64_t engine_bytes = 0, spilled = 0, against_candidates = 0, against_rejected = 0;
   {
     py::gil_scoped_release nogil;
     outcome = [&]() -> result<std::vector<dedup_decision>> {
@@ -695,13 +703,50 @@ py::dict cluster(py::dict columns, py::dict options) {
       auto decisions = engine->finish();
       engine_bytes = engine->memory_bytes();
       spilled = engine->spilled_bytes();
+      against_candidates = engine->against_candidate_pairs();
+      against_rejected = engine->against_rejected_pairs();
       return decisions;
     }();
   }
-  py::dict out = decisions_dict(take(std::move(outcome)));
+  const std::vector<dedup_decision> decisions = take(std::move(outcome));
+  py::dict out = decisions_dict(decisions);
   out["engine_bytes"] = engine_bytes;  // summary.json's memory, as simdup.dedup reports it
   out["spilled_bytes"] = spilled;
+  if (!against.empty()) {
+    const auto n = static_cast<py::ssize_t>(decisions.size());
+    py::array_t<uint8_t> earlier(n);
+    py::array_t<uint32_t> documents(n);
+    py::list ids(static_cast<std::size_t>(n));
+    for (py::ssize_t i = 0; i < n; ++i) {
+      const dedup_decision& d = decisions[static_cast<std::size_t>(i)];
+      earlier.mutable_data()[i] = d.against;
+      documents.mutable_data()[i] = d.against != 0 ? d.representative : 0;
+      if (d.against != 0) {
+        const dedup_index& index = *s.dedup.against[d.against - 1];
+        ids[static_cast<std::size_t>(i)] = id_object(std::string(index.id(d.representative)),
+                                                     index.id_is_number(d.representative));
+      } else {
+        ids[static_cast<std::size_t>(i)] = py::none();
+      }
+    }
+    out["against"] = earlier;
+    out["against_ids"] = ids;
+    out["against_documents"] = documents;
+    out["against_candidates"] = against_candidates;
+    out["against_rejected"] = against_rejected;
+  }
   return out;
+}
+
+// The indexes of earlier runs a Dask run is given, opened and checked against its profile by
+// the driver before any task (the errors of simdup.dedup's against=): their sizes, in order.
+std::vector<uint64_t> against_sizes(py::dict options, std::vector<std::string> against,
+                                    bool against_only) {
+  dedup_settings s = read_dedup_settings(std::move(options), false);
+  open_against(s, against, against_only, false);
+  std::vector<uint64_t> sizes;
+  for (const auto& index : s.dedup.against) sizes.push_back(index->size());
+  return sizes;
 }
 
 // The stream engine over whole connected components of the exact links and the near
@@ -927,7 +972,10 @@ void bind_dask(py::module_& m) {
   m.def("dask_shared_rejects", &shared_rejects, py::arg("tops_a"), py::arg("counts_a"),
         py::arg("rows_a"), py::arg("offsets_b"), py::arg("hashes_b"), py::arg("rows_b"),
         py::arg("threshold"));
-  m.def("dask_cluster", &cluster, py::arg("columns"), py::arg("options"));
+  m.def("dask_cluster", &cluster, py::arg("columns"), py::arg("options"),
+        py::arg("against") = std::vector<std::string>{}, py::arg("against_only") = false);
+  m.def("dask_against_sizes", &against_sizes, py::arg("options"), py::arg("against"),
+        py::arg("against_only"));
   m.def("dask_stream", &stream, py::arg("columns"), py::arg("options"));
   m.def("dask_write_kept", &write_kept, py::arg("inputs"), py::arg("data"), py::arg("source_name"),
         py::arg("options"), py::arg("range"), py::arg("keep"), py::arg("dir"), py::arg("stem"),

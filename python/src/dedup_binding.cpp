@@ -15,6 +15,9 @@
 
 #include <chrono>
 #include <cmath>
+#include <filesystem>
+#include <map>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
@@ -219,27 +222,54 @@ py::object id_object(const std::string& id, bool is_number) {
   return py::reinterpret_steal<py::object>(s);
 }
 
-namespace {
+// An index opened once per process for the same files (simdup.dask's cluster tasks open the
+// same indexes many times, and opening reads every file for its checksums): keyed by the path
+// and the manifest's size and time, so that an index written anew is opened anew.
+std::shared_ptr<const dedup_index> open_index(const std::string& path, bool cached) {
+  if (!cached) return take(dedup_index::open(path));
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path manifest = fs::path(path) / "manifest.json";
+  if (!fs::exists(manifest, ec)) manifest = fs::path(path) / "index" / "manifest.json";
+  const auto size = fs::file_size(manifest, ec);
+  const auto time = fs::last_write_time(manifest, ec).time_since_epoch().count();
+  const std::string key = path + '\0' + std::to_string(size) + '\0' + std::to_string(time);
+  static std::mutex mutex;
+  static std::map<std::string, std::shared_ptr<const dedup_index>> opened;
+  {
+    std::lock_guard lock(mutex);
+    if (const auto it = opened.find(key); it != opened.end()) return it->second;
+  }
+  auto index = take(dedup_index::open(path));
+  std::lock_guard lock(mutex);
+  return opened.emplace(key, std::move(index)).first->second;
+}
 
-// The indexes of earlier runs (`against`), opened and checked against the run's profile.
-void open_against(dedup_settings& s, const std::vector<std::string>& paths, bool only) {
+void open_against(dedup_settings& s, const std::vector<std::string>& paths, bool only,
+                  bool cached) {
   if (only && paths.empty()) throw py::value_error("dedup: against_only=True needs against=");
   if (!paths.empty() && s.dedup.mode != dedup_mode::batch) {
     throw py::value_error("dedup: against= needs mode=\"batch\"");
   }
+  if (paths.size() > 255) {
+    throw py::value_error("dedup: against= takes at most 255 indexes, got " +
+                          std::to_string(paths.size()));
+  }
   const index_profile profile = make_index_profile(s.dedup);
   for (const std::string& path : paths) {
-    auto index = take(dedup_index::open(path));
+    auto index = open_index(path, cached);
     check(index->check_profile(profile));
     s.dedup.against.push_back(std::move(index));
   }
   s.dedup.against_only = only;
 }
 
+namespace {
+
 py::dict dedup(std::vector<std::string> inputs, std::optional<py::bytes> data, py::dict options,
                std::vector<std::string> against, bool against_only) {
   dedup_settings s = read_dedup_settings(std::move(options), data.has_value());
-  open_against(s, against, against_only);
+  open_against(s, against, against_only, false);
   std::optional<reader> in;
   std::string buffer;
   if (data) buffer = std::string(*data);

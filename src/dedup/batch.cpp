@@ -38,7 +38,7 @@ struct batch_deduplicator::impl {
   // (detail::pair_sketch_bytes by ordinal; zeros where a twin's stand for them).
   std::vector<uint8_t> sketches;
   uint64_t minhash_candidates = 0;
-  uint64_t against_candidates = 0;
+  uint64_t against_candidates = 0, against_rejected = 0;
 
   void link(uint32_t doc, std::optional<uint32_t> holder, dedup_layer layer) {
     if (!holder) return;
@@ -186,6 +186,7 @@ result<std::vector<dedup_decision>> batch_deduplicator::finish(
     s.state.candidate_pairs += counts.candidates;
     s.state.rejected_pairs += counts.rejected;
     s.against_candidates = counts.candidates;
+    s.against_rejected = counts.rejected;
     if (s.state.options.against_only) return s.against_only_decisions(matched);
   }
 
@@ -296,6 +297,9 @@ uint64_t batch_deduplicator::minhash_candidate_pairs() const noexcept {
 
 uint64_t batch_deduplicator::against_candidate_pairs() const noexcept {
   return impl_->against_candidates;
+}
+uint64_t batch_deduplicator::against_rejected_pairs() const noexcept {
+  return impl_->against_rejected;
 }
 
 status batch_deduplicator::shingles(uint32_t ordinal, std::vector<uint32_t>& out) const {
