@@ -2,30 +2,12 @@
 
 #include <simdup/dedup_report.hpp>
 
-#include <simdjson.h>
-
 #include <cstdio>
 #include <fstream>
-#include <optional>
+#include <iterator>
 
 namespace simdup::cli {
 namespace {
-
-// A record id as dedup wrote it and the readers read it: a JSON string's value, or a number's
-// token as written (numeric ids keep their text: 1.5, 18446744073709551615).
-std::optional<std::string> id_text(simdjson::ondemand::object& record, std::string_view key) {
-  simdjson::ondemand::value v;
-  simdjson::ondemand::json_type type;
-  if (record.find_field_unordered(key).get(v) || v.type().get(type)) return std::nullopt;
-  std::string_view text;
-  if (type == simdjson::ondemand::json_type::number) {
-    text = v.raw_json_token();
-    while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
-    return std::string(text);
-  }
-  if (v.get_string().get(text)) return std::nullopt;
-  return std::string(text);
-}
 
 std::string decimal(double v) {
   char buf[32];
@@ -195,10 +177,9 @@ const flag_form kFlagForms[] = {
 
 status read_dedup_run(const std::string& dir, dedup_options& o, std::vector<std::string>& inputs) {
   const std::string path = dir + "/summary.json";
-  simdjson::padded_string json;
-  if (simdjson::padded_string::load(path).get(json) != simdjson::SUCCESS) {
-    return make_error(errc::not_found, "--dedup-out: cannot read " + path);
-  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return make_error(errc::not_found, "--dedup-out: cannot read " + path);
+  const std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   auto run = read_summary_parameters(json, path, o);
   if (!run) return make_error(run.error().code, "--dedup-out: " + run.error().message);
   o = std::move(run->options);
@@ -239,32 +220,13 @@ result<std::vector<document>> find_records(const std::vector<std::string>& input
 
 result<std::vector<run_decision>> read_run_decisions(const std::string& dir,
                                                      const std::vector<std::string>& ids) {
-  const std::string path = dir + "/duplicates.jsonl";
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error(errc::not_found, "--dedup-out: cannot read " + path);
   std::vector<run_decision> out(ids.size());
-  simdjson::ondemand::parser parser;
-  std::string line;
-  for (std::size_t n = 1; std::getline(in, line); ++n) {
-    if (line.empty()) continue;
-    const simdjson::padded_string padded(line);
-    simdjson::ondemand::document doc;
-    simdjson::ondemand::object rec;
-    std::optional<std::string> id, rep;
-    std::string_view layer;
-    if (!parser.iterate(padded).get(doc) && !doc.get_object().get(rec)) {
-      id = id_text(rec, "id");
-      rep = id_text(rec, "duplicate_of");
-    }
-    if (!id || !rep || rec.find_field_unordered("layer").get_string().get(layer)) {
-      return make_error(errc::invalid_input, "--dedup-out: " + path + ":" + std::to_string(n) +
-                                                 ": not a duplicates record (id, duplicate_of, "
-                                                 "layer)");
-    }
+  auto read = read_duplicate_records(dir + "/duplicates.jsonl", [&](const duplicate_record& r) {
     for (std::size_t i = 0; i < ids.size(); ++i) {
-      if (*id == ids[i]) out[i] = {false, *rep, std::string(layer)};
+      if (r.id == ids[i]) out[i] = {false, r.duplicate_of, r.layer};
     }
-  }
+  });
+  if (!read) return make_error(read.error().code, "--dedup-out: " + read.error().message);
   return out;
 }
 

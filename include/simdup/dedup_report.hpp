@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -157,6 +158,20 @@ struct summary_parameters {
 result<summary_parameters> read_summary_parameters(std::string_view summary_json,
                                                    std::string_view name,
                                                    const dedup_options& base);
+
+/// One line of a run's duplicates.jsonl read back: a dropped document.
+struct duplicate_record {
+  std::string id;            ///< as written: a JSON string's value, or a number's token
+  std::string duplicate_of;  ///< the representative's id (or, against an index, its document's)
+  std::string layer;         ///< "url", "title", "exact" or "near"
+  std::string against;       ///< the index it was dropped against, or empty
+};
+
+/// Reads the duplicates.jsonl at `path` line by line (memory bounded by the longest line),
+/// calling `each` for every record. errc::not_found when the file cannot be read;
+/// errc::invalid_input "PATH:LINE: not a duplicates record (id, duplicate_of, layer)".
+status read_duplicate_records(const std::string& path,
+                              const std::function<void(const duplicate_record&)>& each);
 
 /// Side-by-side difference of two texts as two HTML fragments (escaped), tokens only in `a`
 /// wrapped in <del>, tokens only in `b` in <ins>. Tokens are ASCII letter/digit runs (compared

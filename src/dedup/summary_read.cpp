@@ -1,14 +1,33 @@
-// summary.json read back: the run's parameters as dedup_options (simdup explain --dedup-out
-// decides as the run did). The keys are the ones summary_json (summary.cpp) writes.
+// A run's outputs read back (simdup explain --dedup-out decides and reports as the run did):
+// summary.json's parameters as dedup_options, with the keys summary_json (summary.cpp) writes,
+// and the records of duplicates.jsonl, as append_duplicate_line (record_writer.cpp) writes them.
 #include <simdup/dedup_report.hpp>
 
 #include <simdjson.h>
 
+#include <fstream>
 #include <initializer_list>
+#include <optional>
 #include <type_traits>
 
 namespace simdup {
 namespace {
+
+// A record id as dedup writes it: a JSON string's value, or a number's token as written
+// (numeric ids keep their text: 1.5, 18446744073709551615).
+std::optional<std::string> id_text(simdjson::ondemand::object& record, std::string_view key) {
+  simdjson::ondemand::value v;
+  simdjson::ondemand::json_type type;
+  if (record.find_field_unordered(key).get(v) || v.type().get(type)) return std::nullopt;
+  std::string_view text;
+  if (type == simdjson::ondemand::json_type::number) {
+    text = v.raw_json_token();
+    while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+    return std::string(text);
+  }
+  if (v.get_string().get(text)) return std::nullopt;
+  return std::string(text);
+}
 
 // parameters.fingerprint as summary.json writes it (the names of the fingerprint settings'
 // values); false for a missing or malformed key.
@@ -147,6 +166,39 @@ result<summary_parameters> read_summary_parameters(std::string_view summary_json
     return make_error(errc::invalid_input, std::string(name) + ": " + st.error().message);
   }
   return out;
+}
+
+status read_duplicate_records(const std::string& path,
+                              const std::function<void(const duplicate_record&)>& each) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return make_error(errc::not_found, "cannot read " + path);
+  simdjson::ondemand::parser parser;
+  std::string line;
+  duplicate_record record;
+  for (std::size_t n = 1; std::getline(in, line); ++n) {
+    if (line.empty()) continue;
+    const simdjson::padded_string padded(line);
+    simdjson::ondemand::document doc;
+    simdjson::ondemand::object rec;
+    std::optional<std::string> id, rep;
+    std::string_view layer, against;
+    if (!parser.iterate(padded).get(doc) && !doc.get_object().get(rec)) {
+      id = id_text(rec, "id");
+      rep = id_text(rec, "duplicate_of");
+    }
+    if (!id || !rep || rec.find_field_unordered("layer").get_string().get(layer)) {
+      return make_error(
+          errc::invalid_input,
+          path + ":" + std::to_string(n) + ": not a duplicates record (id, duplicate_of, layer)");
+    }
+    if (rec.find_field_unordered("against").get_string().get(against)) against = {};
+    record.id = std::move(*id);
+    record.duplicate_of = std::move(*rep);
+    record.layer = std::string(layer);
+    record.against = std::string(against);
+    each(record);
+  }
+  return {};
 }
 
 }  // namespace simdup

@@ -1,10 +1,15 @@
-// summary.json read back (read_summary_parameters): what describe_parameters and summary_json
-// record comes back as the same options; older summaries keep the base's values; each
-// malformed key is named.
+// A run's outputs read back. summary.json (read_summary_parameters): what describe_parameters
+// and summary_json record comes back as the same options; older summaries keep the base's
+// values; each malformed key is named. duplicates.jsonl (read_duplicate_records): the lines of
+// docs/formats.md come back record by record, ids as written; a bad line is named.
 #include <simdup/dedup_report.hpp>
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -212,6 +217,57 @@ TEST(SummaryRead, NamesTheFileAndTheMalformedParameter) {
   // Well formed but out of range: the profile's own check, after the file's name.
   EXPECT_EQ(summary_read_error(summary_with(good, "\"k\":5", "\"k\":40")),
             "out/summary.json: k must be in 0..32, got 40");
+}
+
+// A file of `text` in the test's temporary directory, removed with it.
+struct temp_file {
+  std::string path;
+  explicit temp_file(const std::string& text)
+      : path(testing::TempDir() + "duplicates-" + std::to_string(getpid()) + ".jsonl") {
+    std::ofstream(path, std::ios::binary) << text;
+  }
+  ~temp_file() { std::remove(path.c_str()); }
+};
+
+TEST(DuplicateRecords, EachLineComesBackWithItsIdsAsWritten) {
+  const temp_file file(
+      "{\"id\":\"b\",\"duplicate_of\":\"a\",\"cluster\":0,\"distance\":2,\"layer\":\"near\","
+      "\"jaccard\":0.91}\n"
+      "\n"
+      "{\"id\":18446744073709551615,\"duplicate_of\":1.50,\"cluster\":3,\"distance\":null,"
+      "\"layer\":\"exact\"}\n"
+      "{\"id\":\"c\\u00e9\",\"duplicate_of\":\"doc-7\",\"cluster\":null,\"against\":\"runs/"
+      "2026-10\",\"distance\":0,\"layer\":\"url\"}\n");
+  std::vector<duplicate_record> got;
+  ASSERT_TRUE(
+      read_duplicate_records(file.path, [&](const duplicate_record& r) { got.push_back(r); }));
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(got[0].id, "b");
+  EXPECT_EQ(got[0].duplicate_of, "a");
+  EXPECT_EQ(got[0].layer, "near");
+  EXPECT_EQ(got[0].against, "");
+  EXPECT_EQ(got[1].id, "18446744073709551615");
+  EXPECT_EQ(got[1].duplicate_of, "1.50");
+  EXPECT_EQ(got[1].layer, "exact");
+  EXPECT_EQ(got[2].id, "c\u00e9");
+  EXPECT_EQ(got[2].against, "runs/2026-10");
+  EXPECT_EQ(got[2].layer, "url");
+}
+
+TEST(DuplicateRecords, AMalformedLineIsNamedAndAMissingFileIsNotFound) {
+  const temp_file file(
+      "{\"id\":\"b\",\"duplicate_of\":\"a\",\"layer\":\"near\"}\n{\"id\":\"c\",\"layer\":\"near\"}"
+      "\n");
+  int seen = 0;
+  const auto st = read_duplicate_records(file.path, [&](const duplicate_record&) { ++seen; });
+  ASSERT_FALSE(st);
+  EXPECT_EQ(st.error().code, errc::invalid_input);
+  EXPECT_EQ(st.error().message,
+            file.path + ":2: not a duplicates record (id, duplicate_of, layer)");
+  EXPECT_EQ(seen, 1);
+  const auto missing = read_duplicate_records(file.path + ".none", [](const auto&) {});
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().code, errc::not_found);
 }
 
 }  // namespace
