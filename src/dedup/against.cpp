@@ -1,4 +1,5 @@
 #include "dedup/against.hpp"
+#include "util/cpu.hpp"
 
 #include <simdup/all_pairs.hpp>
 #include <simdup/dedup_index.hpp>
@@ -128,8 +129,7 @@ result<std::vector<against_match>> match_against(
     // index fingerprints as the run has documents (at least 64 MiB), and the passes stream the
     // indexes' mapped fingerprints.
     search.memory_limit = std::max<uint64_t>(
-        all_pairs_pass_bytes(2 * docs.size(), std::max(1u, std::thread::hardware_concurrency())),
-        uint64_t{64} << 20);
+        all_pairs_pass_bytes(2 * docs.size(), detail::available_cpus()), uint64_t{64} << 20);
     std::mutex mutex;
     const pair_sink collect = [&](std::span<const index_pair> pairs) {
       std::lock_guard lock(mutex);

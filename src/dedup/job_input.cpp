@@ -4,6 +4,7 @@
 
 #include "dedup/output_dir.hpp"
 #include "io/byte_source.hpp"
+#include "util/cpu.hpp"
 
 #include <tbb/parallel_pipeline.h>
 #include <unistd.h>
@@ -125,8 +126,7 @@ status read_and_sign(const job_input& input, const document_signer& signer,
   chunk_pool pool;
   status outcome;
   bool input_done = false;
-  const unsigned threads =
-      options.threads ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+  const unsigned threads = options.threads ? options.threads : detail::available_cpus();
 
   const auto read_chunk = [&](tbb::flow_control& fc) -> chunk* {
     if (input_done) {

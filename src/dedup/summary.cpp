@@ -3,6 +3,8 @@
 #include <simdup/dedup_report.hpp>
 #include <simdup/json.hpp>
 
+#include "util/cpu.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -185,7 +187,7 @@ void describe_parameters(dedup_summary& summary, const dedup_options& d,
     summary.anchor_floor = p.anchor_floor;
   }
   summary.fingerprint = p.fingerprint;
-  summary.threads = threads ? threads : std::max(1u, std::thread::hardware_concurrency());
+  summary.threads = threads ? threads : detail::available_cpus();
 }
 
 void count_decision(dedup_summary& summary, const dedup_decision& decision, uint32_t ordinal) {

@@ -17,6 +17,7 @@
 #include "index/batch_run.hpp"
 #include "index/pair_emitter.hpp"
 #include "index/tables.hpp"
+#include "util/cpu.hpp"
 
 namespace simdup {
 namespace {
@@ -39,7 +40,7 @@ result<index_plan> plan_for(std::size_t n, const all_pairs_options& options) {
 }
 
 unsigned threads_for(std::size_t n, unsigned requested) {
-  unsigned threads = requested ? requested : std::thread::hardware_concurrency();
+  unsigned threads = requested ? requested : detail::available_cpus();
   // Small inputs: thread start-up costs more than it saves.
   if (n < 100'000) threads = 1;
   return std::max(1u, threads);

@@ -1,5 +1,7 @@
 #include <simdup/pipeline.hpp>
 
+#include "util/cpu.hpp"
+
 #include <oneapi/tbb/parallel_pipeline.h>
 #include <oneapi/tbb/task_arena.h>
 
@@ -12,9 +14,7 @@
 namespace simdup {
 
 unsigned pipeline_threads(unsigned requested) {
-  if (requested != 0) return requested;
-  const unsigned hw = std::thread::hardware_concurrency();
-  return hw == 0 ? 1 : hw;
+  return requested != 0 ? requested : detail::available_cpus();
 }
 
 void run_ordered_pipeline(unsigned threads, const pipeline_stages& stages) {

@@ -1,8 +1,26 @@
 // Run-time CPU feature checks for the SIMD paths (the features component's kernels, the dedup
-// verifier's shingle hashing): compiled per instruction set and chosen once, at first use.
+// verifier's shingle hashing): compiled per instruction set and chosen once, at first use; and
+// the CPUs a process may use, for the default thread counts.
 #pragma once
 
+#include <sched.h>
+
+#include <thread>
+
 namespace simdup::detail {
+
+/// The CPUs this process may run on: its affinity mask (taskset, a container's cpuset), at
+/// least 1. std::thread::hardware_concurrency() counts the machine's, so threads beyond the
+/// mask only take turns (and oneTBB warns that it cannot start them).
+inline unsigned available_cpus() noexcept {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) {
+    return static_cast<unsigned>(CPU_COUNT(&set));
+  }
+  const unsigned machine = std::thread::hardware_concurrency();
+  return machine == 0 ? 1 : machine;
+}
 
 #if defined(__x86_64__)
 inline bool cpu_has_avx2() noexcept {

@@ -21,10 +21,11 @@ def simdup_bin():
     raise RuntimeError("set SIMDUP_BIN to the simdup binary")
 
 
-def run(args, input=None, check=None, timeout=120, cwd=None, env=None):
+def run(args, input=None, check=None, timeout=120, cwd=None, env=None, preexec_fn=None):
     """Runs `simdup ARGS` with bytes (or str) on stdin; returns the CompletedProcess (bytes).
 
-    check=N asserts the exit code is N and shows stderr when it is not."""
+    check=N asserts the exit code is N and shows stderr when it is not; `preexec_fn` runs in
+    the child before the binary (e.g. to pin it to one CPU)."""
     if isinstance(input, str):
         input = input.encode()
     run_env = dict(os.environ)
@@ -35,7 +36,7 @@ def run(args, input=None, check=None, timeout=120, cwd=None, env=None):
         run_env.update(env)
     proc = subprocess.run([simdup_bin(), *[str(a) for a in args]], input=input,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout,
-                          cwd=cwd, env=run_env)
+                          cwd=cwd, env=run_env, preexec_fn=preexec_fn)
     if check is not None:
         assert proc.returncode == check, (
             f"exit {proc.returncode} != {check}\nstderr:\n{proc.stderr.decode(errors='replace')}")

@@ -1,9 +1,11 @@
 """What a new user trips over (issue 36, items 3, 6, 7, 8, 10): messages that tell the truth
 about what happened, one usage-error format with the way to --help for every command, warnings
 for inputs that are not what was meant, tidy output, and explain --dedup-out naming the flags
-it overrides (docs/cli.md)."""
+it overrides (docs/cli.md); and no library warning on a machine (or container) that lets the
+process use fewer CPUs than it has."""
 
 import json
+import os
 import re
 
 import pytest
@@ -311,3 +313,21 @@ def test_fingerprint_to_a_table_says_what_was_written(postgres):
     proc = run([*args, "--resume"], check=0)
     assert stderr(proc) == ("simdup fingerprint: 0 rows written to table fps_files (run files, "
                             "after the 2103 rows an earlier try wrote)\n")
+
+
+# --- one CPU of two: the default thread count is the affinity mask's ---------------------------
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs to leave one out")
+def test_one_allowed_cpu_means_one_thread_and_no_warning(tmp_path):
+    """Under `taskset -c N` (a container's cpuset) the commands run one thread, as many as they
+    may use, and oneTBB has no reason to warn that it cannot start the others."""
+    cpu = min(os.sched_getaffinity(0))
+    pin = {"preexec_fn": lambda: os.sched_setaffinity(0, {cpu})}
+    path = corpus(tmp_path, [{"id": f"c{i}", "text": TEXTS[0] + f" copy {i}"} for i in range(40)])
+    out = tmp_path / "out"
+    for args in (["dedup", path, "--out", out, "-q"], ["fingerprint", path, "-o", tmp_path / "f"]):
+        proc = run(args, check=0, **pin)
+        assert stderr(proc) == "", stderr(proc)
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["timings"]["threads"] == 1
+    assert summary["documents"]["duplicates"] > 0
+
