@@ -4,7 +4,10 @@
 
 namespace simdup::detail::duck {
 
-result<connection> connection::open(unsigned threads) {
+namespace {
+
+/// A new in-memory database, or DuckDB's message.
+result<duckdb_database> open_database(unsigned threads) {
   duckdb_config config = nullptr;
   if (duckdb_create_config(&config) == DuckDBError) {
     return make_error(errc::internal, "DuckDB: cannot create a configuration");
@@ -13,16 +16,38 @@ result<connection> connection::open(unsigned threads) {
   duckdb_set_config(config, "autoinstall_known_extensions", "false");
   duckdb_set_config(config, "autoload_known_extensions", "false");
   if (threads != 0) duckdb_set_config(config, "threads", std::to_string(threads).c_str());
-  connection c;
+  duckdb_database db = nullptr;
   char* err = nullptr;
-  const duckdb_state opened = duckdb_open_ext(nullptr, &c.db_, config, &err);
+  const duckdb_state opened = duckdb_open_ext(nullptr, &db, config, &err);
   duckdb_destroy_config(&config);
   if (opened == DuckDBError) {
     std::string message = std::string("DuckDB: cannot open a database: ") + (err ? err : "");
     duckdb_free(err);
     return make_error(errc::internal, std::move(message));
   }
+  return db;
+}
+
+}  // namespace
+
+result<connection> connection::open(unsigned threads) {
+  auto db = open_database(threads);
+  if (!db) return std::move(db).error();
+  connection c;
+  c.db_ = *db;
   if (duckdb_connect(c.db_, &c.con_) == DuckDBError) {
+    return make_error(errc::internal, "DuckDB: cannot connect to its database");
+  }
+  return c;
+}
+
+result<connection> connection::shared() {
+  // Opened once (thread-safe static initialisation); kept to the process's end, as closing it
+  // at exit would only spend time returning memory the exit returns anyway.
+  static const result<duckdb_database> db = open_database(1);
+  if (!db) return db.error();
+  connection c;
+  if (duckdb_connect(*db, &c.con_) == DuckDBError) {
     return make_error(errc::internal, "DuckDB: cannot connect to its database");
   }
   return c;

@@ -1,6 +1,8 @@
 // Owning handles over DuckDB's C API for the Parquet reader and writer (only built with
-// SIMDUP_WITH_PARQUET). Each user opens its own in-memory database: nothing is shared between
-// inputs or threads, and no extension is installed or loaded from the network.
+// SIMDUP_WITH_PARQUET). Readers connect to one in-memory database the process shares (their
+// queries touch no catalog, each connection has its own state); a writer, which registers its
+// functions and settings in the database, opens its own. No extension is installed or loaded
+// from the network.
 #pragma once
 
 #include <simdup/error.hpp>
@@ -15,8 +17,15 @@ namespace simdup::detail::duck {
 /// An in-memory database and one connection to it.
 class connection {
  public:
-  /// `threads`: DuckDB's worker threads (0: DuckDB's default, one per core).
+  /// A database of its own; `threads`: DuckDB's worker threads (0: DuckDB's default, one per
+  /// core).
   static result<connection> open(unsigned threads);
+  /// A new connection to the process's shared database (one DuckDB thread: a query runs in the
+  /// thread that fetches its chunks), opened on first use and never closed. Opening and closing
+  /// a database cost about 0.1 s each, and a fresh one first-touches all the memory of its first
+  /// query: three times the CPU of reading a 140 MB file again on an open one
+  /// (docs/performance.md).
+  static result<connection> shared();
   connection(connection&& other) noexcept;
   connection& operator=(connection&&) = delete;
   ~connection();
@@ -26,7 +35,7 @@ class connection {
 
  private:
   connection() = default;
-  duckdb_database db_ = nullptr;
+  duckdb_database db_ = nullptr;  ///< owned; null for a connection to the shared database
   duckdb_connection con_ = nullptr;
 };
 
