@@ -50,6 +50,13 @@ result<connection> connection::shared() {
   if (duckdb_connect(*db, &c.con_) == DuckDBError) {
     return make_error(errc::internal, "DuckDB: cannot connect to its database");
   }
+  // A streamed query copies every chunk it produces into a buffer that the fetches drain; the
+  // default buffer (about 1 MB, or whole chunks beyond it) spread the copies over fresh memory.
+  // A small one holds one chunk at a time, in memory that stays warm: a read of 140 MB of text
+  // took 0.17 s of CPU instead of 0.45 s (docs/performance.md). (0 would return no rows.)
+  if (auto st = c.run("SET streaming_buffer_size = '100KB'"); !st) {
+    return make_error(errc::internal, "DuckDB: " + st.error().message);
+  }
   return c;
 }
 

@@ -21,10 +21,9 @@ class connection {
   /// core).
   static result<connection> open(unsigned threads);
   /// A new connection to the process's shared database (one DuckDB thread: a query runs in the
-  /// thread that fetches its chunks), opened on first use and never closed. Opening and closing
-  /// a database cost about 0.1 s each, and a fresh one first-touches all the memory of its first
-  /// query: three times the CPU of reading a 140 MB file again on an open one
-  /// (docs/performance.md).
+  /// thread that fetches its chunks), with a small streaming buffer. The database is opened on
+  /// first use and never closed: opening and closing one cost about 0.1 s each, and a fresh one
+  /// first-touches all the memory of its first query (docs/performance.md).
   static result<connection> shared();
   connection(connection&& other) noexcept;
   connection& operator=(connection&&) = delete;
