@@ -15,6 +15,10 @@ result<duckdb_database> open_database(unsigned threads) {
   // Parquet is built into libduckdb; nothing may be downloaded or loaded behind the user's back.
   duckdb_set_config(config, "autoinstall_known_extensions", "false");
   duckdb_set_config(config, "autoload_known_extensions", "false");
+  // DuckDB keeps the bytes it read of a file to serve the next query of the same path, which
+  // in a shared database is a later input: a file rewritten since (a second's mtime and the
+  // size the same) would be read as it was.
+  duckdb_set_config(config, "enable_external_file_cache", "false");
   if (threads != 0) duckdb_set_config(config, "threads", std::to_string(threads).c_str());
   duckdb_database db = nullptr;
   char* err = nullptr;
