@@ -15,10 +15,6 @@ result<duckdb_database> open_database(unsigned threads) {
   // Parquet is built into libduckdb; nothing may be downloaded or loaded behind the user's back.
   duckdb_set_config(config, "autoinstall_known_extensions", "false");
   duckdb_set_config(config, "autoload_known_extensions", "false");
-  // DuckDB keeps the bytes it read of a file to serve the next query of the same path, which
-  // in a shared database is a later input: a file rewritten since (a second's mtime and the
-  // size the same) would be read as it was.
-  duckdb_set_config(config, "enable_external_file_cache", "false");
   if (threads != 0) duckdb_set_config(config, "threads", std::to_string(threads).c_str());
   duckdb_database db = nullptr;
   char* err = nullptr;
@@ -45,20 +41,14 @@ result<connection> connection::open(unsigned threads) {
   return c;
 }
 
-result<connection> connection::shared() {
-  // Opened once (thread-safe static initialisation); kept to the process's end, as closing it
-  // at exit would only spend time returning memory the exit returns anyway.
-  static const result<duckdb_database> db = open_database(1);
-  if (!db) return db.error();
-  connection c;
-  if (duckdb_connect(*db, &c.con_) == DuckDBError) {
-    return make_error(errc::internal, "DuckDB: cannot connect to its database");
-  }
+result<connection> connection::open_streaming() {
+  auto c = open(1);
+  if (!c) return c;
   // A streamed query copies every chunk it produces into a buffer that the fetches drain; the
   // default buffer (about 1 MB, or whole chunks beyond it) spread the copies over fresh memory.
   // A small one holds one chunk at a time, in memory that stays warm: a read of 140 MB of text
   // took 0.17 s of CPU instead of 0.45 s (docs/performance.md). (0 would return no rows.)
-  if (auto st = c.run("SET streaming_buffer_size = '100KB'"); !st) {
+  if (auto st = c->run("SET streaming_buffer_size = '100KB'"); !st) {
     return make_error(errc::internal, "DuckDB: " + st.error().message);
   }
   return c;

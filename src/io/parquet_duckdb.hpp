@@ -1,8 +1,8 @@
 // Owning handles over DuckDB's C API for the Parquet reader and writer (only built with
-// SIMDUP_WITH_PARQUET). Readers connect to one in-memory database the process shares (their
-// queries touch no catalog, each connection has its own state); a writer, which registers its
-// functions and settings in the database, opens its own. No extension is installed or loaded
-// from the network.
+// SIMDUP_WITH_PARQUET). Each user opens its own in-memory database: nothing is shared between
+// inputs or threads (a database shared by the readers cost little less, and DuckDB decoding a
+// corrupt page can hand out stale memory of an earlier input: docs/fuzzing.md), and no
+// extension is installed or loaded from the network.
 #pragma once
 
 #include <simdup/error.hpp>
@@ -20,11 +20,9 @@ class connection {
   /// A database of its own; `threads`: DuckDB's worker threads (0: DuckDB's default, one per
   /// core).
   static result<connection> open(unsigned threads);
-  /// A new connection to the process's shared database (one DuckDB thread: a query runs in the
-  /// thread that fetches its chunks), with a small streaming buffer. The database is opened on
-  /// first use and never closed: opening and closing one cost about 0.1 s each, and a fresh one
-  /// first-touches all the memory of its first query (docs/performance.md).
-  static result<connection> shared();
+  /// open(1) for a streamed read: one DuckDB thread (a query runs in the thread that fetches
+  /// its chunks) and a streaming buffer of one chunk (docs/performance.md).
+  static result<connection> open_streaming();
   connection(connection&& other) noexcept;
   connection& operator=(connection&&) = delete;
   ~connection();
@@ -34,7 +32,7 @@ class connection {
 
  private:
   connection() = default;
-  duckdb_database db_ = nullptr;  ///< owned; null for a connection to the shared database
+  duckdb_database db_ = nullptr;
   duckdb_connection con_ = nullptr;
 };
 

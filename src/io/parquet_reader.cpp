@@ -125,10 +125,10 @@ class parquet_reader final : public format_reader {
                                                      const parquet_slice& slice) {
     // The same checks and messages as every other input: missing, a directory, unreadable.
     if (auto src = open_source(path, ctx.source, nullptr); !src) return std::move(src).error();
-    // The shared database's one thread: DuckDB decodes in the reading thread itself, as it
-    // fetches each chunk; more threads spent more CPU for the same rows (waiting for each
-    // other) while the job's own threads fingerprint them (docs/performance.md).
-    auto con = duck::connection::shared();
+    // One DuckDB thread: DuckDB decodes in the reading thread itself, as it fetches each chunk;
+    // more threads spent more CPU for the same rows (waiting for each other) while the job's
+    // own threads fingerprint them (docs/performance.md).
+    auto con = duck::connection::open_streaming();
     if (!con) return std::move(con).error();
     auto r = std::unique_ptr<parquet_reader>(new parquet_reader(std::move(ctx), std::move(*con)));
     if (auto st = r->start(path, slice); !st) return std::move(st).error();

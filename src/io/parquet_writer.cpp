@@ -353,7 +353,7 @@ status write_duplicates_parquet(const std::filesystem::path& jsonl,
 }
 
 result<std::vector<parquet_row_group>> parquet_row_groups(const std::string& path) {
-  auto con = duck::connection::shared();
+  auto con = duck::connection::open(1);
   if (!con) return std::move(con).error();
   auto st = duck::statement::prepare(
       *con, "SELECT DISTINCT row_group_id, row_group_num_rows FROM parquet_metadata(" +

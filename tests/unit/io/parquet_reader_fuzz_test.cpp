@@ -58,10 +58,8 @@ TEST(ParquetReaderFuzz, RandomMutationsKeepInvariants) {
   }
 }
 
-// The readers share one DuckDB database for the whole process (io/parquet_duckdb.hpp), and the
-// harness rewrites one memfd per input: a file rewritten in place, with the same size, must be
-// read anew, not from anything the database kept of the path's earlier contents. (The shared
-// database keeps no file cache; DuckDB 1.4.4's own cache passes this too.)
+// The harness rewrites one memfd per input: a file rewritten in place, with the same size, must
+// be read anew, not from anything DuckDB kept of the path's earlier contents.
 TEST(ParquetReaderFuzz, RewrittenFileIsReadAnew) {
   if (!detail::parquet_supported()) GTEST_SKIP() << "built without Parquet";
   namespace fs = std::filesystem;
@@ -98,9 +96,9 @@ TEST(ParquetReaderFuzz, RewrittenFileIsReadAnew) {
   }
 }
 
-// Readers on several threads (the Python module's, the service's) query the shared database at
-// once, each on its own connection: each reads every row of its file.
-TEST(ParquetReaderFuzz, ThreadsShareTheDatabase) {
+// Readers on several threads (the Python module's, the service's) read the same file at once,
+// each in its own DuckDB database: each reads every row.
+TEST(ParquetReaderFuzz, ThreadsReadAtOnce) {
   if (!detail::parquet_supported()) GTEST_SKIP() << "built without Parquet";
   std::string seed;
   for (const auto& in : read_fuzz_corpus("parquet_reader")) {
