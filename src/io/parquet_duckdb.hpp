@@ -1,6 +1,8 @@
 // Owning handles over DuckDB's C API for the Parquet reader and writer (only built with
 // SIMDUP_WITH_PARQUET). Each user opens its own in-memory database: nothing is shared between
-// inputs or threads, and no extension is installed or loaded from the network.
+// inputs or threads (a database shared by the readers cost little less, and DuckDB decoding a
+// corrupt page can hand out stale memory of an earlier input: docs/fuzzing.md), and no
+// extension is installed or loaded from the network.
 #pragma once
 
 #include <simdup/error.hpp>
@@ -15,8 +17,12 @@ namespace simdup::detail::duck {
 /// An in-memory database and one connection to it.
 class connection {
  public:
-  /// `threads`: DuckDB's worker threads (0: DuckDB's default, one per core).
+  /// A database of its own; `threads`: DuckDB's worker threads (0: DuckDB's default, one per
+  /// core).
   static result<connection> open(unsigned threads);
+  /// open(1) for a streamed read: one DuckDB thread (a query runs in the thread that fetches
+  /// its chunks) and a streaming buffer of one chunk (docs/performance.md).
+  static result<connection> open_streaming();
   connection(connection&& other) noexcept;
   connection& operator=(connection&&) = delete;
   ~connection();

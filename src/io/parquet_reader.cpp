@@ -119,18 +119,16 @@ const char* expected_type(std::string_view field) {
   return "a string column (VARCHAR or BLOB)";
 }
 
-// DuckDB decodes in the reading thread itself, as it fetches each chunk: more threads spent more
-// CPU for the same rows (waiting for each other) while the job's own threads fingerprint them
-// (docs/performance.md).
-constexpr unsigned kDuckdbThreads = 1;
-
 class parquet_reader final : public format_reader {
  public:
   static result<std::unique_ptr<format_reader>> open(input_context ctx, const std::string& path,
                                                      const parquet_slice& slice) {
     // The same checks and messages as every other input: missing, a directory, unreadable.
     if (auto src = open_source(path, ctx.source, nullptr); !src) return std::move(src).error();
-    auto con = duck::connection::open(kDuckdbThreads);
+    // One DuckDB thread: DuckDB decodes in the reading thread itself, as it fetches each chunk;
+    // more threads spent more CPU for the same rows (waiting for each other) while the job's
+    // own threads fingerprint them (docs/performance.md).
+    auto con = duck::connection::open_streaming();
     if (!con) return std::move(con).error();
     auto r = std::unique_ptr<parquet_reader>(new parquet_reader(std::move(ctx), std::move(*con)));
     if (auto st = r->start(path, slice); !st) return std::move(st).error();
