@@ -3,8 +3,6 @@
 // holds (docs/service.md, "Exporting a collection").
 #include <simdup/json.hpp>
 
-#include <simdjson.h>
-
 #include <filesystem>
 
 #include "service/service_impl.hpp"
@@ -16,29 +14,6 @@ namespace fs = std::filesystem;
 
 // Documents visited between two progress calls.
 constexpr uint64_t kProgressEvery = 10000;
-
-// One path component of [A-Za-z0-9_.-], 1 to 64 characters, not starting with '.' (no ".", "..",
-// or hidden directory).
-bool valid_export_name(std::string_view name) {
-  return !name.empty() && name.front() != '.' && detail::valid_collection_name(name);
-}
-
-// The "name" of a request body {"name": "NAME"}; other fields are ignored.
-result<std::string> export_name(std::string_view body) {
-  simdjson::dom::parser parser;
-  simdjson::dom::element root;
-  std::string_view name;
-  if (parser.parse(body.data(), body.size()).get(root) != simdjson::SUCCESS ||
-      root["name"].get(name) != simdjson::SUCCESS) {
-    return make_error(errc::invalid_input,
-                      "the body must be a JSON object with \"name\": the export's name");
-  }
-  if (!valid_export_name(name)) {
-    return make_error(errc::invalid_argument,
-                      "name must be 1 to 64 characters of [A-Za-z0-9_.-], not starting with '.'");
-  }
-  return std::string(name);
-}
 
 }  // namespace
 
@@ -110,7 +85,7 @@ void service::impl::handle_export(const std::string& name, const std::string& re
                    "exports are not enabled on this server: start simdup serve with "
                    "--export-dir DIR to let POST /v1/{collection}/export write DIR/NAME");
   }
-  auto export_as = export_name(request_body);
+  auto export_as = detail::parse_export_name(request_body);
   if (!export_as) return ex.fail(export_as.error());
   auto config = find(name);
   if (!config) return ex.fail(config.error());
