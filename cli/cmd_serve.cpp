@@ -146,6 +146,10 @@ void setup_serve(CLI::App& app, int& rc) {
       ->type_name("COLLECTION=DIR")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_option("--export-dir", args->opt.export_dir,
+                  "Let POST /v1/COLLECTION/export write a collection's documents as a dedup "
+                  "index to DIR/NAME (created if missing); without it the route is refused")
+      ->type_name("DIR");
   cmd->add_option("--token-file", args->opt.token_file,
                   "File with the bearer token clients must send (Authorization: Bearer ...)");
   cmd->add_option("--max-body", args->opt.max_body_bytes, "Largest request body in bytes")

@@ -310,6 +310,7 @@ std::string flag_message(std::string_view message) {
   static constexpr std::pair<std::string_view, std::string_view> kFlags[] = {
       {"verify shingle_width", "--verify-shingle-width"},
       {"default_verify", "--verify"},
+      {"export_dir", "--export-dir"},
       {"verify threshold", "--verify jaccard:T"},
       {"anchored clustering", "--clusters anchored"},
       {"min_features", "--min-features"},

@@ -1,8 +1,10 @@
-// libFuzzer harness for the service's request bodies: the document parser and the collection
-// settings parser must answer every input with a value or an error, never crash or hang.
+// libFuzzer harness for the service's request bodies: the document parser, the export name and
+// the collection settings parser must answer every input with a value or an error, never crash
+// or hang.
 // Build: cmake -DSIMDUP_BUILD_FUZZ=ON with clang; run: fuzz_request_fuzz fuzz/corpus/request
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "service/request.hpp"
@@ -17,6 +19,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (r->docs.empty() || r->docs.size() > limits.max_documents) __builtin_trap();
     for (const auto& d : r->docs) {
       if (d.id.empty() || d.id.size() > limits.max_id_bytes) __builtin_trap();
+    }
+  }
+  if (auto name = simdup::detail::parse_export_name(body)) {
+    // An accepted export name is one path component.
+    if (name->empty() || name->front() == '.' || name->find('/') != std::string::npos) {
+      __builtin_trap();
     }
   }
   simdup::detail::collection_config base;

@@ -23,7 +23,8 @@ inline constexpr uint32_t dedup_index_version = 1;
 
 /// The settings that decide what an index's stored data means (fingerprint options, k,
 /// verification, MinHash), as (name, value) pairs in a fixed order. A run may be checked against
-/// an index only when these are equal.
+/// an index only when these are equal, but for verify.max_hashes, and minhash.* when the index
+/// holds no band keys (dedup_index::check_profile); indexes merge only when all are equal.
 using index_profile = std::vector<std::pair<std::string, std::string>>;
 index_profile make_index_profile(const dedup_options& options);
 
@@ -81,8 +82,16 @@ class dedup_index {
   /// Reads document j back whole.
   index_document document(uint64_t j) const noexcept;
 
-  /// ok when a run with `options` may be checked against this index; otherwise
-  /// errc::invalid_argument naming the first setting that differs and both values.
+  /// The profile's verify.max_hashes: the most verification shingles kept per document (its
+  /// smallest hashes, a bottom-k sketch: a service collection's export keeps sketch_hashes);
+  /// 0 when every distinct shingle is kept, or without verification.
+  std::size_t max_hashes() const noexcept;
+
+  /// ok when a run with the profile `run` may be checked against this index: every setting
+  /// equal (by name) but verify.max_hashes (both sides are then compared over the smaller
+  /// non-zero cap) and, when the index holds no band keys (bands() 0), minhash.* (it gives no
+  /// MinHash candidates); otherwise errc::invalid_argument naming the first setting that
+  /// differs and both values.
   status check_profile(const index_profile& run) const;
 
   ~dedup_index();

@@ -55,6 +55,10 @@ struct service_options {
   /// idle for an expire interval, after ten minutes with any change, and at exit, so that a
   /// restart loads it and replays only newer documents. 0: only the other rules.
   uint64_t snapshot_documents = 100'000;
+  /// Directory that POST /v1/{collection}/export writes its indexes under (export_dir/NAME;
+  /// created at start if missing). Empty (the default): the route is refused, so that no
+  /// client can fill the disk unless the operator chose where.
+  std::string export_dir;
   /// TEST ONLY: read "now" (seconds since the epoch) from this file instead of the system
   /// clock, so tests can move time forward. Never use in production.
   std::string clock_file;
@@ -86,6 +90,32 @@ class service {
   /// settings are not the collection's (naming the first that differs); the index's and the
   /// store's errors. `progress(done, total)` is called after every batch (may be empty).
   result<import_counts> import_index(const std::string& collection, const std::string& index,
+                                     const std::function<void(uint64_t, uint64_t)>& progress = {});
+
+  /// What export_index wrote.
+  struct export_counts {
+    uint64_t documents = 0;  ///< written to the index
+    /// Stored but out of the window at the export's time (not yet removed by expiry): left out.
+    uint64_t expired = 0;
+    /// Of those written, in a verifying collection, documents without a sketch (sent as
+    /// fingerprints): written without verification shingles, so only their distance decides.
+    uint64_t without_sketch = 0;
+    uint64_t bytes = 0;  ///< of the index's files, the manifest included
+  };
+  /// Writes the collection's live documents (in its window now) as a dedup index in `out_dir`
+  /// (simdup/dedup_index.hpp; created: it must not exist, its parent must), for `simdup dedup
+  /// --against`, `simdup index` and import_index: their fingerprints and ids, and as
+  /// verification shingles their sketches (the profile's verify.max_hashes is sketch_hashes:
+  /// a bottom-k sketch, not every shingle); no exact-layer keys and no MinHash band keys (the
+  /// service keeps neither). The profile is the collection's settings (import_index's). The
+  /// service goes on serving meanwhile: with RocksDB the export is the collection at one
+  /// instant as the call starts (durable before the call returns); with Redis it follows SCAN
+  /// (a document inserted or deleted meanwhile may or may not be in it, and one may be written
+  /// twice if Redis resizes its table meanwhile). On any error nothing is left at `out_dir`.
+  /// errc::not_found for a missing collection; invalid_argument when `out_dir` exists;
+  /// unavailable when the service stops meanwhile; the store's and the files' errors.
+  /// `progress(done, total)` every 10,000 documents visited (total: those stored as it began).
+  result<export_counts> export_index(const std::string& collection, const std::string& out_dir,
                                      const std::function<void(uint64_t, uint64_t)>& progress = {});
 
   /// Binds the listening socket and serves on background threads; returns the bound port.

@@ -213,6 +213,14 @@ result<std::vector<against_match>> match_against(
               : std::max(verify->threshold, o.detection.clustering == cluster_linking::anchored
                                                 ? o.detection.anchor_floor
                                                 : 0.0);
+  // Per index, the cap both sides are compared over: the smaller non-zero one of the run's and
+  // the index's max_hashes (a bottom-k sketch, such as a service's export, is not an exact
+  // set), or 0 for an exact Jaccard.
+  std::vector<std::size_t> caps;
+  for (const auto& index : o.against) {
+    const std::size_t run_cap = verify ? verify->max_hashes : 0, cap = index->max_hashes();
+    caps.push_back(run_cap == 0 ? cap : cap == 0 ? run_cap : std::min(run_cap, cap));
+  }
   std::mutex mutex;
   status outcome;
   std::atomic<uint64_t> rejected{0};
@@ -231,12 +239,17 @@ result<std::vector<against_match>> match_against(
       against_match best;
       for (std::size_t c = starts[g]; c < starts[g + 1]; ++c) {
         const auto [index, j] = old_index(candidates[c].old);
+        const auto [x, unused] = where.locate(candidates[c].old);
         float jaccard = std::numeric_limits<float>::quiet_NaN();
-        if (verify) {
+        // An index document with a fingerprint and no shingles (one a service was sent as a
+        // fingerprint) cannot be verified: its distance decides, as in the service.
+        if (verify && !index.shingles(j).empty()) {
           const std::span<const uint32_t> theirs = index.shingles(j);
+          const std::size_t cap = caps[x - 1];
           double sim = 0;
-          if (verify->max_hashes != 0) {
-            sim = sketch_jaccard(mine, theirs, verify->max_hashes);
+          if (cap != 0) {
+            sim = sketch_jaccard(std::span<const uint32_t>(mine).first(std::min(mine.size(), cap)),
+                                 theirs, cap);
           } else if (const auto bound = jaccard_size_bound(mine.size(), theirs.size(), floor)) {
             sim = *bound;
           } else {
@@ -248,7 +261,6 @@ result<std::vector<against_match>> match_against(
           }
           jaccard = static_cast<float>(sim);
         }
-        const auto [x, unused] = where.locate(candidates[c].old);
         const against_match m{.index = static_cast<uint8_t>(x),
                               .layer = dedup_layer::near,
                               .distance = candidates[c].distance,

@@ -6,6 +6,7 @@
 
 #include <bit>
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -541,19 +542,60 @@ index_document dedup_index::document(uint64_t j) const noexcept {
   return d;
 }
 
-status dedup_index::check_profile(const index_profile& run) const {
-  const index_profile& mine = impl_->profile;
+namespace {
+
+std::string profile_value(const index_profile& p, std::string_view name) {
+  for (const auto& [n, v] : p) {
+    if (n == name) return v;
+  }
+  return "(none)";
+}
+
+error_info profile_difference(const std::string& index, const std::string& name,
+                              const std::string& theirs, const std::string& ours) {
+  return make_error(errc::invalid_argument,
+                    "the index " + index + " was built with " + name + " " + theirs +
+                        ", this run uses " + ours +
+                        ": fingerprints and sketches of different settings cannot be "
+                        "compared; run with the index's settings");
+}
+
+// Every setting equal, in the same order (merge: one index holds one profile).
+status same_profile(const std::string& index, const index_profile& mine, const index_profile& run) {
   for (std::size_t i = 0; i < std::max(mine.size(), run.size()); ++i) {
     const std::string name = i < run.size() ? run[i].first : mine[i].first;
     const std::string theirs = i < mine.size() && mine[i].first == name ? mine[i].second : "(none)";
     const std::string ours = i < run.size() && run[i].first == name ? run[i].second : "(none)";
-    if (theirs != ours) {
-      return make_error(errc::invalid_argument,
-                        "the index " + impl_->name + " was built with " + name + " " + theirs +
-                            ", this run uses " + ours +
-                            ": fingerprints and sketches of different settings cannot be "
-                            "compared; run with the index's settings");
-    }
+    if (theirs != ours) return profile_difference(index, name, theirs, ours);
+  }
+  return {};
+}
+
+}  // namespace
+
+std::size_t dedup_index::max_hashes() const noexcept {
+  const std::string v = profile_value(impl_->profile, "verify.max_hashes");
+  std::size_t cap = 0;
+  std::from_chars(v.data(), v.data() + v.size(), cap);
+  return cap;
+}
+
+status dedup_index::check_profile(const index_profile& run) const {
+  const index_profile& mine = impl_->profile;
+  // By name, the index's settings first: verify.max_hashes may differ (the two sides are compared
+  // over the smaller cap, against.cpp), and so may minhash.* when the index holds no band keys
+  // (it then gives no MinHash candidates); everything else decides what a fingerprint or a
+  // shingle means, or is a decision the index's documents were kept under.
+  std::vector<std::string> names;
+  for (const auto& [name, value] : mine) names.push_back(name);
+  for (const auto& [name, value] : run) {
+    if (profile_value(mine, name) == "(none)") names.push_back(name);
+  }
+  for (const std::string& name : names) {
+    if (name == "verify.max_hashes") continue;
+    if (impl_->bands == 0 && name.starts_with("minhash.")) continue;
+    const std::string theirs = profile_value(mine, name), ours = profile_value(run, name);
+    if (theirs != ours) return profile_difference(impl_->name, name, theirs, ours);
   }
   return {};
 }
@@ -565,7 +607,9 @@ status merge_dedup_indexes(std::span<const std::shared_ptr<const dedup_index>> i
                            const std::string& out_dir) {
   if (inputs.empty()) return make_error(errc::invalid_argument, "no index to merge");
   for (const auto& in : inputs.subspan(1)) {
-    if (auto st = in->check_profile(inputs.front()->profile()); !st) return st;
+    if (auto st = same_profile(in->name(), in->profile(), inputs.front()->profile()); !st) {
+      return st;
+    }
   }
   auto writer =
       dedup_index_writer::create(out_dir, inputs.front()->profile(), inputs.front()->bands());

@@ -5,6 +5,8 @@
 
 #include <simdjson.h>
 
+#include "store/backend.hpp"
+
 namespace simdup::detail {
 namespace {
 
@@ -140,6 +142,22 @@ result<parsed_request> parse_request(std::string_view body, const request_limits
   if (!doc) return std::move(doc).error();
   req.docs.push_back(std::move(*doc));
   return req;
+}
+
+result<std::string> parse_export_name(std::string_view body) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  std::string_view name;
+  if (parser.parse(body.data(), body.size()).get(root) != simdjson::SUCCESS ||
+      root["name"].get(name) != simdjson::SUCCESS) {
+    return make_error(errc::invalid_input,
+                      "the body must be a JSON object with \"name\": the export's name");
+  }
+  if (name.empty() || name.front() == '.' || !valid_collection_name(name)) {
+    return make_error(errc::invalid_argument,
+                      "name must be 1 to 64 characters of [A-Za-z0-9_.-], not starting with '.'");
+  }
+  return std::string(name);
 }
 
 }  // namespace simdup::detail

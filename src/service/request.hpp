@@ -40,4 +40,10 @@ struct request_limits {
 /// message names the field and the document's position) or errc::too_large (document limit).
 result<parsed_request> parse_request(std::string_view body, const request_limits& limits);
 
+/// The "name" of a POST /v1/{collection}/export body, {"name": "NAME"} (other fields are
+/// ignored): one path component, 1 to 64 characters of [A-Za-z0-9_.-] not starting with '.' (no
+/// ".", "..", or hidden directory). errc::invalid_input for malformed JSON or no string "name",
+/// invalid_argument for another name.
+result<std::string> parse_export_name(std::string_view body);
+
 }  // namespace simdup::detail

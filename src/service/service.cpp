@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -212,6 +213,15 @@ result<std::unique_ptr<service>> service::create(const service_options& options)
   if (options.max_documents == 0 || options.max_body_bytes == 0 || options.max_matches == 0) {
     return make_error(errc::invalid_argument, "limits must be positive");
   }
+  if (!options.export_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(options.export_dir, ec);
+    if (ec || !std::filesystem::is_directory(options.export_dir, ec)) {
+      return make_error(errc::invalid_argument, "export_dir " + options.export_dir +
+                                                    ": not a directory that can be created" +
+                                                    (ec ? ": " + ec.message() : std::string()));
+    }
+  }
   if (!options.token_file.empty()) {
     auto t = read_token(options.token_file);
     if (!t) return std::move(t).error();
@@ -288,9 +298,12 @@ void service::stop() {
     s.stopping = true;
   }
   s.stop_cv.notify_all();
+  // Exports in progress fail now, and answer so, rather than hold up the stop.
+  s.exports_stopping = true;
   // Stops accepting and waits until every request received has been answered (their writes
   // synced), before the store closes.
   if (s.http_server) s.http_server->stop();
+  s.join_exports();
   if (s.expirer.joinable()) s.expirer.join();
   s.store.reset();
   {

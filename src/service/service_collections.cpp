@@ -1,5 +1,5 @@
 // The collection routes of the dedup service: PUT, GET and DELETE /v1/{c}, GET /v1 (the list), and
-// the dispatch of what lies under /v1/{c}/.
+// the dispatch of what lies under /v1/{c}/ (POST /v1/{c}/export: service_export.cpp).
 #include <simdup/json.hpp>
 
 #include "service/service_impl.hpp"
@@ -17,6 +17,11 @@ void service::impl::route_collection(const http::request& req, exchange ex) {
       ex.endpoint = "stats";
       if (req.method != "GET") return wrong_method(req, ex, "GET");
       return handle_stats(name, std::move(ex));
+    }
+    if (sub == "export") {
+      ex.endpoint = "export";
+      if (req.method != "POST") return wrong_method(req, ex, "POST");
+      return handle_export(name, req.body, std::move(ex));
     }
     return route_documents(name, sub, req, std::move(ex));
   }

@@ -1,17 +1,21 @@
 // The state and handlers of the dedup service (simdup/service.hpp), internal to the service
 // component. Defined by resource: service.cpp (lifetime, routing, authentication, expiry loop),
 // service_collections.cpp (PUT, DELETE and the list of collections), service_documents.cpp (check,
-// insert, check-insert and single documents) and service_status.cpp (health, metrics, stats, the
-// OpenAPI description).
+// insert, check-insert and single documents), service_status.cpp (health, metrics, stats, the
+// OpenAPI description), service_import.cpp and service_export.cpp (a collection from and to a
+// dedup index).
 #pragma once
 
+#include <simdup/dedup_index.hpp>
 #include <simdup/service.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <shared_mutex>
 #include <span>
 #include <string>
@@ -32,6 +36,10 @@ namespace http = detail::http;
 using detail::collection_config;
 using detail::doc_op;
 
+/// The profile a collection's documents have in the index format's terms (service_import.cpp):
+/// its fingerprint settings and verification (over sketch_hashes-sized sketches), no MinHash.
+result<index_profile> collection_profile(const collection_config& config);
+
 struct service::impl {
   service_options opt;
   std::unique_ptr<detail::backend> store;
@@ -46,6 +54,17 @@ struct service::impl {
   bool stopped = false;
   std::shared_mutex collections_mu;
   std::map<std::string, collection_config> collections;
+  /// Exports over HTTP run on threads of their own (not the event loops), joined by stop();
+  /// `running` holds the names being written (under exports_mu), `exports_stopping` makes
+  /// those in progress fail once stop() begins.
+  struct export_thread {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> done;
+  };
+  std::mutex exports_mu;
+  std::vector<export_thread> exports;
+  std::set<std::string> running;
+  std::atomic<bool> exports_stopping{false};
 
   /// One request's answer in the making: sent once, with its status and latency counted under
   /// its endpoint's name.
@@ -156,6 +175,16 @@ struct service::impl {
   void handle_get_document(const std::string& name, std::string_view raw_id, std::string_view query,
                            exchange ex);
   void handle_delete(const std::string& name, std::string_view raw_id, exchange ex);
+
+  // service_export.cpp
+  /// service::export_index of a collection found already.
+  result<service::export_counts> export_to(const collection_config& config,
+                                           const std::string& out_dir,
+                                           const std::function<void(uint64_t, uint64_t)>& progress);
+  /// POST /v1/{c}/export: export_to(export_dir/NAME) on a thread of its own, answered from it.
+  void handle_export(const std::string& name, const std::string& request_body, exchange ex);
+  /// Joins the export threads (stop(), once exports_stopping is set).
+  void join_exports();
 
   // service_status.cpp
   /// GET /healthz, answered without a token.

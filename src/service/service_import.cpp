@@ -13,17 +13,6 @@ namespace {
 // Documents per insert: a durable batch each (one sync covers it).
 constexpr std::size_t kImportBatch = 1000;
 
-// The profile a collection's documents have in the index format's terms: its fingerprint
-// settings and, when it verifies, the verification shingle width.
-result<index_profile> collection_profile(const collection_config& config) {
-  auto fingerprint = detail::fingerprint_settings(config);
-  if (!fingerprint) return std::move(fingerprint).error();
-  dedup_options o;
-  o.detection = detail::detection_for(config);
-  o.detection.fingerprint = *fingerprint;
-  return make_index_profile(o);
-}
-
 // The index's documents can stand for the collection's when their fingerprints were made alike
 // and, for a verifying collection, their shingles too (the service keeps the sketch_hashes
 // smallest, a prefix of the index's sorted arrays unless the index kept fewer). k may differ:
@@ -68,6 +57,15 @@ status check_compatible(const dedup_index& index, const collection_config& confi
 }
 
 }  // namespace
+
+result<index_profile> collection_profile(const collection_config& config) {
+  auto fingerprint = detail::fingerprint_settings(config);
+  if (!fingerprint) return std::move(fingerprint).error();
+  dedup_options o;
+  o.detection = detail::detection_for(config);
+  o.detection.fingerprint = *fingerprint;
+  return make_index_profile(o);
+}
 
 result<service::import_counts> service::import_index(
     const std::string& collection, const std::string& path,

@@ -112,6 +112,15 @@ struct stored_document {
   int64_t time = 0;
 };
 
+/// A stored document as for_each_document shows it; the views last for the call only.
+struct document_view {
+  std::string_view id;
+  uint64_t fingerprint = 0;
+  int64_t time = 0;
+  /// As doc_input::sketch; empty when the document has none.
+  std::span<const uint32_t> sketch;
+};
+
 struct pending_lookup {
   std::optional<stored_document> document;
   /// For when_durable (the answer reports what the store holds); 0: nothing to wait for.
@@ -170,6 +179,17 @@ class backend {
   /// The stored document with this id, if any (whatever its time: the caller applies the
   /// window). Wait for the ticket with when_durable before answering.
   virtual result<pending_lookup> lookup(const collection_config& config, const std::string& id) = 0;
+  /// Calls `visit` once for each stored document of the collection, whatever its time (the
+  /// caller applies the window), in no particular order; stops at the first error `visit`
+  /// returns and returns it. RocksDB: one consistent snapshot of the collection as the call
+  /// starts (changes made meanwhile are not seen); wait for the returned ticket with
+  /// when_durable before reporting what was visited. Redis: a SCAN of the documents, with its
+  /// guarantees: a document stored throughout the call is visited, one inserted or removed
+  /// meanwhile may or may not be, and one may be visited twice while Redis resizes its table
+  /// (ticket 0). errc::not_found when there is no such collection.
+  virtual result<uint64_t> for_each_document(
+      const collection_config& config,
+      const std::function<status(const document_view&)>& visit) = 0;
   /// Deletes a collection durably with all its documents; errc::not_found when there is none.
   /// Requests still in flight on it fail with errc::not_found.
   virtual status drop(const std::string& name) = 0;

@@ -76,6 +76,28 @@ std::string sketch_bytes(std::span<const uint32_t> hashes) {
   return out;
 }
 
+/// The hashes of a stored sketch (sketch_bytes' form).
+void decode_sketch(std::string_view bytes, std::vector<uint32_t>& out) {
+  out.resize(bytes.size() / 4);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    uint32_t h = 0;
+    for (int b = 3; b >= 0; --b) h = (h << 8) | static_cast<unsigned char>(bytes[4 * i + b]);
+    out[i] = h;
+  }
+}
+
+/// A docs value, "FP TIME S1 .. Sn" (redis_script.hpp): its fingerprint and time; false when
+/// malformed.
+bool parse_document(std::string_view v, stored_document& d) {
+  const char* end = v.data() + v.size();
+  const auto space = v.find(' ');
+  if (space != 16 ||
+      std::from_chars(v.data(), v.data() + 16, d.fingerprint, 16).ec != std::errc()) {
+    return false;
+  }
+  return std::from_chars(v.data() + 17, end, d.time).ec == std::errc();
+}
+
 std::string hex16(uint64_t v) {
   char buf[17];
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
@@ -197,19 +219,64 @@ class redis_backend final : public backend {
     const redisReply* rep = r->get();
     pending_lookup out;
     if (rep->type != REDIS_REPLY_STRING) return out;
-    // "FP TIME S1 .. Sn" (redis_script.hpp).
-    const std::string_view v(rep->str, rep->len);
-    const auto space = v.find(' ');
     stored_document d;
-    const char* end = v.data() + v.size();
-    if (space != 16 ||
-        std::from_chars(v.data(), v.data() + 16, d.fingerprint, 16).ec != std::errc() ||
-        std::from_chars(v.data() + 17, end, d.time).ec != std::errc()) {
-      return make_error(errc::corrupt_data, "document \"" + id + "\" of collection " + config.name +
-                                                " in Redis is malformed");
-    }
+    if (!parse_document({rep->str, rep->len}, d)) return malformed(config, id);
     out.document = d;
     return out;
+  }
+
+  /// HSCAN of the docs hash a page at a time, with the page's sketches in one HMGET.
+  result<uint64_t> for_each_document(
+      const collection_config& config,
+      const std::function<status(const document_view&)>& visit) override {
+    auto exists = command({"HEXISTS", collections_key, config.name});
+    if (!exists) return std::move(exists).error();
+    if ((*exists)->integer == 0) {
+      return make_error(errc::not_found, "no collection \"" + config.name + "\"");
+    }
+    const std::string p = key_prefix(config.name);
+    std::string cursor = "0";
+    std::vector<uint32_t> sketch;
+    do {
+      auto page = command({"HSCAN", p + "docs", cursor, "COUNT", "1000"});
+      if (!page) return std::move(page).error();
+      const redisReply* rep = page->get();
+      if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 ||
+          rep->element[1]->type != REDIS_REPLY_ARRAY) {
+        return make_error(errc::internal, "unexpected answer from Redis HSCAN");
+      }
+      cursor.assign(rep->element[0]->str, rep->element[0]->len);
+      const redisReply* items = rep->element[1];
+      reply_ptr sketches;
+      if (config.verify > 0 && items->elements > 0) {
+        std::vector<std::string> cmd = {"HMGET", p + "sketch"};
+        for (std::size_t i = 0; i + 1 < items->elements; i += 2) {
+          cmd.emplace_back(items->element[i]->str, items->element[i]->len);
+        }
+        auto got = command(cmd);
+        if (!got) return std::move(got).error();
+        if ((*got)->type != REDIS_REPLY_ARRAY || (*got)->elements != items->elements / 2) {
+          return make_error(errc::internal, "unexpected answer from Redis HMGET");
+        }
+        sketches = std::move(*got);
+      }
+      for (std::size_t i = 0; i + 1 < items->elements; i += 2) {
+        const std::string_view id(items->element[i]->str, items->element[i]->len);
+        stored_document d;
+        if (!parse_document({items->element[i + 1]->str, items->element[i + 1]->len}, d)) {
+          return malformed(config, id);
+        }
+        sketch.clear();
+        if (sketches) {
+          const redisReply* s = sketches->element[i / 2];
+          if (s->type == REDIS_REPLY_STRING) decode_sketch({s->str, s->len}, sketch);
+        }
+        if (auto st = visit({id, d.fingerprint, d.time, sketch}); !st) {
+          return std::move(st).error();
+        }
+      }
+    } while (cursor != "0");
+    return uint64_t{0};
   }
 
   status drop(const std::string& name) override {
@@ -255,6 +322,11 @@ class redis_backend final : public backend {
   }
 
  private:
+  static error_info malformed(const collection_config& config, std::string_view id) {
+    return make_error(errc::corrupt_data, "document \"" + std::string(id) + "\" of collection " +
+                                              config.name + " in Redis is malformed");
+  }
+
   std::vector<std::string> script_args(const collection_config& config, const char* op, int64_t now,
                                        std::size_t max_matches, std::size_t docs) {
     return {key_prefix(config.name),

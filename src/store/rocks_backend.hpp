@@ -191,6 +191,10 @@ class rocks_backend final : public backend {
   status expire(const collection_config& config, int64_t now) override;
   result<collection_stats> stats(const collection_config& config) override;
   result<pending_lookup> lookup(const collection_config& config, const std::string& id) override;
+  /// In rocks_records.cpp.
+  result<uint64_t> for_each_document(
+      const collection_config& config,
+      const std::function<status(const document_view&)>& visit) override;
   status drop(const std::string& name) override;
   /// errc::unavailable once a sync of the log failed (see failed_).
   status health() override;

@@ -1,5 +1,6 @@
-// Records of the RocksDB backend (rocks_keys.hpp): finding a document by id or by number, and
-// rewriting a record without a document that is deleted or replaced.
+// Records of the RocksDB backend (rocks_keys.hpp): finding a document by id or by number,
+// rewriting a record without a document that is deleted or replaced, and reading every document
+// of a collection from one snapshot (for_each_document: an export).
 #include <algorithm>
 
 #include "store/rocks_backend.hpp"
@@ -117,6 +118,48 @@ void rocks_backend::write_edits(const collection_state& c, const record_edits& e
     batch.Put(num_cf_, num_key(c.config.name, record), value);
     batch.Put(time_cf_, time_key(c.config.name, newest_of(r.docs), record), {});
   }
+}
+
+result<uint64_t> rocks_backend::for_each_document(
+    const collection_config& config, const std::function<status(const document_view&)>& visit) {
+  auto found = find(config.name);
+  if (!found) return std::move(found).error();
+  collection_state& c = **found;
+  // Taken under the collection lock, between two requests' batches: the snapshot holds whole
+  // requests, and the newest of them is the ticket to wait for.
+  const rocksdb::Snapshot* snap = nullptr;
+  uint64_t ticket = 0;
+  {
+    std::lock_guard lock(c.mu);
+    if (c.dropped) return make_error(errc::not_found, "no collection \"" + config.name + "\"");
+    snap = db_->GetSnapshot();
+    ticket = c.last_write;
+  }
+  const std::unique_ptr<const rocksdb::Snapshot, std::function<void(const rocksdb::Snapshot*)>>
+      release(snap, [this](const rocksdb::Snapshot* s) { db_->ReleaseSnapshot(s); });
+  rocksdb::ReadOptions ro;
+  ro.snapshot = snap;
+  ro.fill_cache = false;  // one pass: keep the cache for the requests
+  const std::string p = prefix('n', config.name);
+  const std::string end = prefix_end(p);
+  const rocksdb::Slice upper(end);
+  ro.iterate_upper_bound = &upper;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, num_cf_));
+  std::vector<stored_doc> docs;
+  std::vector<uint32_t> sketch;
+  for (it->Seek(p); it->Valid(); it->Next()) {
+    if (it->key().size() != p.size() + 8 || !decode_record(it->value().ToStringView(), docs)) {
+      return make_error(errc::corrupt_data, "stored record of collection " + config.name);
+    }
+    for (const stored_doc& d : docs) {
+      decode_sketch(d.sketch, sketch);
+      if (auto st = visit({d.id, d.fingerprint, d.time, sketch}); !st) {
+        return std::move(st).error();
+      }
+    }
+  }
+  if (!it->status().ok()) return db_error("read", it->status());
+  return ticket;
 }
 
 }  // namespace simdup::detail

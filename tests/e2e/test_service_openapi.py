@@ -13,7 +13,7 @@ METHODS = ("GET", "PUT", "POST", "DELETE", "PATCH")
 
 @pytest.fixture
 def server(tmp_path):
-    s = Server(["--data", str(tmp_path / "db")])
+    s = Server(["--data", str(tmp_path / "db"), "--export-dir", str(tmp_path / "exports")])
     yield s
     s.close()
 
@@ -73,7 +73,9 @@ def request_for(path, method):
     """A valid request for a documented route: (concrete path, body)."""
     concrete = path.replace("{collection}", "news").replace("{id}", "doc%2F1")
     body = None
-    if method == "POST":
+    if method == "POST" and path.endswith("/export"):
+        body = {"name": "documented"}
+    elif method == "POST":
         body = {"documents": [{"id": "doc/1", "text": "the documented routes are checked "
                                "against the server one by one"},
                               {"id": "doc/2", "fingerprint": 12345}]}

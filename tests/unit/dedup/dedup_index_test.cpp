@@ -1,6 +1,7 @@
 // The dedup index (write, open, checks, merge) and the batch engine against it, on hand-made
 // documents: every expected match below follows from the fingerprints, keys and shingle sets
-// chosen here (Jaccard of [0, 100) and [10, 100) is 0.9; of [0, 100) and [50, 150), 1/3).
+// chosen here (Jaccard of [0, 100) and [10, 100) is 0.9; of [0, 100) and [50, 150), 1/3), and
+// against an index of bottom-k sketches, the shingle sets' smallest hashes.
 #include <simdup/all_pairs.hpp>
 #include <simdup/dedup.hpp>
 #include <simdup/dedup_index.hpp>
@@ -13,6 +14,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -259,6 +261,109 @@ TEST_F(DedupIndex, AgainstOnlyDropsMatchesAndNothingElse) {
   EXPECT_EQ(d[1].representative, 0u);
   EXPECT_TRUE(d[2].kept(2));
   EXPECT_TRUE(d[3].kept(3));  // not compared with the run's own documents
+}
+
+// A service's export (service_export.cpp): bottom-128 sketches for shingles, no band keys.
+dedup_options sketch_index_options() {
+  dedup_options o = verified_options();
+  o.detection.verify->max_hashes = 128;
+  return o;
+}
+
+TEST_F(DedupIndex, ASketchIndexTakesRunsOfAnyCapAndMinHashButTheSameFingerprintsAndK) {
+  auto index = dedup_index::open(write_index(sketch_index_options()));
+  ASSERT_TRUE(index);
+  EXPECT_EQ((*index)->max_hashes(), 128u);
+  EXPECT_EQ((*index)->bands(), 0u);
+  dedup_options run = verified_options();  // every shingle (max_hashes 0)
+  run.detection.minhash = minhash_options{.bands = 10, .rows = 6};
+  EXPECT_TRUE((*index)->check_profile(make_index_profile(run)));
+  run.detection.verify->max_hashes = 64;
+  EXPECT_TRUE((*index)->check_profile(make_index_profile(run)));
+  const auto refused = [&](dedup_options other, std::string_view message) {
+    auto st = (*index)->check_profile(make_index_profile(other));
+    ASSERT_FALSE(st) << message;
+    EXPECT_EQ(st.error().code, errc::invalid_argument);
+    EXPECT_NE(st.error().message.find(message), std::string::npos) << st.error().message;
+  };
+  dedup_options other = run;
+  other.detection.k = 4;
+  refused(other, "k 3, this run uses 4");
+  other = run;
+  other.detection.verify->shingle_width = 3;
+  refused(other, "verify.shingle_width 5, this run uses 3");
+  other = run;
+  other.detection.verify->threshold = 0.7;
+  refused(other, "verify.threshold 0.8, this run uses 0.7");
+  other = run;
+  other.detection.fingerprint.features.shingle_width = 7;
+  refused(other, "fingerprint.shingle_width");
+  other = run;
+  other.detection.verify.reset();
+  other.detection.clustering = cluster_linking::star;
+  refused(other, "verify.threshold 0.8, this run uses (none)");
+
+  // An index with band keys needs the run's MinHash settings: its keys are theirs.
+  dedup_options banded = verified_options();
+  banded.detection.minhash = minhash_options{.bands = 2, .rows = 4};
+  const std::string path = (dir_ / "banded").string();
+  auto w = dedup_index_writer::create(path, make_index_profile(banded), 2);
+  ASSERT_TRUE(w);
+  ASSERT_TRUE(w->finish({}));
+  auto with_bands = dedup_index::open(path);
+  ASSERT_TRUE(with_bands) << with_bands.error().message;
+  auto st = (*with_bands)->check_profile(make_index_profile(run));
+  ASSERT_FALSE(st);
+  EXPECT_NE(st.error().message.find("minhash.bands 2, this run uses 10"), std::string::npos)
+      << st.error().message;
+
+  // Merging still wants one profile: a sketch index and an exact one do not merge.
+  auto exact = dedup_index::open(write_index(verified_options(), "exact"));
+  ASSERT_TRUE(exact);
+  const std::vector<std::shared_ptr<const dedup_index>> mixed{*exact, *index};
+  st = merge_dedup_indexes(mixed, (dir_ / "mixed").string());
+  ASSERT_FALSE(st);
+  EXPECT_NE(st.error().message.find("verify.max_hashes"), std::string::npos) << st.error().message;
+}
+
+TEST_F(DedupIndex, AgainstASketchIndexVerifiesOverItsCap) {
+  // The index holds the bottom 128 of [0, 1000) for "a", and "b" without shingles (a
+  // document the service was sent as a fingerprint).
+  const std::string path = (dir_ / "sketch").string();
+  {
+    auto w = dedup_index_writer::create(path, make_index_profile(sketch_index_options()), 0);
+    ASSERT_TRUE(w);
+    const auto bottom = range_set(0, 128);
+    ASSERT_TRUE(w->add({.fingerprint = 0, .has_fingerprint = true, .id = "a", .shingles = bottom}));
+    ASSERT_TRUE(w->add({.fingerprint = 0xFF00, .has_fingerprint = true, .id = "b"}));
+    ASSERT_TRUE(w->finish({"simdup serve collection c"}));
+  }
+  auto index = dedup_index::open(path);
+  ASSERT_TRUE(index) << index.error().message;
+  dedup_options o = verified_options();  // an exact Jaccard within the run (max_hashes 0)
+  o.detection.minhash = minhash_options{.bands = 10, .rows = 6};
+  ASSERT_TRUE((*index)->check_profile(make_index_profile(o)));
+  o.against = {*index};
+  auto engine = batch_deduplicator::create(o);
+  ASSERT_TRUE(engine) << engine.error().message;
+  // 0: [20, 1000), Jaccard 0.98 with a's set; over a's cap 108 of the union's 128 smallest are
+  // shared (0.84). Compared exactly with the 128 stored hashes it would be 108 / 1000.
+  ASSERT_TRUE(engine->add(doc(0x7, "copy of a", range_set(20, 1000))));
+  // 1: [300, 1000): none of the union's 128 smallest hashes shared.
+  ASSERT_TRUE(engine->add(doc(0x3, "other", range_set(300, 1000))));
+  // 2: within k of b, which has no shingles: the distance decides.
+  ASSERT_TRUE(engine->add(doc(0xFF01, "near b", range_set(2000, 2100))));
+  auto decided = engine->finish();
+  ASSERT_TRUE(decided) << decided.error().message;
+  const auto& d = *decided;
+  EXPECT_EQ(d[0].against, 1);
+  EXPECT_EQ(d[0].representative, 0u);
+  EXPECT_NEAR(d[0].jaccard, 108.0 / 128.0, 1e-6);
+  EXPECT_TRUE(d[1].kept(1));
+  EXPECT_EQ(d[2].against, 1);
+  EXPECT_EQ(d[2].representative, 1u);
+  EXPECT_EQ(d[2].distance, 1);
+  EXPECT_TRUE(std::isnan(d[2].jaccard));
 }
 
 TEST(AllPairsCross, ReportsExactlyThePairsAcrossTheSplit) {

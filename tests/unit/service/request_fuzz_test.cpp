@@ -29,6 +29,10 @@ void exercise(std::string_view body) {
   } else {
     ASSERT_FALSE(r.error().message.empty());
   }
+  if (auto name = parse_export_name(body)) {
+    ASSERT_TRUE(valid_collection_name(*name));
+    ASSERT_NE(name->front(), '.');
+  }
   collection_config base;
   base.name = "fuzz";
   if (auto c = config_from_json(body, base)) {

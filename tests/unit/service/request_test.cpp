@@ -95,5 +95,23 @@ TEST(ServiceRequest, EnforcesLimits) {
   EXPECT_TRUE(parse_request(R"({"id":"abcd","text":"x"})", limits));
 }
 
+TEST(ServiceRequest, ExportNamesAreOnePathComponent) {
+  auto name = parse_export_name(R"({"name": "news-2026.12_02", "other": 1})");
+  ASSERT_TRUE(name) << name.error().message;
+  EXPECT_EQ(*name, "news-2026.12_02");
+  for (const char* bad : {R"({"name": ".."})", R"({"name": "."})", R"({"name": ".hidden"})",
+                          R"({"name": "a/b"})", R"({"name": ""})", R"({"name": "a\u0000b"})"}) {
+    auto r = parse_export_name(bad);
+    ASSERT_FALSE(r) << bad;
+    EXPECT_EQ(r.error().code, errc::invalid_argument) << bad;
+  }
+  EXPECT_FALSE(parse_export_name(R"({"name": ")" + std::string(65, 'x') + R"("})"));
+  for (const char* bad : {"", "{", "[1]", R"({"name": 5})", R"({"nom": "x"})"}) {
+    auto r = parse_export_name(bad);
+    ASSERT_FALSE(r) << bad;
+    EXPECT_EQ(r.error().code, errc::invalid_input) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace simdup::detail
