@@ -43,3 +43,17 @@ def jsonl_lines(data):
 @pytest.fixture(scope="session")
 def sample_records():
     return [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines() if line]
+
+
+@pytest.fixture(scope="module")
+def client():
+    """A real LocalCluster of 2 worker processes on 127.0.0.1 for a test module (the Dask
+    tests), closed after it."""
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       dashboard_address=None, host="127.0.0.1")
+    c = distributed.Client(cluster)
+    yield c
+    c.close()
+    cluster.close()
+

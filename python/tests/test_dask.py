@@ -27,16 +27,6 @@ import simdup.dask as sdask  # noqa: E402
 COLUMNS = ["id", "keep", "cluster", "duplicate_of", "distance", "layer", "jaccard"]
 
 
-@pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None, host="127.0.0.1")
-    c = distributed.Client(cluster)
-    yield c
-    c.close()
-    cluster.close()
-
-
 def dask_cli(client, *args):
     """`python3 -m simdup.dask dedup ARGS... --scheduler (the test cluster) -q`."""
     return subprocess.run([sys.executable, "-m", "simdup.dask", "dedup", *map(str, args),

@@ -5,29 +5,17 @@ form and the command line, also for decontamination (against_only); a bad index 
 before any task."""
 
 import json
-import subprocess
-import sys
 
 import pytest
 
 import simdup
 from conftest import run_cli
-from test_dask import assert_same, family_corpus, shards
+from test_dask import assert_same, dask_cli, family_corpus, shards
 
 distributed = pytest.importorskip("distributed")
 import simdup.dask as sdask  # noqa: E402
 
 SECTIONS = ("documents", "duplicates_by_layer", "clusters", "distance_histogram", "against")
-
-
-@pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None, host="127.0.0.1")
-    c = distributed.Client(cluster)
-    yield c
-    c.close()
-    cluster.close()
 
 
 @pytest.fixture(scope="module")
@@ -40,12 +28,6 @@ def dumps(tmp_path_factory):
     (root / "dump1.jsonl").write_text("".join(line + "\n" for line in lines[:cut]))
     run_cli(["dedup", root / "dump1.jsonl", "--out", root / "run1", "-q"])
     return root, shards(root, lines[cut:], 3, name="dump2")
-
-
-def dask_cli(client, *args):
-    return subprocess.run([sys.executable, "-m", "simdup.dask", "dedup", *map(str, args),
-                           "--scheduler", client.scheduler.address, "-q"],
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=600)
 
 
 @pytest.mark.parametrize("extra", [[], ["--against-only"], ["--keep", "longest"]])
