@@ -358,6 +358,16 @@ def _records_jsonl(records: Iterable[Any]) -> bytes:
     return ("\n".join(lines) + "\n").encode("utf-8", "surrogatepass") if lines else b""
 
 
+def _against_paths(against) -> list:
+    """against= as simdup.dedup and simdup.dask.dedup take it: None, a path, or a list of
+    paths."""
+    if against is None:
+        return []
+    if isinstance(against, (str, os.PathLike)):
+        return [os.fspath(against)]
+    return [os.fspath(a) for a in against]
+
+
 def dedup(source: Any, **options: Any):
     """Deduplicates a corpus; the same decisions as ``simdup dedup`` with the same options.
 
@@ -400,10 +410,7 @@ def dedup(source: Any, **options: Any):
 
     opts = dict(options)
     annotate = bool(opts.pop("annotate", False))
-    against = opts.pop("against", None)
-    against = [] if against is None else (
-        [os.fspath(against)] if isinstance(against, (str, os.PathLike))
-        else [os.fspath(a) for a in against])
+    against = _against_paths(opts.pop("against", None))
     against_only = bool(opts.pop("against_only", False))
     if "verify" in opts and opts["verify"] in (None, False):
         opts["verify"] = "off"

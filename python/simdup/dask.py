@@ -54,6 +54,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from . import _core
+from . import _against_paths
 
 __all__ = ["dedup", "main"]
 
@@ -826,7 +827,7 @@ def _check_options(options: Dict[str, Any], *, scheduler: Optional[str] = None,
     would refuse, before any cluster starts: those of the C++ core by the library's own rules
     (its messages name parameters: "k must be in 0..32, got 40"), this module's here."""
     options = dict(options)
-    against = _against_list(options.pop("against", None))
+    against = _against_paths(options.pop("against", None))
     against_only = bool(options.pop("against_only", False))
     k = _described(options, [], "")["parameters"]["k"]
     if against or against_only:  # opened and checked against the run's profile
@@ -987,7 +988,7 @@ def dedup(source: Any, *, client: Any = None, scheduler: Optional[str] = None,
     import dask.dataframe as dd
 
     opts = dict(options)
-    against = _against_list(opts.pop("against", None))
+    against = _against_paths(opts.pop("against", None))
     against_only = bool(opts.pop("against_only", False))
     if opts.get("verify") in (None, False) and "verify" in opts:
         opts["verify"] = "off"
@@ -1143,15 +1144,6 @@ def dedup(source: Any, *, client: Any = None, scheduler: Optional[str] = None,
         _write_output(run, specs, frames, opts, summary, samples, out, force, zstd, annotate,
                       hits if against else None)
     return frame, summary
-
-
-def _against_list(against) -> List[str]:
-    """against= as simdup.dedup takes it: None, a path, or a list of paths."""
-    if against is None:
-        return []
-    if isinstance(against, (str, os.PathLike)):
-        return [os.fspath(against)]
-    return [os.fspath(a) for a in against]
 
 
 def _all_gids(start: int, end: int):

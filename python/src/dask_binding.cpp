@@ -740,10 +740,11 @@ py::dict cluster(py::dict columns, py::dict options, std::vector<std::string> ag
 
 // The indexes of earlier runs a Dask run is given, opened and checked against its profile by
 // the driver before any task (the errors of simdup.dedup's against=): their sizes, in order.
+// Cached: the command line checks them before simdup.dask.dedup checks them again.
 std::vector<uint64_t> against_sizes(py::dict options, std::vector<std::string> against,
                                     bool against_only) {
   dedup_settings s = read_dedup_settings(std::move(options), false);
-  open_against(s, against, against_only, false);
+  open_against(s, against, against_only, true);
   std::vector<uint64_t> sizes;
   for (const auto& index : s.dedup.against) sizes.push_back(index->size());
   return sizes;
