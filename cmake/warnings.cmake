@@ -2,6 +2,11 @@
 function(simdup_set_warnings target)
   target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow
     -Wno-missing-field-initializers)
+  if(CMAKE_UNITY_BUILD AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+    # GCC warns when a class in a header holds a type from an anonymous namespace; a unity build
+    # includes each .cpp into one file, so every pimpl with a file-local field would warn.
+    target_compile_options(${target} PRIVATE -Wno-subobject-linkage)
+  endif()
 endfunction()
 
 if(SIMDUP_SANITIZE STREQUAL "address")
