@@ -308,7 +308,7 @@ void setup_dedup(CLI::App& app, int& rc) {
       ->check(CLI::IsMember({"fail", "skip"}))
       ->capture_default_str()
       ->group(r);
-  sub->add_option("--threads", cmd->threads, "Worker threads (0: all cores)")
+  sub->add_option("--threads", cmd->threads, "Worker threads (0: every usable core)")
       ->check(thread_count())
       ->capture_default_str()
       ->group(r);

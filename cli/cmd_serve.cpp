@@ -162,7 +162,7 @@ void setup_serve(CLI::App& app, int& rc) {
                   "Seconds a connection may idle or take to send a request")
       ->capture_default_str();
   cmd->add_option("--threads", args->opt.threads,
-                  "Event-loop threads serving HTTP (0: cores; 4 x cores with Redis)")
+                  "Event-loop threads serving HTTP (0: one per usable core; 4 per core with Redis)")
       ->check(integer_range(0, 256, "event-loop threads (0: picked from the cores)"))
       ->capture_default_str();
   cmd->add_option("--expire-interval-ms", args->opt.expire_interval_ms,

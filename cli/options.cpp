@@ -271,7 +271,7 @@ void add_run_options(CLI::App& cmd, run_options& opts) {
       ->check(CLI::IsMember({"fail", "skip"}))
       ->capture_default_str()
       ->group(g);
-  cmd.add_option("--threads", opts.threads, "Worker threads (0: all cores)")
+  cmd.add_option("--threads", opts.threads, "Worker threads (0: every usable core)")
       ->check(thread_count())
       ->capture_default_str()
       ->group(g);
@@ -366,7 +366,7 @@ CLI::Validator distance_k(int max_k) {
 }
 
 CLI::Validator thread_count() {
-  return integer_range(0, max_threads, "the number of worker threads (0: all cores)");
+  return integer_range(0, max_threads, "the number of worker threads (0: every usable core)");
 }
 
 }  // namespace simdup::cli

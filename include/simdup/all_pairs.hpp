@@ -39,7 +39,7 @@ struct all_pairs_options {
   index_layout layout{.k = 3, .widths = {}, .second_level_blocks = 0};
   /// Memory budget in bytes for the planner; 0 (default): no limit.
   uint64_t memory = 0;
-  /// Worker threads; 0 (default): std::thread::hardware_concurrency().
+  /// Worker threads; 0 (default): one per CPU this process may run on (simdup::pipeline_threads).
   unsigned threads = 0;
   /// Bytes the run may hold (its working set, not the caller's copy of the input nor the
   /// sink's state); 0 (default): no limit, one pass over the whole input in memory. Under a

@@ -7,7 +7,7 @@
 
 namespace simdup {
 
-/// Number of worker threads for `requested` (0 = all hardware threads).
+/// Number of worker threads for `requested`; 0: one per CPU of the process's affinity mask.
 unsigned pipeline_threads(unsigned requested);
 
 /// The stages over type-erased batches; run_ordered_pipeline<Batch> below fills them.

@@ -122,7 +122,7 @@ class Fingerprinter:
 
     def fingerprint(self, texts: Iterable[Union[str, bytes]], threads: int = 0
                     ) -> Tuple[np.ndarray, np.ndarray]:
-        """Fingerprints many texts on ``threads`` threads (0: all cores).
+        """Fingerprints many texts on ``threads`` threads (0: every usable core).
 
         Returns ``(fingerprints, status)``: a ``uint64`` array and a ``uint8`` array of
         :data:`OK` / :data:`TOO_SHORT`. A too-short text (fewer distinct features than
@@ -380,7 +380,7 @@ def dedup(source: Any, **options: Any):
     ``clusters`` ("anchored"; "centers", "star", "components"), ``anchor_floor`` (0.8),
     ``minhash`` ("10x6"; "off"), ``verify`` ("jaccard:0.8"; None or "off"),
     ``verify_shingle_width`` (5), ``verify_max_hashes`` (0), ``tmp_dir``, ``on_error``
-    ("fail"; "skip"), ``threads`` (0 = all cores), the input options ``input_format``,
+    ("fail"; "skip"), ``threads`` (0: every usable core), the input options ``input_format``,
     ``id_field``, ``text_field``, ``url_field``, ``title_field``, ``time_field``,
     ``features_field``, ``max_record_mb``, and every :class:`Fingerprinter` option
     (``min_features`` defaults to 10, as in the CLI).

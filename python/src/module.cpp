@@ -2,6 +2,8 @@
 // the pure-Python package simdup; this module only wires the library's public API.
 #include "bindings.hpp"
 
+#include <simdup/pipeline.hpp>
+
 #include <Python.h>
 
 #include <algorithm>
@@ -247,7 +249,7 @@ text_views::text_views(py::handle texts, const char* what) {
 }
 
 unsigned worker_count(unsigned threads, std::size_t work_items, std::size_t min_per_thread) {
-  unsigned n = threads ? threads : std::max(1u, std::thread::hardware_concurrency());
+  const unsigned n = simdup::pipeline_threads(threads);
   const std::size_t useful =
       std::max<std::size_t>(1, work_items / std::max<std::size_t>(1, min_per_thread));
   return static_cast<unsigned>(std::min<std::size_t>(n, useful));

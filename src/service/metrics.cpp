@@ -33,9 +33,13 @@ void metrics::count_documents(const std::string& collection, const std::string& 
   documents_[{collection, outcome}] += n;
 }
 
-std::string metrics::render(const std::map<std::string, collection_sample>& collections) const {
+std::string metrics::render(const std::map<std::string, collection_sample>& collections,
+                            int event_loops) const {
   std::string out;
   std::lock_guard lock(mu_);
+  out += "# HELP simdup_http_event_loops Event-loop threads serving HTTP (--threads).\n";
+  out += "# TYPE simdup_http_event_loops gauge\n";
+  out += "simdup_http_event_loops " + std::to_string(event_loops) + "\n";
   out += "# HELP simdup_requests_total HTTP requests by endpoint and status code.\n";
   out += "# TYPE simdup_requests_total counter\n";
   for (const auto& [key, n] : requests_) {

@@ -26,8 +26,10 @@ class metrics {
     uint64_t index_bytes = 0;
     uint64_t id_map_bytes = 0;
   };
-  /// The exposition text; `collections` supplies the store's figures.
-  std::string render(const std::map<std::string, collection_sample>& collections) const;
+  /// The exposition text; `collections` supplies the store's figures, `event_loops` the HTTP
+  /// server's thread count.
+  std::string render(const std::map<std::string, collection_sample>& collections,
+                     int event_loops) const;
 
  private:
   /// Upper bounds of the latency buckets, in seconds (+Inf is implicit).

@@ -17,6 +17,7 @@
 
 #include "service/service_impl.hpp"
 #include "util/ascii.hpp"
+#include "util/cpu.hpp"
 
 namespace simdup {
 
@@ -261,9 +262,10 @@ result<int> service::start() {
   // Handlers run on the event loops. The RocksDB store answers from memory and its WAL buffer
   // (the fsync happens on its own thread), so a loop per core keeps every core busy; a Redis
   // call holds its loop for a network round trip, so more loops keep more calls in flight.
-  const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const int cores = static_cast<int>(detail::available_cpus());
   o.threads =
       s.opt.threads > 0 ? s.opt.threads : std::min(256, s.redis_store() ? 4 * cores : cores);
+  s.event_loops = o.threads;
   o.max_body_bytes = s.opt.max_body_bytes;
   o.timeout_s = std::max(1, s.opt.timeout_s);
   o.on_rejected = [&s](int code) { s.stats.observe_request("error", code, 0.0); };

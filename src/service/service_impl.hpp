@@ -47,6 +47,7 @@ struct service::impl {
   detail::metrics stats;
   detail::text_fingerprints texts;
   std::unique_ptr<http::server> http_server;
+  int event_loops = 0;  ///< the HTTP server's, once started (/metrics)
   std::thread expirer;
   std::mutex stop_mu;
   std::condition_variable stop_cv;

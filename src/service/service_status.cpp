@@ -21,7 +21,7 @@ void service::impl::route_metrics(const http::request& req, exchange ex) {
     if (auto s = store->stats(c))
       samples[c.name] = {s->documents, s->expired, s->deleted, s->index_bytes, s->id_map_bytes};
   }
-  ex.send(200, stats.render(samples), "text/plain; version=0.0.4");
+  ex.send(200, stats.render(samples, event_loops), "text/plain; version=0.0.4");
 }
 
 void service::impl::route_openapi(const http::request& req, exchange ex) {

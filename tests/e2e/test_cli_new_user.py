@@ -111,7 +111,7 @@ def test_threads_out_of_range_names_the_flag_and_the_range(tmp_path, command):
     path = corpus(tmp_path)
     argv = [path if a == "IN" else tmp_path / "out" if a == "OUT" else a for a in command]
     prefix = "simdup " + " ".join(c for c in command if c not in ("IN", "OUT", "--out"))
-    allowed = "the number of worker threads (0: all cores): an integer from 0 to 4096"
+    allowed = "the number of worker threads (0: every usable core): an integer from 0 to 4096"
     for value, what in [("-3", "-3 is negative"), ("many", "'many' is not a number"),
                         ("100000", "100000 is too large")]:
         err = stderr(run([*argv, "--threads", value], check=2))

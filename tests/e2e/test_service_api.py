@@ -1,6 +1,7 @@
 """`simdup serve` with the embedded RocksDB store: the HTTP API, errors, limits and tokens."""
 
 import json
+import os
 import socket
 import urllib.parse
 
@@ -153,6 +154,31 @@ def test_metrics(client):
     stats = client.request("GET", "/v1/news/stats")[1]
     assert stats["id_map_bytes"] > 0 and stats["index_bytes"] > 0
 
+
+
+def event_loops(server):
+    text = server.client().request("GET", "/metrics")[1]
+    return [int(line.split()[1]) for line in text.splitlines()
+            if line.startswith("simdup_http_event_loops ")]
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two CPUs to leave one out")
+def test_default_event_loops_follow_the_cpus_the_server_may_use(tmp_path, server):
+    """One loop per CPU of the affinity mask (taskset, a container's cpuset), not per CPU of the
+    machine; --threads overrides it."""
+    assert event_loops(server) == [len(os.sched_getaffinity(0))]
+    cpu = min(os.sched_getaffinity(0))
+    pinned = Server(["--data", str(tmp_path / "pinned")],
+                    preexec_fn=lambda: os.sched_setaffinity(0, {cpu}))
+    try:
+        assert event_loops(pinned) == [1]
+    finally:
+        pinned.close()
+    chosen = Server(["--data", str(tmp_path / "chosen"), "--threads", "3"])
+    try:
+        assert event_loops(chosen) == [3]
+    finally:
+        chosen.close()
 
 def test_token(tmp_path):
     token_file = tmp_path / "token"

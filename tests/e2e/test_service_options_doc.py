@@ -15,7 +15,7 @@ HELP = re.compile(r"^\s+(--[a-z-]+) [A-Z]+(?::\S+?)?(?:=(\S+))?(?:\s|$)")
 IN_WORDS = {
     "(required for rocksdb)": None,
     "8 MiB": str(8 << 20),
-    "cores (RocksDB), 4 × cores (Redis)": "0",
+    "usable cores (RocksDB), 4 × usable cores (Redis)": "0",
 }
 
 
