@@ -26,7 +26,7 @@ int run_clusters(const clusters_options& opts) {
   }
   auto clustering = parse_linking(opts.clusters);
   if (!clustering) {
-    print_error("clusters", flag_message(clustering.error().message));
+    print_error("clusters", flag_message(clustering.error()));
     return exit_usage;
   }
   auto options = opts.index.resolve(*clustering);

@@ -101,10 +101,10 @@ result<dedup_options> resolve_dedup(const dedup_command& cmd, const fingerprint_
   const std::string mode = cmd.mode.empty() ? (only_stdin ? "stream" : "batch") : cmd.mode;
   o.mode = mode == "stream" ? dedup_mode::stream : dedup_mode::batch;
   if (auto st = parse_layers(cmd.layers, o); !st) {
-    return make_error(errc::invalid_argument, flag_message(st.error().message));
+    return with_flags(st.error());
   }
   auto keep = parse_keep_policy(cmd.keep);
-  if (!keep) return make_error(errc::invalid_argument, flag_message(keep.error().message));
+  if (!keep) return with_flags(keep.error());
   o.keep = std::move(keep).value();
   auto detection = cmd.detection.resolve(fp, o.mode == dedup_mode::batch);
   if (!detection) return std::move(detection).error();
@@ -195,7 +195,7 @@ int run_dedup(const dedup_command& cmd) {
     return 128 + sig;
   }
   if (!summary) {
-    print_error("dedup", flag_message(summary.error().message));
+    print_error("dedup", flag_message(summary.error()));
     return summary.error().code == errc::invalid_argument ? exit_usage : exit_failure;
   }
   if (!cmd.quiet) {
@@ -308,10 +308,7 @@ void setup_dedup(CLI::App& app, int& rc) {
       ->check(CLI::IsMember({"fail", "skip"}))
       ->capture_default_str()
       ->group(r);
-  sub->add_option("--threads", cmd->threads, "Worker threads (0: every usable core)")
-      ->check(thread_count())
-      ->capture_default_str()
-      ->group(r);
+  add_threads_option(*sub, cmd->threads)->group(r);
   sub->add_flag("-q,--quiet", cmd->quiet,
                 "No progress, no per-record skipped messages and no stdout summary (errors "
                 "only); summary.json still counts everything")

@@ -332,7 +332,7 @@ int run_explain(explain_command& cmd) {
     }
   }
   if (!st) {
-    print_error("explain", flag_message(st.error().message));
+    print_error("explain", flag_message(st.error()));
     return exit_usage;
   }
   std::vector<document> docs(2);
@@ -383,8 +383,7 @@ int run_explain(explain_command& cmd) {
   auto explained = explain_pair(o, docs[0], docs[1]);
   auto fps = fingerprinter_set::create(o.detection.fingerprint);
   if (!explained || !fps) {
-    print_error("explain",
-                flag_message(explained ? fps.error().message : explained.error().message));
+    print_error("explain", flag_message(explained ? fps.error() : explained.error()));
     return exit_failure;
   }
   comparison c = compare(**fps, std::move(explained).value(), docs[0], docs[1]);

@@ -190,9 +190,7 @@ void setup_idf(CLI::App& app, int& rc) {
   build->add_option("--on-error", cmd->run.on_error, "Bad records: fail or skip")
       ->check(CLI::IsMember({"fail", "skip"}))
       ->capture_default_str();
-  build->add_option("--threads", cmd->run.threads, "Worker threads (0: every usable core)")
-      ->check(thread_count())
-      ->capture_default_str();
+  add_threads_option(*build, cmd->run.threads);
   build->add_flag("-q,--quiet", cmd->run.quiet, "No progress or summary on stderr (errors only)");
   build->callback([cmd, &rc] { rc = run_idf_build(*cmd); });
 }

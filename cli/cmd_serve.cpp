@@ -69,7 +69,7 @@ int run_serve(serve_args& a) {
   block_stop_signals();
   auto svc = service::create(a.opt);
   if (!svc) {
-    print_error("serve", flag_message(svc.error().message));
+    print_error("serve", flag_message(svc.error()));
     return svc.error().code == errc::invalid_argument ? exit_usage : exit_failure;
   }
   for (const auto& name : a.collections) {

@@ -100,9 +100,7 @@ struct index_cli_options {
   result<all_pairs_options> resolve(
       cluster_linking clustering = cluster_linking::components) const {
     const auto profile = detection_profile::for_fingerprints(k, clustering);
-    if (auto st = profile.validate(); !st) {
-      return make_error(st.error().code, flag_message(st.error().message));
-    }
+    if (auto st = profile.validate(); !st) return with_flags(st.error());
     all_pairs_options o = profile.pair_search();
     o.threads = threads;
     if (!blocks.empty()) {
@@ -142,9 +140,7 @@ inline void add_index_options(CLI::App& cmd, index_cli_options& o) {
   cmd.add_option("--tmp-dir", o.tmp_dir,
                  "Directory for spilled input (default: $TMPDIR, else /tmp); a private "
                  "directory in it is removed at the end");
-  cmd.add_option("--threads", o.threads, "Worker threads (0: all cores)")
-      ->check(thread_count())
-      ->capture_default_str();
+  add_threads_option(cmd, o.threads);
   auto* binary = cmd.add_flag("--binary", o.binary,
                               "Inputs are little-endian uint64 fingerprints; id = position");
   cmd.add_flag("--decimal", o.decimal,
@@ -190,7 +186,7 @@ inline result<all_pairs_stats> pairs_within(const char* command, const fingerpri
   }
   auto run = list.on_files() ? all_pairs(list.scan(), options, sink)
                              : all_pairs(list.fingerprints, options, sink);
-  if (!run) return make_error(run.error().code, flag_message(run.error().message));
+  if (!run) return with_flags(std::move(run).error());
   return run;
 }
 

@@ -173,30 +173,27 @@ result<fingerprint_options> fingerprint_cli_options::resolve() const {
 
 result<detection_profile> detection_cli_options::resolve(const fingerprint_options& fingerprint,
                                                          bool batch) const {
-  const auto flags = [](const error_info& e) {
-    return make_error(e.code, flag_message(e.message));
-  };
   detection_profile p;
   p.fingerprint = fingerprint;
   p.k = k;
   auto linking = parse_linking(clusters);
-  if (!linking) return flags(linking.error());
+  if (!linking) return with_flags(linking.error());
   p.clustering = *linking;
   p.anchor_floor = anchor_floor;
   auto mh = parse_minhash_spec(minhash);
-  if (!mh) return flags(mh.error());
+  if (!mh) return with_flags(mh.error());
   p.minhash = *mh;
   p.verify.reset();
   if (verify != "off") {
     auto v = parse_verify_spec(verify);
-    if (!v) return flags(v.error());
+    if (!v) return with_flags(v.error());
     v->max_hashes = verify_max_hashes;
     v->shingle_width = verify_shingle_width;
     v->tmp_dir = tmp_dir;
     p.verify = *v;
   }
   p = p.effective(batch);
-  if (auto st = p.validate(); !st) return flags(st.error());
+  if (auto st = p.validate(); !st) return with_flags(st.error());
   return p;
 }
 
@@ -271,10 +268,7 @@ void add_run_options(CLI::App& cmd, run_options& opts) {
       ->check(CLI::IsMember({"fail", "skip"}))
       ->capture_default_str()
       ->group(g);
-  cmd.add_option("--threads", opts.threads, "Worker threads (0: every usable core)")
-      ->check(thread_count())
-      ->capture_default_str()
-      ->group(g);
+  add_threads_option(cmd, opts.threads)->group(g);
   cmd.add_flag("--stats", opts.stats, "Always print the summary on stderr")->group(g);
   cmd.add_flag("-q,--quiet", opts.quiet, "No progress and no summary on stderr (errors only)")
       ->group(g);
@@ -305,37 +299,56 @@ const fingerprinter& fingerprinter_set::for_document(const document& doc) const 
   return html_ ? *html_ : plain_;
 }
 
-std::string flag_message(std::string_view message) {
-  // Longest parameter names first, so that "verify shingle_width" is not taken for "verify".
+namespace {
+
+/// The flag of each library setting (parameter_info::name) that a command line sets.
+std::string_view flag_of(std::string_view setting) {
   static constexpr std::pair<std::string_view, std::string_view> kFlags[] = {
-      {"verify shingle_width", "--verify-shingle-width"},
-      {"default_verify", "--verify"},
-      {"export_dir", "--export-dir"},
-      {"verify threshold", "--verify jaccard:T"},
-      {"anchored clustering", "--clusters anchored"},
-      {"min_features", "--min-features"},
-      {"anchor_floor", "--anchor-floor"},
-      {"memory_limit", "--memory-limit"},
-      {"clustering", "--clusters"},
-      {"against", "--against"},
-      {"minhash", "--minhash"},
-      {"verify", "--verify"},
-      {"layers", "--layers"},
-      {"annotate", "--annotate"},
-      {"default_k", "--k"},
-      {"keep", "--keep"},
       {"k", "--k"},
+      {"default_k", "--k"},
+      {"min_features", "--min-features"},
+      {"verify", "--verify"},
+      {"verify.threshold", "--verify jaccard:T"},
+      {"verify.shingle_width", "--verify-shingle-width"},
+      {"default_verify", "--verify"},
+      {"minhash", "--minhash"},
+      {"clustering", "--clusters"},
+      {"anchor_floor", "--anchor-floor"},
+      {"layers", "--layers"},
+      {"keep", "--keep"},
+      {"against", "--against"},
+      {"annotate", "--annotate"},
+      {"memory_limit", "--memory-limit"},
+      {"export_dir", "--export-dir"},
   };
-  std::string out(message);
-  for (const auto& [parameter, flag] : kFlags) {
-    if (message.starts_with(parameter) && message.size() > parameter.size() &&
-        (message[parameter.size()] == ' ' || message[parameter.size()] == ':')) {
-      out = std::string(flag) + std::string(message.substr(parameter.size()));
-      break;
-    }
+  for (const auto& [name, flag] : kFlags) {
+    if (name == setting) return flag;
   }
-  if (out.ends_with(" need verify")) out.replace(out.size() - 6, 6, "--verify jaccard:T");
-  return out;
+  return {};
+}
+
+}  // namespace
+
+std::string flag_message(const error_info& error) {
+  if (!error.parameter) return error.message;
+  const parameter_info& p = *error.parameter;
+  const std::string_view flag = flag_of(p.name);
+  if (flag.empty()) return error.message;
+  if (!p.needs.empty()) {
+    // "--clusters anchored needs --verify jaccard:T": the flag that turns `needs` on.
+    const std::string_view needed = p.needs == "verify" ? "--verify jaccard:T" : flag_of(p.needs);
+    if (!needed.empty()) {
+      return std::string(flag) + (p.value.empty() ? "" : " " + p.value) + " needs " +
+             std::string(needed);
+    }
+    return error.message;
+  }
+  return std::string(flag) + (p.reason.starts_with(':') ? "" : " ") + p.reason;
+}
+
+error_info with_flags(error_info error) {
+  error.message = flag_message(error);
+  return error;
 }
 
 CLI::Validator integer_range(long long min, long long max, const std::string& meaning) {
@@ -365,8 +378,10 @@ CLI::Validator distance_k(int max_k) {
   return integer_range(0, max_k, "k counts the bits (of 64) in which two fingerprints may differ");
 }
 
-CLI::Validator thread_count() {
-  return integer_range(0, max_threads, "the number of worker threads (0: every usable core)");
+CLI::Option* add_threads_option(CLI::App& cmd, unsigned& threads) {
+  return cmd.add_option("--threads", threads, "Worker threads (0: every usable core)")
+      ->check(integer_range(0, max_threads, "the number of worker threads (0: every usable core)"))
+      ->capture_default_str();
 }
 
 }  // namespace simdup::cli

@@ -103,9 +103,12 @@ struct run_options {
 /// Adds --on-error, -o, --format, --threads, --stats, --quiet to `cmd`.
 void add_run_options(CLI::App& cmd, run_options& opts);
 
-/// A library message speaks of parameters ("k must be in 0..32", "verify: expected ...");
-/// this names the flags instead ("--k must be in 0..32", "--verify: expected ...").
-std::string flag_message(std::string_view message);
+/// A library error about a setting (error_info::parameter) speaks of the library's names ("k must
+/// be in 0..32", "verify: expected ..."); this names the command line's flags instead ("--k must
+/// be in 0..32", "--verify: expected ..."). Other errors keep their message.
+std::string flag_message(const error_info& error);
+/// The error with flag_message as its message.
+error_info with_flags(error_info error);
 
 /// Checks an integer option before CLI11 converts it, so that "abc", "-3" and "99999" get one
 /// message saying what is wrong and what is allowed: "'abc' is not a number; MEANING: an integer
@@ -118,8 +121,8 @@ CLI::Validator distance_k(int max_k);
 
 /// The most --threads a command accepts (0 means all cores).
 inline constexpr long long max_threads = 4096;
-/// --threads: 0 to max_threads.
-CLI::Validator thread_count();
+/// Adds --threads (0 to max_threads; 0: every usable core) to `cmd`, for every command alike.
+CLI::Option* add_threads_option(CLI::App& cmd, unsigned& threads);
 
 }  // namespace simdup::cli
 

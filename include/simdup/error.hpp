@@ -1,7 +1,9 @@
 // Errors are values at the library boundary: result<T> holds a T or an error.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 
@@ -24,9 +26,30 @@ enum class errc {
 /// A short stable name for an error code ("invalid_input"), used in JSON errors and logs.
 const char* errc_name(errc code) noexcept;
 
+/// The caller-supplied setting an invalid_argument error is about. Adapters name the setting
+/// in their own words from this (a CLI flag, a JSON field) instead of parsing `message`, whose
+/// wording may change.
+struct parameter_info {
+  /// Stable name: the option's field in the library's options ("k", "min_features",
+  /// "verify.threshold", "verify.shingle_width", "minhash", "clustering", "default_k").
+  std::string name;
+  /// The rejected value as text ("40", "anchored"); empty when there is none to show.
+  std::string value;
+  /// What is accepted ("0..32", "(0, 1]", "first, longest, newest or field:NAME"); empty when
+  /// the value is fine alone and only its combination is not (see `needs`).
+  std::string allowed;
+  /// What is wrong, worded to follow the setting's name ("must be at least 1").
+  std::string reason;
+  /// The setting this value needs and does not have ("verify"); then `reason` ends with the
+  /// words that lead to it ("needs").
+  std::string needs;
+};
+
 struct error_info {
   errc code;
   std::string message;
+  /// Set when the error is about one caller-supplied setting.
+  std::optional<parameter_info> parameter{};
 };
 
 /// Expected-shaped result: either a value or an error. Accessing the wrong side is a bug.
@@ -77,5 +100,12 @@ using status = result<void>;
 inline error_info make_error(errc code, std::string message) {
   return error_info{code, std::move(message)};
 }
+
+/// An error about one setting (errc::invalid_argument unless `code` says otherwise, as
+/// errc::too_large for a memory limit below the minimum). The message is `words` (default: the
+/// setting's name) followed by the reason and, for a missing companion, the setting it needs:
+/// "verify shingle_width must be at least 1", "anchored clustering needs verify".
+error_info invalid_parameter(parameter_info parameter, std::string_view words = {},
+                             errc code = errc::invalid_argument);
 
 }  // namespace simdup

@@ -28,6 +28,7 @@ import numpy as np
 
 from . import _core
 from .client import Client, Document, Match, Result, ServiceError, ServiceUnavailable
+from .errors import ParameterError
 
 __version__ = _core.__version__
 
@@ -35,6 +36,7 @@ __all__ = [
     "Fingerprinter", "fingerprint", "distance", "pairs", "clusters", "plan", "Index", "dedup",
     "segment", "keywords", "explain", "to_hex", "OK", "TOO_SHORT", "STATUS_NAMES",
     "Client", "Document", "Match", "Result", "ServiceError", "ServiceUnavailable",
+    "ParameterError",
 ]
 
 #: Status codes of :meth:`Fingerprinter.fingerprint`'s status array.

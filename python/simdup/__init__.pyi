@@ -6,6 +6,7 @@ import pandas as pd
 
 from .client import Client as Client, Document as Document, Match as Match, Result as Result
 from .client import ServiceError as ServiceError, ServiceUnavailable as ServiceUnavailable
+from .errors import ParameterError as ParameterError
 
 __version__: str
 OK: int

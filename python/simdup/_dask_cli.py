@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import re
 import sys
 import textwrap
 from typing import Any, Dict, List, NoReturn, Optional, Sequence
+
+from .errors import ParameterError
 
 PROG = "python3 -m simdup.dask"
 _SCHEDULER = "local:2"  # the command line's cluster when --scheduler is not given
@@ -30,11 +31,11 @@ _CLI_ONLY = {"--report-clusters": "report.html shows the 10 largest clusters",
              "--no-index": "the Dask form writes no index; a `simdup dedup` run of the same "
                            "input does (docs/incremental.md)",
              **{flag: "the PostgreSQL source and output are the CLI's" for flag in _POSTGRES}}
-# Library parameter phrases that are not one option's name (cli/options.cpp's flag_message).
-_PHRASES = (("verify shingle_width", "--verify-shingle-width"),
-            ("verify threshold", "--verify jaccard:T"),
-            ("anchored clustering", "--clusters anchored"),
-            ("clustering", "--clusters"))
+# Settings (ParameterError.parameter) whose library name is no option's destination; the CLI's
+# table is cli/options.cpp's flag_of.
+_SETTING_FLAGS = {"verify.threshold": "--verify jaccard:T",
+                  "verify.shingle_width": "--verify-shingle-width",
+                  "clustering": "--clusters"}
 
 
 class UsageError(Exception):
@@ -274,29 +275,35 @@ def _unknown(extras: List[str], parser: argparse.ArgumentParser) -> None:
         raise UsageError(f"unexpected argument {arg!r}")
 
 
-def _flags(parser: argparse.ArgumentParser) -> Dict[str, str]:
-    """Option name (as the library's parameters are named) -> its flag."""
-    return {a.dest: a.option_strings[-1] for a in parser._actions if a.option_strings}
+def _flags(parser: argparse.ArgumentParser) -> Dict[str, argparse.Action]:
+    """Option name (as the library's parameters are named) -> its option."""
+    return {a.dest: a for a in parser._actions if a.option_strings}
 
 
-def flag_message(message: str, flags: Dict[str, str]) -> str:
-    """A library message about parameters ("k must be in 0..32, got 40") in terms of this
-    command's flags ("--k must be in 0..32, got 40"): the parameter it starts with, and each
-    name=value it quotes."""
-    names = [(phrase, flag) for phrase, flag in _PHRASES]
-    names += sorted(flags.items(), key=lambda item: -len(item[0]))
-    for name, flag in names:
-        if re.match(re.escape(name) + r"[ :]", message):
-            message = flag + message[len(name):]
-            break
-    message = re.sub(r"\b(\w+)='?([^' ]*)'?",
-                     lambda m: f"{flags[m[1]]} {m[2]}" if m[1] in flags else m[0], message)
-    if message.endswith(" need verify"):
-        message = message[:-len("verify")] + "--verify jaccard:T"
-    return message
+def flag_message(error: Exception, flags: Dict[str, argparse.Action]) -> str:
+    """An error about a setting (a ParameterError, whose message names the library's parameters:
+    "k must be in 0..32, got 40") in terms of this command's flags ("--k must be in 0..32, got
+    40"); other errors as they are."""
+    if not isinstance(error, ParameterError):
+        return str(error)
+    option = flags.get(error.parameter)
+    flag = _SETTING_FLAGS.get(error.parameter) or (option.option_strings[-1] if option else "")
+    if not flag:
+        return str(error)
+    if error.needs:
+        # The option that sets what is missing, with its metavar: "--idf FILE".
+        needed = flags.get(error.needs)
+        if error.needs == "verify":
+            wording = "--verify jaccard:T"
+        elif needed:
+            wording = needed.option_strings[-1] + (f" {needed.metavar}" if needed.metavar else "")
+        else:
+            return str(error)
+        return f"{flag}{' ' + error.value if error.value else ''} needs {wording}"
+    return flag + ("" if error.reason.startswith(":") else " ") + error.reason
 
 
-def _run_dedup(args: argparse.Namespace, flags: Dict[str, str]) -> int:
+def _run_dedup(args: argparse.Namespace, flags: Dict[str, argparse.Action]) -> int:
     from . import dask as sdask
     given = vars(args)
     inputs = given.pop("inputs")
@@ -322,7 +329,7 @@ def _run_dedup(args: argparse.Namespace, flags: Dict[str, str]) -> int:
         sdask._check_options(options, scheduler=scheduler, **own)
         sdask._check_out(out, force)
     except (ValueError, TypeError) as e:
-        raise UsageError(flag_message(str(e), flags)) from None
+        raise UsageError(flag_message(e, flags)) from None
     except FileExistsError as e:  # a usage error, as in the CLI
         raise UsageError(str(e)) from None
     cluster = None
@@ -334,7 +341,7 @@ def _run_dedup(args: argparse.Namespace, flags: Dict[str, str]) -> int:
         print(f"simdup.dask dedup: error: {e}", file=sys.stderr)
         return 2
     except (ValueError, TypeError, OSError) as e:
-        print(f"simdup.dask dedup: error: {flag_message(str(e), flags)}", file=sys.stderr)
+        print(f"simdup.dask dedup: error: {flag_message(e, flags)}", file=sys.stderr)
         return 1
     finally:
         if cluster is not None:

@@ -55,6 +55,7 @@ import numpy as np
 
 from . import _core
 from . import _against_paths
+from .errors import ParameterError
 
 __all__ = ["dedup", "main"]
 
@@ -840,10 +841,12 @@ def _check_options(options: Dict[str, Any], *, scheduler: Optional[str] = None,
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
             raise TypeError(f"{name} must be an int, not {type(value).__name__}")
         if value < least:
-            raise ValueError(f"{name} must be at least {least}, got {value}")
+            raise ParameterError.of(name, f"must be at least {least}, got {value}",
+                                    value=str(value), allowed=f"{least}..")
     if k + near_prefix_blocks > 64:
-        raise ValueError(f"near_prefix_blocks must be at most 64 - k = {64 - k}, got "
-                         f"{near_prefix_blocks}")
+        raise ParameterError.of("near_prefix_blocks",
+                                f"must be at most 64 - k = {64 - k}, got {near_prefix_blocks}",
+                                value=str(near_prefix_blocks), allowed=f"1..{64 - k}")
     if not isinstance(pack_files, bool):
         raise TypeError(f"pack_files must be a bool, not {type(pack_files).__name__}")
     if scheduler is not None:
@@ -865,7 +868,9 @@ def _local_workers(scheduler: str) -> Optional[int]:
         return None
     count = scheduler.split(":", 1)[1]
     if not count.isdigit() or int(count) < 1:
-        raise ValueError(f"scheduler local:N needs N >= 1 worker processes, got {scheduler!r}")
+        raise ParameterError.of("scheduler",
+                                f"local:N needs N >= 1 worker processes, got {scheduler!r}",
+                                value=scheduler, allowed="local:N with N >= 1, or an address")
     return int(count)
 
 

@@ -247,13 +247,24 @@ std::shared_ptr<const dedup_index> open_index(const std::string& path, bool cach
 
 void open_against(dedup_settings& s, const std::vector<std::string>& paths, bool only,
                   bool cached) {
-  if (only && paths.empty()) throw py::value_error("dedup: against_only=True needs against=");
+  if (only && paths.empty()) {
+    raise_error(error_info{
+        errc::invalid_argument, "dedup: against_only=True needs against=",
+        parameter_info{
+            .name = "against_only", .value = "True", .reason = "needs", .needs = "against"}});
+  }
   if (!paths.empty() && s.dedup.mode != dedup_mode::batch) {
-    throw py::value_error("dedup: against= needs mode=\"batch\"");
+    raise_error(error_info{errc::invalid_argument, "dedup: against= needs mode=\"batch\"",
+                           parameter_info{.name = "against", .reason = "needs mode=\"batch\""}});
   }
   if (paths.size() > 255) {
-    throw py::value_error("dedup: against= takes at most 255 indexes, got " +
-                          std::to_string(paths.size()));
+    const std::string count = std::to_string(paths.size());
+    raise_error(error_info{errc::invalid_argument,
+                           "dedup: against= takes at most 255 indexes, got " + count,
+                           parameter_info{.name = "against",
+                                          .value = count,
+                                          .allowed = "at most 255 indexes",
+                                          .reason = "takes at most 255 indexes, got " + count}});
   }
   const index_profile profile = make_index_profile(s.dedup);
   for (const std::string& path : paths) {

@@ -172,7 +172,11 @@ py::tuple pairs(const u64_array& fps, int k, uint64_t memory, unsigned threads) 
 py::array_t<uint32_t> clusters(const u64_array& fps, int k, const std::string& mode,
                                uint64_t memory, unsigned threads) {
   if (mode != "components" && mode != "star" && mode != "centers") {
-    throw py::value_error("mode: unknown value '" + mode + "' (components, star, centers)");
+    raise_error(invalid_parameter(
+        {.name = "mode",
+         .value = mode,
+         .allowed = "components, star, centers",
+         .reason = ": unknown value '" + mode + "' (components, star, centers)"}));
   }
   const detection_profile profile =
       detection_profile::for_fingerprints(k, take(parse_linking(mode)));
@@ -214,7 +218,10 @@ py::dict plan_dict(const index_plan& p) {
 py::dict plan(uint64_t n, int k, uint64_t memory, const std::string& purpose,
               const std::string& blocks) {
   if (purpose != "batch" && purpose != "online") {
-    throw py::value_error("purpose: unknown value '" + purpose + "' (batch, online)");
+    raise_error(invalid_parameter({.name = "purpose",
+                                   .value = purpose,
+                                   .allowed = "batch, online",
+                                   .reason = ": unknown value '" + purpose + "' (batch, online)"}));
   }
   const plan_purpose pp = purpose == "batch" ? plan_purpose::batch : plan_purpose::online;
   if (!blocks.empty()) {

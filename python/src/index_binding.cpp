@@ -10,9 +10,17 @@
 namespace simdup::python {
 namespace {
 
+void check_window(int64_t window) {
+  if (window >= 0) return;
+  raise_error(invalid_parameter({.name = "window",
+                                 .value = std::to_string(window),
+                                 .allowed = "0..",
+                                 .reason = "must be >= 0 (0: entries never expire)"}));
+}
+
 online_index_options index_options(int k, int64_t window, uint64_t expected_size, uint64_t memory,
                                    const std::string& blocks) {
-  if (window < 0) throw py::value_error("window must be >= 0 (0: entries never expire)");
+  check_window(window);
   online_index_options o;
   o.layout.k = k;
   o.window = window;
@@ -31,7 +39,7 @@ class py_index {
   }
 
   static py_index load(const std::string& path, int64_t window) {
-    if (window < 0) throw py::value_error("window must be >= 0 (0: entries never expire)");
+    check_window(window);
     online_index_options o;
     o.window = window;
     result<online_index> loaded = make_error(errc::internal, "not loaded");

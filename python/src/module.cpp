@@ -13,6 +13,16 @@
 namespace simdup::python {
 
 void raise_error(const error_info& error) {
+  if (error.parameter) {
+    // simdup.errors.ParameterError (a ValueError) carries the setting as attributes.
+    const parameter_info& p = *error.parameter;
+    py::object type = py::module_::import("simdup.errors").attr("ParameterError");
+    py::object exception = type(error.message, py::arg("parameter") = p.name,
+                                py::arg("value") = p.value, py::arg("allowed") = p.allowed,
+                                py::arg("reason") = p.reason, py::arg("needs") = p.needs);
+    PyErr_SetObject(type.ptr(), exception.ptr());
+    throw py::error_already_set();
+  }
   PyObject* type = PyExc_ValueError;
   switch (error.code) {
     case errc::not_found:
@@ -64,8 +74,12 @@ std::optional<long long> option_reader::integer(const char* name, long long min,
   if (!index) throw py::error_already_set();
   const long long x = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
   if (overflow != 0 || x < min || x > max) {
-    throw py::value_error(std::string(name) + " must be in " + std::to_string(min) + ".." +
-                          std::to_string(max) + ", got " + std::string(py::str(v)));
+    const std::string allowed = std::to_string(min) + ".." + std::to_string(max);
+    const std::string value = py::str(v);
+    raise_error(invalid_parameter({.name = name,
+                                   .value = value,
+                                   .allowed = allowed,
+                                   .reason = "must be in " + allowed + ", got " + value}));
   }
   return x;
 }
@@ -129,7 +143,10 @@ std::optional<std::string> option_reader::choice(const char* name,
     list += list.empty() ? "" : ", ";
     list += c;
   }
-  throw py::value_error(std::string(name) + ": unknown value '" + *v + "' (" + list + ")");
+  raise_error(invalid_parameter({.name = name,
+                                 .value = *v,
+                                 .allowed = list,
+                                 .reason = ": unknown value '" + *v + "' (" + list + ")"}));
 }
 
 void option_reader::finish(const char* what) {
@@ -184,7 +201,9 @@ fingerprint_options read_fingerprint_options(option_reader& r, fingerprint_optio
   }
   if (auto v = r.integer("min_features", 1, 1 << 30)) o.min_features = *v;
   if (o.weighting.scheme == weighting_scheme::tfidf && o.weighting.idf_path.empty()) {
-    throw py::value_error("weighting='tfidf' needs idf=FILE");
+    raise_error(error_info{
+        errc::invalid_argument, "weighting='tfidf' needs idf=FILE",
+        parameter_info{.name = "weighting", .value = "tfidf", .reason = "needs", .needs = "idf"}});
   }
   return o;
 }

@@ -128,6 +128,33 @@ def test_option_errors():
         simdup.Fingerprinter(features="jieba", user_dict="/nonexistent/user.dict")
 
 
+def test_setting_errors_carry_the_setting():
+    """A bad setting raises simdup.ParameterError (a ValueError) with the setting as data, the
+    same fields the library's error_info::parameter holds; other errors stay what they were."""
+    with pytest.raises(simdup.ParameterError) as e:
+        simdup.Fingerprinter(shingle_width=0)
+    assert isinstance(e.value, ValueError)
+    assert (e.value.parameter, e.value.value, e.value.allowed, e.value.reason, e.value.needs) == \
+        ("shingle_width", "0", "1..1024", "must be in 1..1024, got 0", "")
+    with pytest.raises(simdup.ParameterError) as e:
+        simdup.Fingerprinter(features="letters")
+    assert (e.value.parameter, e.value.value) == ("features", "letters")
+    assert e.value.allowed == "shingles, words, word-ngrams, jieba, keywords"
+    with pytest.raises(simdup.ParameterError) as e:
+        simdup.Fingerprinter(weighting="tfidf")
+    assert (e.value.parameter, e.value.value, e.value.needs) == ("weighting", "tfidf", "idf")
+    assert str(e.value) == "weighting='tfidf' needs idf=FILE"
+    with pytest.raises(simdup.ParameterError) as e:  # from the library's detection profile
+        simdup.dedup([{"id": 1, "text": "some text"}], k=40)
+    assert (e.value.parameter, e.value.value, e.value.allowed) == ("k", "40", "0..32")
+    with pytest.raises(simdup.ParameterError) as e:
+        simdup.clusters(np.array([1, 2], dtype=np.uint64), k=1, mode="ring")
+    assert (e.value.parameter, e.value.value) == ("mode", "ring")
+    with pytest.raises(TypeError) as e:  # a wrong type is no ParameterError
+        simdup.Fingerprinter(html="yes")
+    assert not isinstance(e.value, simdup.ParameterError)
+
+
 def test_options_change_the_pipeline():
     text = ["Hello, WORLD! Hello world again and again"]
     base = simdup.fingerprint(text)

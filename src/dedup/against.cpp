@@ -17,6 +17,12 @@
 #include <thread>
 
 namespace simdup::detail {
+
+error_info against_needs_batch() {
+  return invalid_parameter({.name = "against",
+                            .reason = "needs batch mode: stream mode decides each document on "
+                                      "arrival and does not join it with an earlier run's index"});
+}
 namespace {
 
 // A near candidate: a document of the run and a position in the scan of the indexes.

@@ -34,6 +34,9 @@ struct against_match {
   bool better_than(const against_match& o) const noexcept;
 };
 
+/// The error for `against` outside batch mode (the job and the stream deduplicator refuse it).
+error_info against_needs_batch();
+
 struct against_counts {
   uint64_t candidates = 0;  ///< near pairs proposed (SimHash and MinHash)
   uint64_t rejected = 0;    ///< of them, rejected by verification

@@ -10,31 +10,48 @@ namespace simdup {
 status detection_profile::validate() const {
   if (status s = validate_k(k); !s) return s;
   if (fingerprint.min_features == 0) {
-    return make_error(errc::invalid_argument, "min_features must be at least 1");
+    return invalid_parameter(
+        {.name = "min_features", .value = "0", .allowed = "1..", .reason = "must be at least 1"});
   }
   if (verify) {
     if (!(verify->threshold > 0.0 && verify->threshold <= 1.0)) {
-      return make_error(errc::invalid_argument, "verify threshold must be in (0, 1], got " +
-                                                    std::to_string(verify->threshold));
+      const std::string value = std::to_string(verify->threshold);
+      return invalid_parameter({.name = "verify.threshold",
+                                .value = value,
+                                .allowed = "(0, 1]",
+                                .reason = "must be in (0, 1], got " + value},
+                               "verify threshold");
     }
     if (verify->shingle_width == 0) {
-      return make_error(errc::invalid_argument, "verify shingle_width must be at least 1");
+      return invalid_parameter({.name = "verify.shingle_width",
+                                .value = "0",
+                                .allowed = "1..",
+                                .reason = "must be at least 1"},
+                               "verify shingle_width");
     }
   }
+  const std::string bands = std::to_string(minhash.bands) + "x" + std::to_string(minhash.rows);
   if (minhash.bands > 64 || (minhash.bands > 0 && (minhash.rows < 1 || minhash.rows > 16))) {
-    return make_error(errc::invalid_argument,
-                      "minhash must have at most 64 bands of 1..16 rows, got " +
-                          std::to_string(minhash.bands) + "x" + std::to_string(minhash.rows));
+    return invalid_parameter({.name = "minhash",
+                              .value = bands,
+                              .allowed = "at most 64 bands of 1..16 rows",
+                              .reason = "must have at most 64 bands of 1..16 rows, got " + bands});
   }
   if (minhash.bands > 0 && !verify) {
-    return make_error(errc::invalid_argument, "minhash candidates need verify");
+    return invalid_parameter(
+        {.name = "minhash", .value = bands, .reason = "candidates need", .needs = "verify"});
   }
   if (clustering == cluster_linking::anchored && !verify) {
-    return make_error(errc::invalid_argument, "anchored clustering needs verify");
+    return invalid_parameter(
+        {.name = "clustering", .value = "anchored", .reason = "needs", .needs = "verify"},
+        "anchored clustering");
   }
   if (!(anchor_floor >= 0.0 && anchor_floor <= 1.0)) {
-    return make_error(errc::invalid_argument,
-                      "anchor_floor must be in [0, 1], got " + std::to_string(anchor_floor));
+    const std::string value = std::to_string(anchor_floor);
+    return invalid_parameter({.name = "anchor_floor",
+                              .value = value,
+                              .allowed = "[0, 1]",
+                              .reason = "must be in [0, 1], got " + value});
   }
   return {};
 }
@@ -61,8 +78,11 @@ status parse_layers(std::string_view list, dedup_options& options) {
     } else if (layer == "near") {
       options.near_layer = true;
     } else {
-      return make_error(errc::invalid_argument, "layers: unknown layer '" + std::string(layer) +
-                                                    "' (url, title, exact, near)");
+      return invalid_parameter(
+          {.name = "layers",
+           .value = std::string(layer),
+           .allowed = "url, title, exact, near",
+           .reason = ": unknown layer '" + std::string(layer) + "' (url, title, exact, near)"});
     }
   }
   return {};

@@ -6,6 +6,7 @@
 // never texts; the report's clusters (report_samples); the outputs (job_output).
 #include <simdup/dedup_job.hpp>
 
+#include "dedup/against.hpp"
 #include "dedup/job_index.hpp"
 #include "dedup/job_input.hpp"
 #include "dedup/job_output.hpp"
@@ -281,13 +282,14 @@ status job::finish_stream() {
 
 status job::open_against(dedup_options& engine_options) {
   if (o_.against.size() > 255) {
-    return make_error(errc::invalid_argument,
-                      "against: at most 255 indexes, got " + std::to_string(o_.against.size()));
+    const std::string count = std::to_string(o_.against.size());
+    return invalid_parameter({.name = "against",
+                              .value = count,
+                              .allowed = "at most 255 indexes",
+                              .reason = ": at most 255 indexes, got " + count});
   }
   if (!o_.against.empty() && o_.dedup.mode == dedup_mode::stream) {
-    return make_error(errc::invalid_argument,
-                      "against needs batch mode: stream mode decides each document on arrival "
-                      "and does not join it with an earlier run's index");
+    return detail::against_needs_batch();
   }
   const index_profile profile = make_index_profile(o_.dedup);
   for (const std::string& path : o_.against) {

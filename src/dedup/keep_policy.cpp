@@ -14,9 +14,12 @@ result<keep_policy> parse_keep_policy(std::string_view spec) {
     policy.rule = keep_rule::field;
     policy.field = std::string(spec.substr(6));
   } else {
-    return make_error(
-        errc::invalid_argument,
-        "keep: expected first, longest, newest or field:NAME, got '" + std::string(spec) + "'");
+    constexpr std::string_view allowed = "first, longest, newest or field:NAME";
+    return invalid_parameter(
+        {.name = "keep",
+         .value = std::string(spec),
+         .allowed = std::string(allowed),
+         .reason = ": expected " + std::string(allowed) + ", got '" + std::string(spec) + "'"});
   }
   return policy;
 }

@@ -29,10 +29,12 @@ result<minhash_options> parse_minhash_spec(std::string_view spec) {
   if (x == std::string_view::npos || !number(spec.substr(0, x), o.bands) ||
       !number(spec.substr(x + 1), o.rows) || o.bands < 1 || o.bands > 64 || o.rows < 1 ||
       o.rows > 16) {
-    return make_error(errc::invalid_argument,
-                      "minhash: expected off or BANDSxROWS (bands 1-64, rows 1-16, e.g. 16x4), "
-                      "got '" +
-                          std::string(spec) + "'");
+    constexpr std::string_view allowed = "off or BANDSxROWS (bands 1-64, rows 1-16, e.g. 16x4)";
+    return invalid_parameter(
+        {.name = "minhash",
+         .value = std::string(spec),
+         .allowed = std::string(allowed),
+         .reason = ": expected " + std::string(allowed) + ", got '" + std::string(spec) + "'"});
   }
   return o;
 }

@@ -86,9 +86,11 @@ status annotate(std::string& out, const document& doc, const record_annotation& 
     return {};
   }
   if (doc.format != input_format::csv && doc.format != input_format::tsv) {
-    return make_error(errc::invalid_argument,
-                      "annotate writes JSONL, CSV, TSV and Parquet records; " + doc.source +
-                          " is " + input_format_name(doc.format));
+    return invalid_parameter({.name = "annotate",
+                              .value = doc.source,
+                              .allowed = "JSONL, CSV, TSV and Parquet records",
+                              .reason = "writes JSONL, CSV, TSV and Parquet records; " +
+                                        doc.source + " is " + input_format_name(doc.format)});
   }
   const bool csv = doc.format == input_format::csv;
   std::string fields[6];

@@ -4,6 +4,7 @@
 #include <simdup/exact_layer.hpp>
 #include <simdup/online_index.hpp>
 
+#include "dedup/against.hpp"
 #include "dedup/engine_state.hpp"
 
 #include <algorithm>
@@ -57,11 +58,7 @@ struct stream_deduplicator::impl {
 };
 
 result<stream_deduplicator> stream_deduplicator::create(const dedup_options& options) {
-  if (!options.against.empty()) {
-    return make_error(errc::invalid_argument,
-                      "against needs batch mode: stream mode decides each document on arrival "
-                      "and does not join it with an earlier run's index");
-  }
+  if (!options.against.empty()) return detail::against_needs_batch();
   auto state = detail::engine_state::create(options);
   if (!state) return std::move(state).error();
   online_index_options index_options;

@@ -124,8 +124,11 @@ normalize_options verify_normalize_options(const normalize_options& fingerprint)
 result<verify_options> parse_verify_spec(std::string_view spec) {
   constexpr std::string_view prefix = "jaccard:";
   const auto bad = [&] {
-    return make_error(errc::invalid_argument, "verify: expected jaccard:T with T in (0, 1], got '" +
-                                                  std::string(spec) + "'");
+    return invalid_parameter(
+        {.name = "verify",
+         .value = std::string(spec),
+         .allowed = "jaccard:T with T in (0, 1]",
+         .reason = ": expected jaccard:T with T in (0, 1], got '" + std::string(spec) + "'"});
   };
   if (!spec.starts_with(prefix)) return bad();
   const std::string number(spec.substr(prefix.size()));

@@ -44,7 +44,8 @@ scratch& local_scratch() {
 
 status validate(const fingerprint_options& o) {
   if (o.min_features == 0)
-    return make_error(errc::invalid_argument, "min_features must be at least 1");
+    return invalid_parameter(
+        {.name = "min_features", .value = "0", .allowed = "1..", .reason = "must be at least 1"});
   if (o.compat == compat_mode::python_simhash) return {};
   const auto& f = o.features;
   if (f.kind == feature_kind::shingles && (f.shingle_width == 0 || f.shingle_width > 1024))

@@ -216,12 +216,17 @@ result<all_pairs_stats> all_pairs(const fingerprint_scan& input, const all_pairs
     }
     if (!packed) {
       const uint64_t largest = *std::max_element(hist[g].begin(), hist[g].end());
-      return make_error(errc::too_large,
-                        "memory_limit " + describe_bytes(limit, false) +
-                            " is too small: " + std::to_string(largest) +
-                            " fingerprints share the bits that split this input into passes; "
-                            "the smallest limit for it is " +
-                            describe_bytes(all_pairs_pass_bytes(largest, threads) + taken, true));
+      const std::string minimum =
+          describe_bytes(all_pairs_pass_bytes(largest, threads) + taken, true);
+      return invalid_parameter(
+          {.name = "memory_limit",
+           .value = describe_bytes(limit, false),
+           .allowed = "at least " + minimum,
+           .reason = describe_bytes(limit, false) + " is too small: " + std::to_string(largest) +
+                     " fingerprints share the bits that split this input into passes; "
+                     "the smallest limit for it is " +
+                     minimum},
+          {}, errc::too_large);
     }
   }
   std::vector<uint64_t> fps;

@@ -86,9 +86,11 @@ result<cluster_linking> parse_linking(std::string_view name) {
                  cluster_linking::centers}) {
     if (name == linking_name(l)) return l;
   }
-  return make_error(
-      errc::invalid_argument,
-      "clustering must be components, star, anchored or centers, got '" + std::string(name) + "'");
+  return invalid_parameter(
+      {.name = "clustering",
+       .value = std::string(name),
+       .allowed = "components, star, anchored or centers",
+       .reason = "must be components, star, anchored or centers, got '" + std::string(name) + "'"});
 }
 
 namespace {

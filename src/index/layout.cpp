@@ -182,9 +182,11 @@ index_layout index_layout::two_level(int k, int blocks1, int blocks2) {
 
 status validate_k(int k, std::string_view name) {
   if (k >= 0 && k <= max_index_k) return {};
-  return make_error(errc::invalid_argument, std::string(name) + " must be in 0.." +
-                                                std::to_string(max_index_k) + ", got " +
-                                                std::to_string(k));
+  const std::string allowed = "0.." + std::to_string(max_index_k);
+  return invalid_parameter({.name = std::string(name),
+                            .value = std::to_string(k),
+                            .allowed = allowed,
+                            .reason = "must be in " + allowed + ", got " + std::to_string(k)});
 }
 
 status index_layout::validate() const {

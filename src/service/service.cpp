@@ -1,6 +1,7 @@
 // HTTP adapter of the dedup service: its lifetime, the routing of requests to the handlers of each
 // resource (service_impl.hpp), authentication, and the expiry loop. Algorithms live in the store
 // (backend) and fingerprint components.
+#include <simdup/json.hpp>
 #include <simdup/plan.hpp>
 
 #include <pthread.h>
@@ -69,7 +70,19 @@ result<std::string> read_token(const std::string& path) {
 }  // namespace
 
 void service::impl::exchange::fail(const error_info& err) {
-  fail(http_status(err.code), errc_name(err.code), err.message);
+  std::string body = http::error_body(errc_name(err.code), err.message);
+  if (err.parameter) {
+    // The setting the error is about, for clients that name it in their own words.
+    body.resize(body.size() - 2);  // reopen {"error":{...}}
+    body += ",\"parameter\":{\"name\":";
+    json::append_string(body, err.parameter->name);
+    body += ",\"value\":";
+    json::append_string(body, err.parameter->value);
+    body += ",\"allowed\":";
+    json::append_string(body, err.parameter->allowed);
+    body += "}}}";
+  }
+  send(http_status(err.code), std::move(body));
 }
 
 int64_t service::impl::now() const {
@@ -207,9 +220,11 @@ result<std::unique_ptr<service>> service::create(const service_options& options)
   p->opt = options;
   if (status s = validate_k(options.default_k, "default_k"); !s) return s.error();
   if (!(options.default_verify >= 0 && options.default_verify <= 1)) {
-    return make_error(errc::invalid_argument,
-                      "default_verify must be 0 (off) or a threshold in (0, 1], got " +
-                          std::to_string(options.default_verify));
+    const std::string value = std::to_string(options.default_verify);
+    return invalid_parameter({.name = "default_verify",
+                              .value = value,
+                              .allowed = "0 (off) or a threshold in (0, 1]",
+                              .reason = "must be 0 (off) or a threshold in (0, 1], got " + value});
   }
   if (options.max_documents == 0 || options.max_body_bytes == 0 || options.max_matches == 0) {
     return make_error(errc::invalid_argument, "limits must be positive");
@@ -218,9 +233,12 @@ result<std::unique_ptr<service>> service::create(const service_options& options)
     std::error_code ec;
     std::filesystem::create_directories(options.export_dir, ec);
     if (ec || !std::filesystem::is_directory(options.export_dir, ec)) {
-      return make_error(errc::invalid_argument, "export_dir " + options.export_dir +
-                                                    ": not a directory that can be created" +
-                                                    (ec ? ": " + ec.message() : std::string()));
+      return invalid_parameter({.name = "export_dir",
+                                .value = options.export_dir,
+                                .allowed = "a directory that exists or can be created",
+                                .reason = options.export_dir +
+                                          ": not a directory that can be created" +
+                                          (ec ? ": " + ec.message() : std::string())});
     }
   }
   if (!options.token_file.empty()) {

@@ -7,10 +7,16 @@
 #include <simdjson.h>
 
 #include <charconv>
+#include <string>
+#include <string_view>
 
 #include "store/backend.hpp"
 
 namespace simdup::detail {
+
+namespace {
+constexpr const char* kVerifyAllowed = R"("off" or "jaccard:T" with T in (0, 1])";
+}  // namespace
 
 bool valid_collection_name(std::string_view name) {
   if (name.empty() || name.size() > 64) return false;
@@ -41,32 +47,52 @@ detection_profile detection_for(const collection_config& config) {
 
 status validate(const collection_config& config) {
   if (!valid_collection_name(config.name)) {
-    return make_error(errc::invalid_argument,
-                      "collection name must be 1 to 64 characters of [A-Za-z0-9_.-]");
+    return invalid_parameter({.name = "name",
+                              .value = config.name,
+                              .allowed = "1 to 64 characters of [A-Za-z0-9_.-]",
+                              .reason = "must be 1 to 64 characters of [A-Za-z0-9_.-]"},
+                             "collection name");
   }
   if (auto k = detection_for(config).validate(); !k) return k;
   if (!(config.verify >= 0 && config.verify <= 1)) {
-    return make_error(errc::invalid_argument,
-                      "verify must be \"off\" or \"jaccard:T\" with T in (0, 1]");
+    return invalid_parameter({.name = "verify",
+                              .value = std::to_string(config.verify),
+                              .allowed = kVerifyAllowed,
+                              .reason = "must be " + std::string(kVerifyAllowed)});
   }
   if (config.window_s < 0) {
-    return make_error(errc::invalid_argument, "window_s must be >= 0 (0: no expiry)");
+    return invalid_parameter({.name = "window_s",
+                              .value = std::to_string(config.window_s),
+                              .allowed = "0..",
+                              .reason = "must be >= 0 (0: no expiry)"});
   }
   if (config.compat != "none" && config.compat != "python-simhash" &&
       config.compat != "jieba-tfidf") {
-    return make_error(errc::invalid_argument,
-                      "compat must be \"none\", \"python-simhash\" or \"jieba-tfidf\"");
+    constexpr std::string_view allowed = R"("none", "python-simhash" or "jieba-tfidf")";
+    return invalid_parameter({.name = "compat",
+                              .value = config.compat,
+                              .allowed = std::string(allowed),
+                              .reason = "must be " + std::string(allowed)});
   }
   if (config.shingle_width < 1 || config.shingle_width > 64) {
-    return make_error(errc::invalid_argument, "shingle_width must be between 1 and 64");
+    return invalid_parameter({.name = "shingle_width",
+                              .value = std::to_string(config.shingle_width),
+                              .allowed = "1..64",
+                              .reason = "must be between 1 and 64"});
   }
   if (config.features != "shingles" && config.features != "jieba" &&
       config.features != "keywords") {
-    return make_error(errc::invalid_argument,
-                      "features must be \"shingles\", \"jieba\" or \"keywords\"");
+    constexpr std::string_view allowed = R"("shingles", "jieba" or "keywords")";
+    return invalid_parameter({.name = "features",
+                              .value = config.features,
+                              .allowed = std::string(allowed),
+                              .reason = "must be " + std::string(allowed)});
   }
   if (config.top_k < 0 || config.top_k > 1000) {
-    return make_error(errc::invalid_argument, "top_k must be between 0 and 1000");
+    return invalid_parameter({.name = "top_k",
+                              .value = std::to_string(config.top_k),
+                              .allowed = "0..1000",
+                              .reason = "must be between 0 and 1000"});
   }
   return {};
 }
@@ -99,9 +125,11 @@ result<double> parse_verify_setting(std::string_view text) {
   if (text == "off") return 0.0;
   auto options = parse_verify_spec(text);
   if (!options) {
-    return make_error(errc::invalid_argument,
-                      "verify must be \"off\" or \"jaccard:T\" with T in (0, 1], got \"" +
-                          std::string(text) + "\"");
+    return invalid_parameter({.name = "verify",
+                              .value = std::string(text),
+                              .allowed = kVerifyAllowed,
+                              .reason = "must be " + std::string(kVerifyAllowed) + ", got \"" +
+                                        std::string(text) + "\""});
   }
   return options->threshold;
 }

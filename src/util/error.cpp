@@ -3,6 +3,8 @@
 #include "util/write_errc.hpp"
 
 #include <cerrno>
+#include <string>
+#include <utility>
 
 namespace simdup {
 
@@ -30,6 +32,14 @@ const char* errc_name(errc code) noexcept {
       return "no_space";
   }
   return "unknown";
+}
+
+error_info invalid_parameter(parameter_info parameter, std::string_view words, errc code) {
+  std::string message(words.empty() ? std::string_view(parameter.name) : words);
+  if (!parameter.reason.empty())
+    message += (parameter.reason.front() == ':' ? "" : " ") + parameter.reason;
+  if (!parameter.needs.empty()) message += " " + parameter.needs;
+  return error_info{code, std::move(message), std::move(parameter)};
 }
 
 errc write_errc(int err) noexcept {

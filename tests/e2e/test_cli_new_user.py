@@ -104,6 +104,31 @@ def test_every_usage_error_ends_with_the_help_hint(tmp_path, args, start):
     assert not (tmp_path / "out").exists()
 
 
+# The library's checks of a setting, worded by the CLI from the error's parameter (name, value,
+# reason): the flag stands where the library names its option, the rest is the library's.
+LIBRARY_SETTING_ERRORS = [
+    (["dedup", "IN", "--out", "OUT", "--verify", "jacard:0.8"],
+     "--verify: expected jaccard:T with T in (0, 1], got 'jacard:0.8'"),
+    (["dedup", "IN", "--out", "OUT", "--minhash", "3"],
+     "--minhash: expected off or BANDSxROWS (bands 1-64, rows 1-16, e.g. 16x4), got '3'"),
+    (["dedup", "IN", "--out", "OUT", "--keep", "biggest"],
+     "--keep: expected first, longest, newest or field:NAME, got 'biggest'"),
+    (["dedup", "IN", "--out", "OUT", "--layers", "exact,fuzzy"],
+     "--layers: unknown layer 'fuzzy' (url, title, exact, near)"),
+    (["explain", "a", "b", "--verify", "nope"],
+     "--verify: expected jaccard:T with T in (0, 1], got 'nope'"),
+]
+
+
+@pytest.mark.parametrize("args, line", LIBRARY_SETTING_ERRORS,
+                         ids=[" ".join(a) for a, _ in LIBRARY_SETTING_ERRORS])
+def test_library_setting_errors_name_the_flag(tmp_path, args, line):
+    path = corpus(tmp_path)
+    argv = [path if a == "IN" else tmp_path / "out" if a == "OUT" else a for a in args]
+    err = stderr(run(argv, check=2))
+    assert err.startswith(f"simdup {args[0]}: error: {line}\n"), err
+
+
 @pytest.mark.parametrize("command", [["dedup", "IN", "--out", "OUT"], ["fingerprint", "IN"],
                                      ["features", "IN"], ["segment", "IN"], ["pairs", "IN"],
                                      ["clusters", "IN"], ["idf", "build", "IN"]])

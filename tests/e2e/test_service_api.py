@@ -125,6 +125,14 @@ def test_unknown_collection_and_endpoint(client):
     assert status == 404 and body["error"]["code"] == "not_found"
     status, body = client.request("PUT", "/v1/bad", raw='{"k": 99}')
     assert status == 400 and "k must be" in body["error"]["message"]
+    # The setting as data, for clients that word it themselves.
+    assert body["error"]["parameter"] == {"name": "k", "value": "99", "allowed": "0..32"}
+    status, body = client.request("PUT", "/v1/bad", raw='{"shingle_width": 0}')
+    assert status == 400 and body["error"]["parameter"] == {
+        "name": "shingle_width", "value": "0", "allowed": "1..64"}
+    # Errors that are about no one setting have none.
+    status, body = client.request("GET", "/v2/whatever")
+    assert "parameter" not in body["error"]
 
 
 def test_limits(client):

@@ -1,6 +1,9 @@
 // The detection profile (defaults, the one validation, effective()) and explain_pair.
 #include <simdup/dedup.hpp>
 #include <simdup/detection.hpp>
+#include <simdup/keep_policy.hpp>
+#include <simdup/minhash.hpp>
+#include <simdup/verify.hpp>
 
 #include <gtest/gtest.h>
 
@@ -77,6 +80,69 @@ TEST(DetectionProfile, MessagesNameTheParameter) {
   EXPECT_TRUE(p.validate());  // centers cluster the pairs within k
   p.clustering = cluster_linking::star;
   EXPECT_TRUE(p.validate());
+}
+
+// What adapters word their own flags from (cli/options.cpp, simdup.dask's command line, the
+// service's JSON errors): the setting's stable name, the value and what is allowed.
+TEST(DetectionProfile, ErrorsCarryTheSettingAsData) {
+  const auto parameter = [](const auto& st) {
+    EXPECT_FALSE(st);
+    EXPECT_TRUE(!st && st.error().parameter);
+    return !st && st.error().parameter ? *st.error().parameter : parameter_info{};
+  };
+  detection_profile p;
+  p.k = 33;
+  parameter_info got = parameter(p.validate());
+  EXPECT_EQ(got.name, "k");
+  EXPECT_EQ(got.value, "33");
+  EXPECT_EQ(got.allowed, "0..32");
+  EXPECT_EQ(got.reason, "must be in 0..32, got 33");
+  p = detection_profile{};
+  p.verify->threshold = 1.5;
+  got = parameter(p.validate());
+  EXPECT_EQ(got.name, "verify.threshold");
+  EXPECT_EQ(got.allowed, "(0, 1]");
+  p = detection_profile{};
+  p.verify->shingle_width = 0;
+  got = parameter(p.validate());
+  EXPECT_EQ(got.name, "verify.shingle_width");
+  EXPECT_EQ(got.value, "0");
+  p = detection_profile{};
+  p.anchor_floor = -1;
+  EXPECT_EQ(parameter(p.validate()).name, "anchor_floor");
+  p = detection_profile{};
+  p.fingerprint.min_features = 0;
+  EXPECT_EQ(parameter(p.validate()).name, "min_features");
+  p = detection_profile{};
+  p.verify.reset();
+  got = parameter(p.validate());
+  EXPECT_EQ(got.name, "minhash");
+  EXPECT_EQ(got.value, "10x6");
+  EXPECT_EQ(got.needs, "verify");
+  EXPECT_TRUE(got.allowed.empty());  // the value is fine; the combination is not
+  p.minhash = minhash_options{};
+  got = parameter(p.validate());
+  EXPECT_EQ(got.name, "clustering");
+  EXPECT_EQ(got.value, "anchored");
+  EXPECT_EQ(got.needs, "verify");
+  got = parameter(parse_linking("ring"));
+  EXPECT_EQ(got.name, "clustering");
+  EXPECT_EQ(got.value, "ring");
+  EXPECT_EQ(got.allowed, "components, star, anchored or centers");
+  dedup_options o;
+  got = parameter(parse_layers("url,fuzzy", o));
+  EXPECT_EQ(got.name, "layers");
+  EXPECT_EQ(got.value, "fuzzy");
+  EXPECT_EQ(got.allowed, "url, title, exact, near");
+  got = parameter(parse_keep_policy("biggest"));
+  EXPECT_EQ(got.name, "keep");
+  EXPECT_EQ(got.value, "biggest");
+  got = parameter(parse_minhash_spec("100x3"));
+  EXPECT_EQ(got.name, "minhash");
+  EXPECT_EQ(got.value, "100x3");
+  got = parameter(parse_verify_spec("cosine"));
+  EXPECT_EQ(got.name, "verify");
+  EXPECT_EQ(got.value, "cosine");
 }
 
 TEST(DetectionProfile, EffectiveDropsWhatAModeCannotUse) {

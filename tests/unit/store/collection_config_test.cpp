@@ -43,6 +43,8 @@ TEST(CollectionConfig, BadVerifyAndKAreRefusedByName) {
     ASSERT_FALSE(c) << body;
     EXPECT_EQ(c.error().code, errc::invalid_argument);
     EXPECT_NE(c.error().message.find("verify"), std::string::npos) << c.error().message;
+    ASSERT_TRUE(c.error().parameter) << body;
+    EXPECT_EQ(c.error().parameter->name, "verify");
   }
   auto c = config_from_json(R"({"verify":0.8})", base);
   ASSERT_FALSE(c);
@@ -53,6 +55,13 @@ TEST(CollectionConfig, BadVerifyAndKAreRefusedByName) {
   c = config_from_json(R"({"k":)" + std::to_string(max_index_k + 1) + "}", base);
   ASSERT_FALSE(c);
   EXPECT_NE(c.error().message.find("k must be in 0..32, got 33"), std::string::npos);
+  ASSERT_TRUE(c.error().parameter);
+  EXPECT_EQ(c.error().parameter->name, "k");
+  EXPECT_EQ(c.error().parameter->value, "33");
+  c = config_from_json(R"({"top_k":1001})", base);
+  ASSERT_FALSE(c);
+  EXPECT_EQ(c.error().message, "top_k must be between 0 and 1000");
+  EXPECT_EQ(c.error().parameter->allowed, "0..1000");
 }
 
 TEST(CollectionConfig, SettingsStoredWithoutVerifyKeepNone) {

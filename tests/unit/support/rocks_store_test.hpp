@@ -19,9 +19,12 @@ namespace simdup::test_support {
 class rocks_store_test : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("simdup_store_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    // Appended, not "simdup_store_" + to_string: GCC 12's -Wrestrict misreads that at -O2.
+    std::string name = "simdup_store_";
+    name += std::to_string(::getpid());
+    name += "_";
+    name += ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    dir_ = std::filesystem::temp_directory_path() / name;
     std::filesystem::remove_all(dir_);
     std::filesystem::remove_all(crashed());
     config_.name = "c";

@@ -35,5 +35,30 @@ TEST(Result, EveryCodeHasItsName) {
   EXPECT_STREQ(errc_name(errc::no_space), "no_space");
 }
 
+TEST(InvalidParameter, MessageIsTheWordsThenTheReasonAndWhatIsNeeded) {
+  const error_info range = invalid_parameter(
+      {.name = "k", .value = "40", .allowed = "0..32", .reason = "must be in 0..32, got 40"});
+  EXPECT_EQ(range.code, errc::invalid_argument);
+  EXPECT_EQ(range.message, "k must be in 0..32, got 40");
+  ASSERT_TRUE(range.parameter);
+  EXPECT_EQ(range.parameter->name, "k");
+  EXPECT_EQ(range.parameter->value, "40");
+  EXPECT_EQ(range.parameter->allowed, "0..32");
+  // A reason that starts with ':' follows the name directly; `words` replace the name.
+  EXPECT_EQ(invalid_parameter({.name = "keep", .reason = ": expected first"}).message,
+            "keep: expected first");
+  const error_info needs = invalid_parameter(
+      {.name = "clustering", .value = "anchored", .reason = "needs", .needs = "verify"},
+      "anchored clustering");
+  EXPECT_EQ(needs.message, "anchored clustering needs verify");
+  EXPECT_EQ(needs.parameter->name, "clustering");
+  EXPECT_EQ(
+      invalid_parameter({.name = "memory_limit", .reason = "is too small"}, {}, errc::too_large)
+          .code,
+      errc::too_large);
+  // Other errors carry no parameter.
+  EXPECT_FALSE(make_error(errc::io_error, "disk full").parameter);
+}
+
 }  // namespace
 }  // namespace simdup
