@@ -22,9 +22,10 @@ namespace simdup::python {
 
 namespace py = pybind11;
 
-/// Raises the Python exception for a library error (the GIL must be held): not_found is
-/// FileNotFoundError, io_error and unavailable OSError, internal RuntimeError, the rest
-/// ValueError; the message is the library's.
+/// Raises the Python exception for a library error (the GIL must be held): an error about a
+/// setting (error_info::parameter) is simdup.errors.ParameterError, a ValueError with the
+/// setting's fields; else not_found is FileNotFoundError, io_error and unavailable OSError,
+/// internal RuntimeError, the rest ValueError; the message is the library's.
 [[noreturn]] void raise_error(const error_info& error);
 
 /// Returns the value of a result or raises its error (GIL held).
@@ -121,6 +122,9 @@ py::object id_object(const std::string& id, bool is_number);
 void bind_fingerprint(py::module_& m);
 void bind_index(py::module_& m);
 void bind_dedup(py::module_& m);
-void bind_dask(py::module_& m);
+/// simdup.dask's per-partition steps (dask_partitions.cpp, dask_pairs.cpp, dask_components.cpp).
+void bind_dask_partitions(py::module_& m);
+void bind_dask_pairs(py::module_& m);
+void bind_dask_components(py::module_& m);
 
 }  // namespace simdup::python

@@ -303,5 +303,7 @@ PYBIND11_MODULE(_core, m) {
   simdup::python::bind_fingerprint(m);
   simdup::python::bind_index(m);
   simdup::python::bind_dedup(m);
-  simdup::python::bind_dask(m);
+  simdup::python::bind_dask_partitions(m);
+  simdup::python::bind_dask_pairs(m);
+  simdup::python::bind_dask_components(m);
 }
