@@ -28,7 +28,7 @@ all: build-release
 
 help:
 	@echo "make run        install deps, build (release), run the dedup job on the bundled sample"
-	@echo "make test       install deps, build (asan, tsan, fuzz presets), check every dependency is installed by the script,"
+	@echo "make test       install deps, build (asan preset with the fuzz harnesses, tsan), check every dependency is installed by the script,"
 	@echo "                run every test, the ThreadSanitizer selection and the fuzz smoke run"
 	@echo "make test-tsan  ThreadSanitizer build and the concurrency tests"
 	@echo "make bench      release build and the benchmarks"
@@ -50,14 +50,20 @@ build-%: configure-%
 run: build-release
 	@bash scripts/run-sample.sh $(SIMDUP) $(SAMPLE)
 
-test: build-asan build-tsan-tests build-fuzz
+# The asan preset (clang) also builds the libFuzzer harnesses, so the smoke run needs no third
+# build of the tree; `make fuzz` is the -O2 build for campaigns.
+test: build-asan build-tsan-tests
 	@bash scripts/check-deps.sh build/asan
 	@$(MAKE) --no-print-directory format-check
 	@ctest --preset asan -j $(JOBS)
 	@ctest --preset tsan -j $(JOBS) -R '$(TSAN_TESTS)'
-	@FUZZ_SECONDS=$(FUZZ_SMOKE_SECONDS) bash scripts/fuzz-smoke.sh build/fuzz
+	@FUZZ_SECONDS=$(FUZZ_SMOKE_SECONDS) bash scripts/fuzz-smoke.sh build/asan
 
-# The TSan build only needs what TSAN_TESTS runs (no benchmarks, no Python module).
+# The TSan build only needs what TSAN_TESTS runs: the CLI and the unit test files that define a
+# selected test (tests/CMakeLists.txt, SIMDUP_UNIT_TEST_FILTER); no benchmarks, no Python module.
+configure-tsan: deps
+	@cmake --preset tsan $(CMAKE_EXTRA) -DSIMDUP_UNIT_TEST_FILTER='$(TSAN_TESTS)' >/dev/null
+
 build-tsan-tests: configure-tsan
 	@cmake --build --preset tsan -j $(JOBS) --target simdup_tests simdup_cli
 

@@ -14,9 +14,10 @@ foreach(component ${SIMDUP_COMPONENTS})
     $<$<CXX_COMPILER_ID:GNU,Clang>:-fno-semantic-interposition>)
 endforeach()
 
-# The installed libraries and the install rules; off by default when simdup is a subproject and
-# in the libFuzzer build (its objects carry coverage hooks that only a fuzzer binary provides).
-if(SIMDUP_TOP_LEVEL AND NOT SIMDUP_BUILD_FUZZ)
+# The installed libraries and the install rules; off by default when simdup is a subproject.
+# With the libFuzzer harnesses (the asan preset) the objects carry coverage hooks, which the
+# program's clang sanitizer runtime provides (as no-ops outside a fuzzer).
+if(SIMDUP_TOP_LEVEL)
   set(_simdup_install_default ON)
 else()
   set(_simdup_install_default OFF)

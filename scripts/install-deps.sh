@@ -12,7 +12,10 @@ packages=(
   ninja-build          # base toolchain: the presets' generator
   pkg-config           # base toolchain: cmake/dependencies.cmake's pkg_check_modules
   git                  # base toolchain: clone, and the docs-examples test lists tracked files
-  clang                # base toolchain: libFuzzer harnesses (make fuzz) and the fuzz smoke run
+  clang                # base toolchain: the asan preset (make test) with its libFuzzer harnesses, make fuzz
+  libclang-rt-dev      # clang's sanitizer and libFuzzer runtimes (the asan and fuzz presets)
+  llvm                 # llvm-ar, llvm-nm, llvm-ranlib: the archiver and tools CMake picks for clang
+  lld                  # ld.lld, the linker CMake records for clang (CMAKE_LINKER)
   clang-format         # make format and the formatting check in make test
   ccache               # optional compiler cache picked up by the Makefile (faster rebuilds)
   # --- C++ libraries (headers and link lines of libsimdup, the CLI, tests, benchmarks) ---
