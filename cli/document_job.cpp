@@ -8,9 +8,11 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <iterator>
 #include <map>
 
 namespace simdup::cli {
@@ -26,9 +28,11 @@ double seconds_since(clock_type::time_point start) {
   return std::chrono::duration<double>(clock_type::now() - start).count();
 }
 
-/// Reader-side state, touched only by the (serial) produce step.
+/// Reader-side state. The produce step alone touches `in`, `done` and `bytes`; the consume
+/// step, in input order, the counts and the failure.
 struct read_state {
   record_source* in = nullptr;
+  const field_names* fields = nullptr;  ///< of records read with defer_decoding
   bool skip_bad = false;
   bool done = false;
   bool failed = false;
@@ -42,11 +46,18 @@ struct read_state {
   std::atomic<uint64_t> bytes{0};
 };
 
+std::string bad_record_failure(const std::string& message) {
+  return "stopped at " + message + "; --on-error skip skips such records";
+}
+
+// Frames records (the reader parses no JSON here: see decode_batch).
 bool produce(read_state& st, document_batch& batch) {
   batch.size = 0;
   batch.out.clear();
   batch.invalid_utf8 = 0;
   batch.too_short = 0;
+  batch.skipped.clear();
+  batch.failure.clear();
   if (st.done) return false;
   std::size_t bytes = 0;
   error_info err;
@@ -60,24 +71,65 @@ bool produce(read_state& st, document_batch& batch) {
       continue;
     }
     if (rs == read_status::bad_record && st.skip_bad) {
-      const bool input = st.in->last_skip_was_input();
-      ++(input ? st.skipped_inputs : st.skipped);
-      ++(input ? st.input_reasons : st.reasons)[std::string(st.in->last_skip_reason())];
-      if (st.warnings.size() < kMaxWarnings) st.warnings.push_back(err.message);
+      batch.skipped.push_back({batch.size, err.message, std::string(st.in->last_skip_reason()),
+                               st.in->last_skip_was_input()});
       continue;
     }
     st.done = true;
     if (rs == read_status::bad_record) {
-      st.failed = true;
-      st.failure = "stopped at " + err.message + "; --on-error skip skips such records";
+      batch.failure = bad_record_failure(err.message);
     } else if (rs == read_status::failed) {
-      st.failed = true;
-      st.failure = err.message;
+      batch.failure = err.message;
     }
     break;
   }
   st.bytes.store(st.in->stats().bytes, std::memory_order_relaxed);
-  return batch.size > 0;
+  return batch.size > 0 || !batch.skipped.empty() || !batch.failure.empty();
+}
+
+// Decodes the batch's deferred records in parallel; a bad one is skipped (its frame leaves
+// docs[0, size), the others keep their order) or, without --on-error skip, ends the batch
+// there with the failure.
+void decode_batch(const read_state& st, document_batch& batch) {
+  std::size_t kept = 0;
+  std::vector<skipped_record> bad;
+  error_info err;
+  for (std::size_t i = 0; i < batch.size; ++i) {
+    document& doc = batch.docs[i];
+    if (decode_record(doc, *st.fields, err) == read_status::record) {
+      if (kept != i) std::swap(batch.docs[kept], doc);
+      ++kept;
+      continue;
+    }
+    if (!st.skip_bad) {
+      batch.failure = bad_record_failure(err.message);  // earlier than the reader's own
+      break;
+    }
+    bad.push_back({i, err.message, std::string(errc_name(err.code)), false});
+  }
+  batch.size = kept;
+  if (bad.empty()) return;
+  // Merge with the reader's skips by place; a skip before frame i precedes frame i's own.
+  std::vector<skipped_record> merged;
+  merged.reserve(bad.size() + batch.skipped.size());
+  std::merge(std::make_move_iterator(batch.skipped.begin()),
+             std::make_move_iterator(batch.skipped.end()), std::make_move_iterator(bad.begin()),
+             std::make_move_iterator(bad.end()), std::back_inserter(merged),
+             [](const skipped_record& a, const skipped_record& b) { return a.before < b.before; });
+  batch.skipped = std::move(merged);
+}
+
+// In input order: the batch's skips counted, and its failure taken.
+void account(read_state& st, const document_batch& batch) {
+  for (const skipped_record& s : batch.skipped) {
+    ++(s.input ? st.skipped_inputs : st.skipped);
+    ++(s.input ? st.input_reasons : st.reasons)[s.reason];
+    if (st.warnings.size() < kMaxWarnings) st.warnings.push_back(s.message);
+  }
+  if (!batch.failure.empty()) {
+    st.failed = true;
+    st.failure = batch.failure;
+  }
 }
 
 std::string human_bytes(double bytes) {
@@ -109,6 +161,7 @@ int run_document_job(const std::string& command, const input_options& input, con
     }
     // With skip, a missing, truncated or unreadable input is skipped like a bad record.
     ropts->skip_failed_inputs = run.on_error == "skip";
+    ropts->defer_decoding = true;  // JSON is parsed by the workers (decode_batch)
     auto opened = reader::open(input.inputs, *ropts);
     if (!opened) {
       print_error(command, opened.error().message);
@@ -126,6 +179,7 @@ int run_document_job(const std::string& command, const input_options& input, con
 
   read_state st;
   st.in = rd;
+  st.fields = &input.fields;
   st.skip_bad = run.on_error == "skip";
   const bool progress = !run.quiet && ::isatty(STDERR_FILENO) == 1;
   const auto start = clock_type::now();
@@ -136,10 +190,12 @@ int run_document_job(const std::string& command, const input_options& input, con
   run_ordered_pipeline<document_batch>(
       run.threads, [&](document_batch& b) { return produce(st, b); },
       [&](document_batch& b) {
+        decode_batch(st, b);
         process(b);
         for (std::size_t i = 0; i < b.size; ++i) b.invalid_utf8 += b.docs[i].invalid_utf8;
       },
       [&](document_batch& b) {
+        account(st, b);
         if (auto w = to_file ? sink->write(b.out) : io->write(b); !w) {
           write_error = w.error().message;
           return false;
@@ -155,7 +211,7 @@ int run_document_job(const std::string& command, const input_options& input, con
                        static_cast<unsigned long long>(written), human_bytes(mb).c_str(),
                        mb / 1e6 / (secs > 0 ? secs : 1));
         }
-        return !sink->broken_pipe();
+        return !sink->broken_pipe() && !st.failed;
       });
   if (progress) std::fprintf(stderr, "\r\033[K");
 

@@ -16,13 +16,23 @@
 
 namespace simdup::cli {
 
+/// A record or input skipped (--on-error skip), in its place among a batch's records.
+struct skipped_record {
+  std::size_t before = 0;  ///< frames of the batch read before it
+  std::string message;
+  std::string reason;  ///< the reader's skip reason ("invalid_input", "missing_file", ...)
+  bool input = false;  ///< a whole input, not a record
+};
+
 /// A batch of records travelling through the pipeline. Documents are reused across batches.
 struct document_batch {
   std::vector<document> docs;  ///< docs[0, size) are this batch's records, in input order
   std::size_t size = 0;
-  std::string out;            ///< output bytes the process step produced for this batch
-  uint64_t invalid_utf8 = 0;  ///< repairs the process step made (the reader's are added)
-  uint64_t too_short = 0;     ///< documents without enough features
+  std::string out;                      ///< output bytes the process step produced for this batch
+  uint64_t invalid_utf8 = 0;            ///< repairs the process step made (the reader's are added)
+  uint64_t too_short = 0;               ///< documents without enough features
+  std::vector<skipped_record> skipped;  ///< in input order
+  std::string failure;  ///< the error that ends the job after this batch's records; empty: none
 };
 
 /// What the command does to one batch (runs concurrently on different batches): fill

@@ -59,6 +59,9 @@ struct document {
   /// headers and block, without the two CRLFs that follow it). Written unchanged for kept
   /// records.
   std::string raw;
+  /// Read with reader_options::defer_decoding: only `raw` and the provenance are set yet;
+  /// decode_record fills the rest.
+  bool needs_decoding = false;
   /// The format this record was read as (never auto_detect).
   input_format format = input_format::jsonl;
   /// The input's name as given on the command line; "stdin" for "-".

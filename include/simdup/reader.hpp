@@ -46,6 +46,12 @@ struct reader_options {
   /// 0.1 s and next() returns failed ("... interrupted"); never skipped. Regular files are not
   /// polled: the caller checks the flag between records.
   const std::atomic<bool>* cancel = nullptr;
+  /// JSONL records come back framed only: `raw` and the provenance (source, line, offset,
+  /// format) set, the other fields empty and `needs_decoding` true. The caller decodes each
+  /// with decode_record, on any thread: a reading thread that only frames lines keeps up with
+  /// many threads that parse and fingerprint. A malformed JSON line is then a bad_record of
+  /// decode_record, not of next() (stats().records counts it). Other formats are unaffected.
+  bool defer_decoding = false;
 };
 
 /// Outcome of reader::next().
@@ -124,6 +130,12 @@ class reader {
   explicit reader(std::unique_ptr<impl> p);
   std::unique_ptr<impl> impl_;
 };
+
+/// Fills the fields of a record read with reader_options::defer_decoding from its `raw` bytes,
+/// by `fields` (the reader's field names): read_status::record, or bad_record with `error`
+/// naming SOURCE:LINE and the reason (errc::invalid_input) as next() would have. A document
+/// that needs no decoding is left as it is (record). Thread-safe: each thread has its parser.
+read_status decode_record(document& doc, const field_names& fields, error_info& error);
 
 /// Appends `text` with the TSV escapes the TSV reader undoes (\t \n \r \\): the one TSV
 /// writer of every TSV output (fingerprint, features, segment, annotated records).

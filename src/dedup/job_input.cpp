@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <iterator>
 #include <mutex>
 #include <thread>
 
@@ -60,6 +62,38 @@ status spool_stdin(const fs::path& path, const std::atomic<bool>* stop) {
   return sink->close();
 }
 
+// Decodes the chunk's deferred records. A malformed one leaves docs[0, count) (the others keep
+// their order, and the CSV header runs their records) for a bad entry in its place.
+void decode_chunk(chunk& c, const field_names& fields) {
+  std::vector<bad_entry> bad;
+  std::size_t kept = 0;
+  std::size_t run = 0;  // csv_headers[run] is the first header run not yet renumbered
+  for (std::size_t i = 0; i < c.count; ++i) {
+    for (; run < c.csv_headers.size() && c.csv_headers[run].first == i; ++run) {
+      c.csv_headers[run].first = kept;
+    }
+    document& doc = c.docs[i];
+    error_info err;
+    if (decode_record(doc, fields, err) != read_status::record) {
+      bad.push_back({std::move(err), std::string(errc_name(errc::invalid_input)), false, i});
+      continue;
+    }
+    if (kept != i) std::swap(c.docs[kept], doc);
+    ++kept;
+  }
+  for (; run < c.csv_headers.size(); ++run) c.csv_headers[run].first = kept;
+  c.count = kept;
+  if (bad.empty()) return;
+  // In input order: a reader's bad entry before record i comes before record i's own.
+  std::vector<bad_entry> merged;
+  merged.reserve(c.bad.size() + bad.size());
+  std::merge(std::make_move_iterator(c.bad.begin()), std::make_move_iterator(c.bad.end()),
+             std::make_move_iterator(bad.begin()), std::make_move_iterator(bad.end()),
+             std::back_inserter(merged),
+             [](const bad_entry& a, const bad_entry& b) { return a.before < b.before; });
+  c.bad = std::move(merged);
+}
+
 }  // namespace
 
 error_info interrupted_error() {
@@ -90,9 +124,11 @@ result<job_input> job_input::open(const dedup_job_options& options, const fs::pa
   return in;
 }
 
-result<std::unique_ptr<record_source>> job_input::open_records() const {
+result<std::unique_ptr<record_source>> job_input::open_records(bool deferred) const {
   if (options_->open_source) return options_->open_source();
-  auto opened = reader::open(paths_, reader_options_);
+  reader_options opts = reader_options_;
+  opts.defer_decoding = deferred;
+  auto opened = reader::open(paths_, opts);
   if (!opened) return std::move(opened).error();
   return make_file_source(std::move(opened).value());
 }
@@ -120,12 +156,14 @@ void job_input::remove_spool() const {
 status read_and_sign(const job_input& input, const document_signer& signer,
                      const dedup_job_options& options,
                      const std::function<status(chunk&)>& consume) {
-  auto opened = input.open_records();
+  // The reading thread only frames JSONL lines; the signing workers parse them (decode_chunk).
+  auto opened = input.open_records(true);
   if (!opened) return std::move(opened).error();
   record_source& in = **opened;
   chunk_pool pool;
   status outcome;
   bool input_done = false;
+  std::atomic<bool> failed{false};  // a consumed chunk failed: read no further
   const unsigned threads = options.threads ? options.threads : detail::available_cpus();
 
   const auto read_chunk = [&](tbb::flow_control& fc) -> chunk* {
@@ -146,6 +184,10 @@ status read_and_sign(const job_input& input, const document_signer& signer,
         input_done = true;
         break;
       }
+      if (failed.load(std::memory_order_relaxed)) {
+        input_done = true;
+        break;
+      }
       if (c->docs.size() == c->count) {
         c->docs.emplace_back();
         c->sigs.emplace_back();
@@ -160,7 +202,8 @@ status read_and_sign(const job_input& input, const document_signer& signer,
         }
         ++c->count;
       } else if (rs == read_status::bad_record) {
-        c->bad.push_back({err, std::string(in.last_skip_reason()), in.last_skip_was_input()});
+        c->bad.push_back(
+            {err, std::string(in.last_skip_reason()), in.last_skip_was_input(), c->count});
         if (!options.skip_bad_records) break;
       } else {
         // end, or failed: an unreadable or truncated input with --on-error fail, or an
@@ -181,13 +224,21 @@ status read_and_sign(const job_input& input, const document_signer& signer,
     return c;
   };
   const auto sign_chunk = [&](chunk* c) {
+    if (failed.load(std::memory_order_relaxed)) return c;  // recycled unread by decide_chunk
+    decode_chunk(*c, input.fields());
     for (std::size_t i = 0; i < c->count; ++i)
       signer.sign(c->docs[i], c->sigs[i], c->csv_header(i));
     return c;
   };
   const auto decide_chunk = [&](chunk* c) {
     // After the first error the remaining chunks are only recycled.
-    if (outcome) outcome = c->fatal ? status(*c->fatal) : consume(*c);
+    if (outcome) {
+      // Without skip, a bad record the workers found before the reader failed stops it first.
+      const bool bad_first = !options.skip_bad_records && !c->bad.empty();
+      outcome = c->fatal && !bad_first ? status(*c->fatal) : consume(*c);
+      if (outcome && c->fatal) outcome = *c->fatal;
+    }
+    if (!outcome) failed.store(true, std::memory_order_relaxed);
     pool.put(c);
   };
   tbb::parallel_pipeline(

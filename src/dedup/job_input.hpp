@@ -34,7 +34,8 @@ error_info interrupted_error();
 struct bad_entry {
   error_info error;
   std::string reason;
-  bool input = false;  ///< a whole input failed (missing, unreadable, not text), not a record
+  bool input = false;      ///< a whole input failed (missing, unreadable, not text), not a record
+  std::size_t before = 0;  ///< records of the chunk read before it (its place among them)
 };
 
 /// Records read and signed together, in input order.
@@ -68,8 +69,11 @@ class job_input {
   /// there) when `spool_dir` is not empty, for a job that reads its input twice.
   static result<job_input> open(const dedup_job_options& options,
                                 const std::filesystem::path& spool_dir);
-  /// A fresh reader over all the inputs (or the options' own source).
-  result<std::unique_ptr<record_source>> open_records() const;
+  /// A fresh reader over all the inputs (or the options' own source). `deferred`: JSONL
+  /// records come framed only (reader_options::defer_decoding), for workers to decode.
+  result<std::unique_ptr<record_source>> open_records(bool deferred = false) const;
+  /// The field names records are decoded by.
+  const field_names& fields() const noexcept { return reader_options_.fields; }
   /// Generated ids of a spooled stdin name the spool file; shows "stdin" as the source instead.
   void restore_stdin_name(document& doc) const;
   /// Input paths after glob expansion ("-" is stdin, replaced by the spool file when spooled).

@@ -54,6 +54,14 @@ result<std::unique_ptr<format_reader>> make_parquet_reader(input_context ctx,
 /// Clears every field of `doc` (keeping capacity) and sets the provenance fields.
 void reset_document(document& doc, const input_context& ctx, input_format format, uint64_t line,
                     uint64_t offset);
+/// The two halves of reset_document: the record's fields (id, text, metadata, features, the
+/// repair count, needs_decoding) cleared, and raw cleared with the provenance set.
+void clear_fields(document& doc);
+void set_provenance(document& doc, const input_context& ctx, input_format format, uint64_t line,
+                    uint64_t offset);
+
+/// decode_record of a JSONL record (jsonl_reader.cpp).
+read_status decode_jsonl(document& doc, const field_names& fields, error_info& error);
 
 /// Gives `doc` the id "SOURCE:LINE" (or "SOURCE:OFFSET" when line is 0).
 void generate_id(document& doc);

@@ -47,35 +47,12 @@ std::string_view trim_right(std::string_view s) {
   return s;
 }
 
-class jsonl_reader final : public format_reader {
+// One JSON line into a document's fields, with a parser of its own (one per thread).
+class jsonl_decoder {
  public:
-  explicit jsonl_reader(input_context ctx) : ctx_(std::move(ctx)), f_(ctx_.options->fields) {}
+  explicit jsonl_decoder(const field_names& fields) : f_(&fields) {}
+  void use_fields(const field_names& fields) { f_ = &fields; }
 
-  read_status next(document& doc, error_info& error) override {
-    for (;;) {
-      std::string_view line;
-      const line_status st = ctx_.in->next_line(line, error);
-      if (st != line_status::ok) {
-        if (st == line_status::too_long) {
-          reset_document(doc, ctx_, input_format::jsonl, ctx_.in->line_number(),
-                         ctx_.in->line_offset());
-        }
-        return line_failure(st, ctx_, error);
-      }
-      if (is_blank(line)) continue;  // blank lines separate nothing: not records
-      reset_document(doc, ctx_, input_format::jsonl, ctx_.in->line_number(),
-                     ctx_.in->line_offset());
-      doc.raw.assign(line);
-      std::string what;
-      if (!parse(line, doc, what)) {
-        error = record_error(doc, errc::invalid_input, what);
-        return read_status::bad_record;
-      }
-      return read_status::record;
-    }
-  }
-
- private:
   /// Parses `line` (followed by kLinePadding readable bytes) into `doc`; false with `what`.
   bool parse(std::string_view line, document& doc, std::string& what) {
     auto json = parser_.iterate(line.data(), line.size(), line.size() + kLinePadding);
@@ -99,19 +76,19 @@ class jsonl_reader final : public format_reader {
       if (auto e = field.unescaped_key().get(key)) return fail(what, "invalid JSON", e);
       od::value value;
       if (auto e = field.value().get(value)) return fail(what, "invalid JSON", e);
-      if (key == f_.text) {
+      if (key == f_->text) {
         if (!read_string(value, key, doc.text, what, have_text)) return false;
-      } else if (key == f_.id) {
+      } else if (key == f_->id) {
         if (!read_id(value, doc, what)) return false;
-      } else if (key == f_.url) {
+      } else if (key == f_->url) {
         bool unused = false;
         if (!read_string(value, key, doc.url, what, unused)) return false;
-      } else if (key == f_.title) {
+      } else if (key == f_->title) {
         bool unused = false;
         if (!read_string(value, key, doc.title, what, unused)) return false;
-      } else if (key == f_.time) {
+      } else if (key == f_->time) {
         if (!read_time(value, doc, what)) return false;
-      } else if (key == f_.features) {
+      } else if (key == f_->features) {
         if (!read_features(value, doc, what)) return false;
       }
       // Other fields are skipped by the iteration (and still checked for syntax).
@@ -122,7 +99,7 @@ class jsonl_reader final : public format_reader {
       return false;
     }
     if (!have_text && !doc.features) {
-      what = "missing text field '" + f_.text + "'";
+      what = "missing text field '" + f_->text + "'";
       return false;
     }
     if (doc.id.empty() && !doc.id_is_number) generate_id(doc);
@@ -160,7 +137,7 @@ class jsonl_reader final : public format_reader {
     if (type == od::json_type::number) {
       const std::string_view token = trim_right(value.raw_json_token());
       if (!is_json_number(token)) {
-        what = "invalid JSON: malformed number in field '" + f_.id + "'";
+        what = "invalid JSON: malformed number in field '" + f_->id + "'";
         return false;
       }
       doc.id.assign(token);
@@ -170,9 +147,9 @@ class jsonl_reader final : public format_reader {
     bool present = false;
     if (type == od::json_type::string || type == od::json_type::null) {
       doc.id_is_number = false;
-      return read_string(value, f_.id, doc.id, what, present);
+      return read_string(value, f_->id, doc.id, what, present);
     }
-    what = "field '" + f_.id + "' must be a string or a number";
+    what = "field '" + f_->id + "' must be a string or a number";
     return false;
   }
 
@@ -191,7 +168,7 @@ class jsonl_reader final : public format_reader {
       } else if (!value.get_double().get(d) && std::isfinite(d) && std::fabs(d) < 9.0e18) {
         doc.time = static_cast<int64_t>(d);  // fractional seconds are truncated
       } else {
-        what = "field '" + f_.time + "' is not a valid unix time";
+        what = "field '" + f_->time + "' is not a valid unix time";
         return false;
       }
       return true;
@@ -201,20 +178,20 @@ class jsonl_reader final : public format_reader {
       if (auto e = value.get_string().get(s)) return fail(what, "invalid JSON", e);
       auto t = parse_iso8601(s);
       if (!t) {
-        what = "field '" + f_.time + "': " + t.error().message;
+        what = "field '" + f_->time + "': " + t.error().message;
         return false;
       }
       doc.time = *t;
       return true;
     }
-    what = "field '" + f_.time + "' must be unix seconds or an ISO-8601 string";
+    what = "field '" + f_->time + "' must be unix seconds or an ISO-8601 string";
     return false;
   }
 
   /// ["tok", ...] or [["tok", weight], ...] (the two forms may be mixed).
   bool read_features(od::value& value, document& doc, std::string& what) {
     const std::string bad =
-        "field '" + f_.features + "' must be [\"tok\", ...] or [[\"tok\", w], ...]";
+        "field '" + f_->features + "' must be [\"tok\", ...] or [[\"tok\", w], ...]";
     od::array arr;
     if (value.get_array().get(arr)) {
       what = bad;
@@ -264,13 +241,71 @@ class jsonl_reader final : public format_reader {
     return true;
   }
 
-  input_context ctx_;
-  const field_names& f_;
+  const field_names* f_;
   od::parser parser_;
   std::string repaired_;
 };
 
+class jsonl_reader final : public format_reader {
+ public:
+  explicit jsonl_reader(input_context ctx) : ctx_(std::move(ctx)), decoder_(ctx_.options->fields) {}
+
+  read_status next(document& doc, error_info& error) override {
+    for (;;) {
+      std::string_view line;
+      const line_status st = ctx_.in->next_line(line, error);
+      if (st != line_status::ok) {
+        if (st == line_status::too_long) {
+          reset_document(doc, ctx_, input_format::jsonl, ctx_.in->line_number(),
+                         ctx_.in->line_offset());
+        }
+        return line_failure(st, ctx_, error);
+      }
+      if (is_blank(line)) continue;  // blank lines separate nothing: not records
+      if (ctx_.options->defer_decoding) {
+        // Only the frame: the fields are cleared and filled by decode_record, on the thread
+        // that uses them.
+        set_provenance(doc, ctx_, input_format::jsonl, ctx_.in->line_number(),
+                       ctx_.in->line_offset());
+        doc.raw.assign(line);
+        doc.needs_decoding = true;
+        return read_status::record;
+      }
+      reset_document(doc, ctx_, input_format::jsonl, ctx_.in->line_number(),
+                     ctx_.in->line_offset());
+      doc.raw.assign(line);
+      std::string what;
+      if (!decoder_.parse(line, doc, what)) {
+        error = record_error(doc, errc::invalid_input, what);
+        return read_status::bad_record;
+      }
+      return read_status::record;
+    }
+  }
+
+ private:
+  input_context ctx_;
+  jsonl_decoder decoder_;
+};
+
 }  // namespace
+
+read_status decode_jsonl(document& doc, const field_names& fields, error_info& error) {
+  thread_local jsonl_decoder decoder(fields);
+  decoder.use_fields(fields);
+  clear_fields(doc);
+  doc.needs_decoding = false;
+  // The parser reads up to kLinePadding bytes past the line: zeros within raw's own buffer.
+  const std::size_t size = doc.raw.size();
+  doc.raw.append(kLinePadding, '\0');
+  doc.raw.resize(size);
+  std::string what;
+  if (!decoder.parse(doc.raw, doc, what)) {
+    error = record_error(doc, errc::invalid_input, what);
+    return read_status::bad_record;
+  }
+  return read_status::record;
+}
 
 std::unique_ptr<format_reader> make_jsonl_reader(input_context ctx) {
   return std::make_unique<jsonl_reader>(std::move(ctx));

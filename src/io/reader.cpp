@@ -248,8 +248,7 @@ result<std::vector<std::string>> expand_inputs(std::span<const std::string> inpu
 
 namespace detail {
 
-void reset_document(document& doc, const input_context& ctx, input_format format, uint64_t line,
-                    uint64_t offset) {
+void clear_fields(document& doc) {
   doc.id.clear();
   doc.id_is_number = false;
   doc.id_generated = false;
@@ -260,11 +259,22 @@ void reset_document(document& doc, const input_context& ctx, input_format format
   doc.time.reset();
   doc.features.reset();
   doc.invalid_utf8 = 0;
+  doc.needs_decoding = false;
+}
+
+void set_provenance(document& doc, const input_context& ctx, input_format format, uint64_t line,
+                    uint64_t offset) {
   doc.raw.clear();
   doc.format = format;
   if (doc.source != ctx.source) doc.source = ctx.source;
   doc.line = line;
   doc.offset = offset;
+}
+
+void reset_document(document& doc, const input_context& ctx, input_format format, uint64_t line,
+                    uint64_t offset) {
+  clear_fields(doc);
+  set_provenance(doc, ctx, format, line, offset);
 }
 
 void generate_id(document& doc) {
@@ -540,6 +550,11 @@ result<std::vector<parquet_row_group>> parquet_row_groups(const std::string& pat
 
 read_status reader::next(document& doc, error_info& error) {
   return impl_->next(doc, error);
+}
+
+read_status decode_record(document& doc, const field_names& fields, error_info& error) {
+  if (!doc.needs_decoding) return read_status::record;
+  return detail::decode_jsonl(doc, fields, error);
 }
 
 std::string_view reader::header() const noexcept {
