@@ -113,6 +113,54 @@ def test_on_error_skip_counts_and_reports(tmp_path):
     assert "2 records written, 2 records skipped (invalid_input: 2)" in err
 
 
+def mixed_bad_lines(path, records=2000):
+    """Good records with malformed JSON (every 301st line, parsed by the workers) and lines over
+    --max-record-mb 1 (every 701st, refused by the reader) among them, across many batches."""
+    bad_json, too_long, good = [], [], []
+    with open(path, "w") as f:
+        for line in range(1, records + 1):
+            if line % 701 == 0:
+                f.write(json.dumps({"id": line, "text": "x" * (1 << 20)}) + "\n")
+                too_long.append(line)
+            elif line % 301 == 0:
+                f.write('{"id": %d, "text": \n' % line)
+                bad_json.append(line)
+            else:
+                f.write(json.dumps({"id": line, "text": f"record number {line} of many"}) + "\n")
+                good.append(line)
+    return good, bad_json, too_long
+
+
+def test_on_error_skip_keeps_input_order_across_batches(tmp_path):
+    path = tmp_path / "mixed.jsonl"
+    good, bad_json, too_long = mixed_bad_lines(path)
+    proc = run(["fingerprint", "--on-error", "skip", "--max-record-mb", "1", "--threads", "2",
+                path], check=3)
+    assert [o["id"] for o in jsonl(proc)] == good
+    err = proc.stderr.decode()
+    warned = [int(m) for m in re.findall(rf"skipped {re.escape(str(path))}:(\d+):", err)]
+    assert warned == sorted(bad_json + too_long)  # in input order, whoever found them
+    assert (f"{len(good)} records written, {len(bad_json) + len(too_long)} records skipped "
+            f"(invalid_input: {len(bad_json)}, too_large: {len(too_long)})") in err
+
+
+def test_on_error_fail_names_the_first_bad_record(tmp_path):
+    # The first bad line is malformed JSON (found by a worker), a later one too long (found
+    # by the reader first): the run stops at the first, and nothing after it is written.
+    path = tmp_path / "mixed.jsonl"
+    _, bad_json, too_long = mixed_bad_lines(path)
+    assert bad_json[0] < too_long[0]
+    proc = run(["fingerprint", "--max-record-mb", "1", "--threads", "2", path], check=1)
+    err = proc.stderr.decode()
+    assert f"stopped at {path}:{bad_json[0]}: invalid JSON" in err
+    assert f":{too_long[0]}:" not in err
+    ids = [o["id"] for o in jsonl(proc)]
+    assert ids == list(range(1, len(ids) + 1)) and len(ids) < bad_json[0]
+    proc = run(["dedup", "--max-record-mb", "1", "--threads", "2", path, "--out",
+                tmp_path / "out"], check=1)
+    assert f"stopped at {path}:{bad_json[0]}: invalid JSON" in proc.stderr.decode()
+
+
 def test_invalid_utf8_is_repaired_and_counted(tmp_path):
     path = tmp_path / "u.txt"
     path.write_bytes(b"caf\xe9 au lait with some more words\nplain ascii line of text\n")
