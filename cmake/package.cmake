@@ -35,7 +35,7 @@ set(CPACK_DEBIAN_PACKAGE_SECTION text)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 # Libraries from the binaries' DT_NEEDED entries; adduser for the postinst.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-# libduckdb.so (Parquet) ships inside the package, in /usr/lib/<arch>/simdup (cmake/install.cmake):
+# libduckdb.so (Parquet) ships inside the package, in <libdir>/simdup (cmake/install.cmake):
 # dpkg-shlibdeps finds it there and needs no other package for it.
 if(SIMDUP_WITH_PARQUET)
   set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS
