@@ -49,12 +49,13 @@ if(SIMDUP_WITH_PARQUET)
       "libduckdb-linux-amd64.zip and pass -DSIMDUP_DUCKDB_ROOT=DIR, or -DSIMDUP_WITH_PARQUET=OFF.")
   endif()
   message(STATUS "Parquet: on, DuckDB ${DUCKDB_LIBRARY}")
-  # By path, not an imported target, so that the installed CMake package needs no DuckDB look-up
-  # of its own. Build-tree binaries find it through CMake's build RPATH; installed ones through
-  # the copy cmake/install.cmake puts in LIBDIR/simdup.
+  # Not linked: src/io loads libduckdb.so when Parquet is first used (src/io/parquet_duckdb.hpp),
+  # by name through the binaries' RUNPATH (installed ones: the copy cmake/install.cmake puts in
+  # LIBDIR/simdup), else from that installed path or the one found here. So the installed CMake
+  # package needs no DuckDB look-up of its own, and commands that read no Parquet never load it.
   # Only src/io sees duckdb.h and SIMDUP_WITH_PARQUET (src/io/CMakeLists.txt): every other
   # file compiles the same with and without Parquet.
-  target_link_libraries(simdup_deps INTERFACE ${DUCKDB_LIBRARY})
+  target_link_libraries(simdup_deps INTERFACE ${CMAKE_DL_LIBS})
 elseif(_simdup_duckdb_found)
   message(STATUS "Parquet: off (SIMDUP_WITH_PARQUET=OFF): .parquet inputs are refused")
 else()

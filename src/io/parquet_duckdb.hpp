@@ -14,6 +14,77 @@
 
 namespace simdup::detail::duck {
 
+// DuckDB's C functions that simdup calls. libduckdb.so is not linked: it is loaded by load(), the
+// first time a Parquet file is read or written. Every command would otherwise pay for loading it
+// at start (64 MB with 60,000 symbol relocations: about 13 ms, a third of `simdup --version`).
+#define SIMDUP_DUCKDB_FUNCTIONS(X)           \
+  X(duckdb_close)                            \
+  X(duckdb_connect)                          \
+  X(duckdb_create_config)                    \
+  X(duckdb_create_logical_type)              \
+  X(duckdb_create_scalar_function)           \
+  X(duckdb_data_chunk_get_size)              \
+  X(duckdb_data_chunk_get_vector)            \
+  X(duckdb_destroy_config)                   \
+  X(duckdb_destroy_data_chunk)               \
+  X(duckdb_destroy_logical_type)             \
+  X(duckdb_destroy_pending)                  \
+  X(duckdb_destroy_prepare)                  \
+  X(duckdb_destroy_result)                   \
+  X(duckdb_destroy_scalar_function)          \
+  X(duckdb_disconnect)                       \
+  X(duckdb_execute_pending)                  \
+  X(duckdb_fetch_chunk)                      \
+  X(duckdb_free)                             \
+  X(duckdb_open_ext)                         \
+  X(duckdb_pending_error)                    \
+  X(duckdb_pending_prepared_streaming)       \
+  X(duckdb_prepare)                          \
+  X(duckdb_prepare_error)                    \
+  X(duckdb_query)                            \
+  X(duckdb_register_scalar_function)         \
+  X(duckdb_result_error)                     \
+  X(duckdb_scalar_function_add_parameter)    \
+  X(duckdb_scalar_function_get_extra_info)   \
+  X(duckdb_scalar_function_set_extra_info)   \
+  X(duckdb_scalar_function_set_function)     \
+  X(duckdb_scalar_function_set_name)         \
+  X(duckdb_scalar_function_set_return_type)  \
+  X(duckdb_set_config)                       \
+  X(duckdb_string_t_data)                    \
+  X(duckdb_string_t_length)                  \
+  X(duckdb_validity_row_is_valid)            \
+  X(duckdb_validity_set_row_invalid)         \
+  X(duckdb_vector_assign_string_element_len) \
+  X(duckdb_vector_ensure_validity_writable)  \
+  X(duckdb_vector_get_data)                  \
+  X(duckdb_vector_get_validity)
+
+/// Pointers to the functions above, filled from the loaded library.
+struct functions {
+#define SIMDUP_DUCKDB_POINTER(name) decltype(&::name) name = nullptr;
+  SIMDUP_DUCKDB_FUNCTIONS(SIMDUP_DUCKDB_POINTER)
+#undef SIMDUP_DUCKDB_POINTER
+};
+
+/// Loads libduckdb.so once (thread-safe): by name (LD_LIBRARY_PATH, the binary's RUNPATH, the
+/// system's paths), then the one built against, then the installed copy (LIBDIR/simdup); only
+/// from $SIMDUP_DUCKDB_LIBRARY when that is set.
+/// errc::unsupported naming each place tried when none loads or one lacks a function.
+result<const functions*> load();
+/// The loaded functions; only after load() succeeded (connection::open calls it first).
+const functions& loaded() noexcept;
+
+// duck::duckdb_x(...) calls the loaded library's duckdb_x. Always qualified: an unqualified call
+// would find the global declaration of duckdb.h through its arguments' types.
+#define SIMDUP_DUCKDB_CALL(name)   \
+  template <class... Args>         \
+  inline auto name(Args... args) { \
+    return loaded().name(args...); \
+  }
+SIMDUP_DUCKDB_FUNCTIONS(SIMDUP_DUCKDB_CALL)
+#undef SIMDUP_DUCKDB_CALL
+
 /// An in-memory database and one connection to it.
 class connection {
  public:
@@ -42,7 +113,7 @@ class statement {
   statement() = default;
   statement(statement&& other) noexcept : p_(other.p_) { other.p_ = nullptr; }
   statement& operator=(statement&& other) noexcept;
-  ~statement() { duckdb_destroy_prepare(&p_); }
+  ~statement() { duck::duckdb_destroy_prepare(&p_); }
   /// Prepares `sql`; the error is DuckDB's message, errc::invalid_input.
   static result<statement> prepare(const connection& con, const std::string& sql);
   duckdb_prepared_statement get() const noexcept { return p_; }

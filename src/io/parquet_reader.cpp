@@ -56,11 +56,11 @@ struct field_column {
   uint64_t* validity = nullptr;
 
   bool valid(idx_t row) const {
-    return validity == nullptr || duckdb_validity_row_is_valid(validity, row);
+    return validity == nullptr || duck::duckdb_validity_row_is_valid(validity, row);
   }
   std::string_view text(idx_t row) const {
     auto* s = static_cast<duckdb_string_t*>(data) + row;
-    return {duckdb_string_t_data(s), duckdb_string_t_length(*s)};
+    return {duck::duckdb_string_t_data(s), duck::duckdb_string_t_length(*s)};
   }
 };
 
@@ -216,7 +216,7 @@ class parquet_reader final : public format_reader {
       field_column name, type;
       bind(name, chunk, 0);
       bind(type, chunk, 1);
-      for (idx_t i = 0; i < duckdb_data_chunk_get_size(chunk); ++i) {
+      for (idx_t i = 0; i < duck::duckdb_data_chunk_get_size(chunk); ++i) {
         columns.emplace_back(name.text(i), type.text(i));
       }
     }
@@ -230,9 +230,9 @@ class parquet_reader final : public format_reader {
   }
 
   static void bind(field_column& c, duckdb_data_chunk chunk, idx_t index) {
-    duckdb_vector v = duckdb_data_chunk_get_vector(chunk, index);
-    c.data = duckdb_vector_get_data(v);
-    c.validity = duckdb_vector_get_validity(v);
+    duckdb_vector v = duck::duckdb_data_chunk_get_vector(chunk, index);
+    c.data = duck::duckdb_vector_get_data(v);
+    c.validity = duck::duckdb_vector_get_validity(v);
   }
 
   /// The next chunk; false at the end (done_) or on an error (a corrupt page, an I/O error).
@@ -250,7 +250,7 @@ class parquet_reader final : public format_reader {
     for (field_column* c : {&text_, &id_, &url_, &title_, &time_}) {
       if (c->kind != column_kind::absent) bind(*c, chunk, c->index);
     }
-    size_ = duckdb_data_chunk_get_size(chunk);
+    size_ = duck::duckdb_data_chunk_get_size(chunk);
     pos_ = 0;
     return true;
   }

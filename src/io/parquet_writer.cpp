@@ -149,22 +149,24 @@ using fn_body = void (*)(const parquet_rows::impl&, duckdb_data_chunk, duckdb_ve
 
 template <class T>
 T* chunk_column(duckdb_data_chunk chunk, idx_t c) {
-  return static_cast<T*>(duckdb_vector_get_data(duckdb_data_chunk_get_vector(chunk, c)));
+  return static_cast<T*>(
+      duck::duckdb_vector_get_data(duck::duckdb_data_chunk_get_vector(chunk, c)));
 }
 
 void set_null(duckdb_vector out, idx_t row) {
-  duckdb_vector_ensure_validity_writable(out);
-  duckdb_validity_set_row_invalid(duckdb_vector_get_validity(out), row);
+  duck::duckdb_vector_ensure_validity_writable(out);
+  duck::duckdb_validity_set_row_invalid(duck::duckdb_vector_get_validity(out), row);
 }
 
 void pick_body(const parquet_rows::impl& m, duckdb_data_chunk in, duckdb_vector out) {
   auto* names = chunk_column<duckdb_string_t>(in, 0);
   auto* rows = chunk_column<int64_t>(in, 1);
-  auto* result = static_cast<int64_t*>(duckdb_vector_get_data(out));
+  auto* result = static_cast<int64_t*>(duck::duckdb_vector_get_data(out));
   std::string_view last_name;
   std::size_t last_input = SIZE_MAX;
-  for (idx_t i = 0; i < duckdb_data_chunk_get_size(in); ++i) {
-    const std::string_view name(duckdb_string_t_data(&names[i]), duckdb_string_t_length(names[i]));
+  for (idx_t i = 0; i < duck::duckdb_data_chunk_get_size(in); ++i) {
+    const std::string_view name(duck::duckdb_string_t_data(&names[i]),
+                                duck::duckdb_string_t_length(names[i]));
     if (last_input == SIZE_MAX || name != last_name) {
       const auto it = m.by_path.find(std::string(name));
       last_input = it == m.by_path.end() ? SIZE_MAX - 1 : it->second;
@@ -178,26 +180,26 @@ void pick_body(const parquet_rows::impl& m, duckdb_data_chunk in, duckdb_vector 
 template <class F>
 void for_each_handle(duckdb_data_chunk in, F f) {
   auto* handles = chunk_column<int64_t>(in, 0);
-  for (idx_t i = 0; i < duckdb_data_chunk_get_size(in); ++i) f(i, handles[i]);
+  for (idx_t i = 0; i < duck::duckdb_data_chunk_get_size(in); ++i) f(i, handles[i]);
 }
 
 void keep_body(const parquet_rows::impl& m, duckdb_data_chunk in, duckdb_vector out) {
-  auto* r = static_cast<bool*>(duckdb_vector_get_data(out));
+  auto* r = static_cast<bool*>(duck::duckdb_vector_get_data(out));
   for_each_handle(in, [&](idx_t i, int64_t h) { r[i] = m.note(h).keep; });
 }
 void cluster_body(const parquet_rows::impl& m, duckdb_data_chunk in, duckdb_vector out) {
-  auto* r = static_cast<uint64_t*>(duckdb_vector_get_data(out));
+  auto* r = static_cast<uint64_t*>(duck::duckdb_vector_get_data(out));
   for_each_handle(in, [&](idx_t i, int64_t h) { r[i] = m.note(h).cluster; });
 }
 void duplicate_of_body(const parquet_rows::impl& m, duckdb_data_chunk in, duckdb_vector out) {
   for_each_handle(in, [&](idx_t i, int64_t h) {
     if (m.note(h).keep) return set_null(out, i);
     const std::string_view id = m.duplicate_of(h);
-    duckdb_vector_assign_string_element_len(out, i, id.data(), id.size());
+    duck::duckdb_vector_assign_string_element_len(out, i, id.data(), id.size());
   });
 }
 void distance_body(const parquet_rows::impl& m, duckdb_data_chunk in, duckdb_vector out) {
-  auto* r = static_cast<int32_t*>(duckdb_vector_get_data(out));
+  auto* r = static_cast<int32_t*>(duck::duckdb_vector_get_data(out));
   for_each_handle(in, [&](idx_t i, int64_t h) {
     const note_row& n = m.note(h);
     if (n.keep || n.distance < 0) return set_null(out, i);
@@ -207,11 +209,11 @@ void distance_body(const parquet_rows::impl& m, duckdb_data_chunk in, duckdb_vec
 void layer_body(const parquet_rows::impl& m, duckdb_data_chunk in, duckdb_vector out) {
   for_each_handle(in, [&](idx_t i, int64_t h) {
     const std::string& layer = m.layers[m.note(h).layer];
-    duckdb_vector_assign_string_element_len(out, i, layer.data(), layer.size());
+    duck::duckdb_vector_assign_string_element_len(out, i, layer.data(), layer.size());
   });
 }
 void jaccard_body(const parquet_rows::impl& m, duckdb_data_chunk in, duckdb_vector out) {
-  auto* r = static_cast<double*>(duckdb_vector_get_data(out));
+  auto* r = static_cast<double*>(duck::duckdb_vector_get_data(out));
   for_each_handle(in, [&](idx_t i, int64_t h) {
     const note_row& n = m.note(h);
     if (n.keep || std::isnan(n.jaccard)) return set_null(out, i);
@@ -221,8 +223,8 @@ void jaccard_body(const parquet_rows::impl& m, duckdb_data_chunk in, duckdb_vect
 
 template <fn_body Body>
 void trampoline(duckdb_function_info info, duckdb_data_chunk in, duckdb_vector out) {
-  Body(*static_cast<const parquet_rows::impl*>(duckdb_scalar_function_get_extra_info(info)), in,
-       out);
+  Body(*static_cast<const parquet_rows::impl*>(duck::duckdb_scalar_function_get_extra_info(info)),
+       in, out);
 }
 
 struct function_spec {
@@ -252,20 +254,20 @@ status register_functions(const duck::connection& con, const parquet_rows::impl&
       {"simdup_note_jaccard", {DUCKDB_TYPE_BIGINT}, DUCKDB_TYPE_DOUBLE, trampoline<jaccard_body>},
   };
   for (const function_spec& spec : specs) {
-    duckdb_scalar_function f = duckdb_create_scalar_function();
-    duckdb_scalar_function_set_name(f, spec.name);
+    duckdb_scalar_function f = duck::duckdb_create_scalar_function();
+    duck::duckdb_scalar_function_set_name(f, spec.name);
     for (duckdb_type t : spec.params) {
-      duckdb_logical_type lt = duckdb_create_logical_type(t);
-      duckdb_scalar_function_add_parameter(f, lt);
-      duckdb_destroy_logical_type(&lt);
+      duckdb_logical_type lt = duck::duckdb_create_logical_type(t);
+      duck::duckdb_scalar_function_add_parameter(f, lt);
+      duck::duckdb_destroy_logical_type(&lt);
     }
-    duckdb_logical_type rt = duckdb_create_logical_type(spec.returns);
-    duckdb_scalar_function_set_return_type(f, rt);
-    duckdb_destroy_logical_type(&rt);
-    duckdb_scalar_function_set_function(f, spec.body);
-    duckdb_scalar_function_set_extra_info(f, const_cast<parquet_rows::impl*>(&m), nullptr);
-    const duckdb_state st = duckdb_register_scalar_function(con.get(), f);
-    duckdb_destroy_scalar_function(&f);
+    duckdb_logical_type rt = duck::duckdb_create_logical_type(spec.returns);
+    duck::duckdb_scalar_function_set_return_type(f, rt);
+    duck::duckdb_destroy_logical_type(&rt);
+    duck::duckdb_scalar_function_set_function(f, spec.body);
+    duck::duckdb_scalar_function_set_extra_info(f, const_cast<parquet_rows::impl*>(&m), nullptr);
+    const duckdb_state st = duck::duckdb_register_scalar_function(con.get(), f);
+    duck::duckdb_destroy_scalar_function(&f);
     if (st == DuckDBError) {
       return make_error(errc::internal, std::string("DuckDB: cannot register ") + spec.name);
     }
@@ -369,7 +371,7 @@ result<std::vector<parquet_row_group>> parquet_row_groups(const std::string& pat
   uint64_t first = 0;
   while (duckdb_data_chunk chunk = s->next()) {
     auto* rows = chunk_column<int64_t>(chunk, 1);
-    for (idx_t i = 0; i < duckdb_data_chunk_get_size(chunk); ++i) {
+    for (idx_t i = 0; i < duck::duckdb_data_chunk_get_size(chunk); ++i) {
       groups.push_back({first, static_cast<uint64_t>(rows[i])});
       first += static_cast<uint64_t>(rows[i]);
     }

@@ -181,3 +181,27 @@ def test_corrupt_parquet_fails_or_is_skipped_and_counted(tmp_path, jsonl_run):
     assert s["documents"]["read"] == len(RECORDS)
     assert s["inputs"] == {"count": 3, "skipped": 2}
     assert s["skipped_reasons"] == {"corrupt_input": 2}
+
+
+def test_without_duckdb_parquet_is_a_clear_error_and_the_rest_works(tmp_path, jsonl_run):
+    # libduckdb.so is loaded when a Parquet file is first read or written, not at start: a
+    # machine without it (SIMDUP_DUCKDB_LIBRARY names the only place to look) runs every other
+    # job, and a Parquet input or output fails naming the library and where it was looked for.
+    src, out_jsonl = jsonl_run
+    pq = duckdb_write(tmp_path / "rows.parquet", src)
+    missing = tmp_path / "no" / "libduckdb.so"
+    env = {"SIMDUP_DUCKDB_LIBRARY": str(missing)}
+    proc = run(["fingerprint", pq], check=1, env=env)
+    err = proc.stderr.decode()
+    assert "Parquet needs DuckDB's libduckdb.so, which cannot be loaded" in err
+    assert str(missing) in err and "docs/install.md" in err
+    proc = run(["dedup", src, "--out", tmp_path / "pq-out", "-q", "--duplicates-parquet"],
+               check=1, env=env)
+    assert "libduckdb.so" in proc.stderr.decode()
+    assert not (tmp_path / "pq-out").exists()
+    out, _ = dedup(tmp_path, "plain", src)
+    proc = run(["dedup", src, "--out", tmp_path / "no-duckdb", "-q"], check=0, env=env)
+    assert ((tmp_path / "no-duckdb" / "duplicates.jsonl").read_bytes()
+            == (out / "duplicates.jsonl").read_bytes())
+    assert run(["fingerprint", src], check=0, env=env).stdout == run(["fingerprint", src],
+                                                                      check=0).stdout
