@@ -12,7 +12,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <iterator>
 #include <map>
 
 namespace simdup::cli {
@@ -91,32 +90,19 @@ bool produce(read_state& st, document_batch& batch) {
 // docs[0, size), the others keep their order) or, without --on-error skip, ends the batch
 // there with the failure.
 void decode_batch(const read_state& st, document_batch& batch) {
-  std::size_t kept = 0;
-  std::vector<skipped_record> bad;
-  error_info err;
-  for (std::size_t i = 0; i < batch.size; ++i) {
-    document& doc = batch.docs[i];
-    if (decode_record(doc, *st.fields, err) == read_status::record) {
-      if (kept != i) std::swap(batch.docs[kept], doc);
-      ++kept;
-      continue;
-    }
-    if (!st.skip_bad) {
-      batch.failure = bad_record_failure(err.message);  // earlier than the reader's own
-      break;
-    }
-    bad.push_back({i, err.message, std::string(errc_name(err.code)), false});
-  }
-  batch.size = kept;
-  if (bad.empty()) return;
-  // Merge with the reader's skips by place; a skip before frame i precedes frame i's own.
-  std::vector<skipped_record> merged;
-  merged.reserve(bad.size() + batch.skipped.size());
-  std::merge(std::make_move_iterator(batch.skipped.begin()),
-             std::make_move_iterator(batch.skipped.end()), std::make_move_iterator(bad.begin()),
-             std::make_move_iterator(bad.end()), std::back_inserter(merged),
-             [](const skipped_record& a, const skipped_record& b) { return a.before < b.before; });
-  batch.skipped = std::move(merged);
+  batch.size = decode_records(
+      std::span(batch.docs.data(), batch.size), *st.fields, [&](std::size_t at, error_info& err) {
+        if (!st.skip_bad) {
+          batch.failure = bad_record_failure(err.message);  // earlier than the reader's own
+          return false;
+        }
+        // After the reader's skips that came before frame `at`, so all stay in input order.
+        const auto place = std::upper_bound(
+            batch.skipped.begin(), batch.skipped.end(), at,
+            [](std::size_t frame, const skipped_record& s) { return frame < s.before; });
+        batch.skipped.insert(place, {at, err.message, std::string(errc_name(err.code)), false});
+        return true;
+      });
 }
 
 // In input order: the batch's skips counted, and its failure taken.

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -136,6 +137,12 @@ class reader {
 /// naming SOURCE:LINE and the reason (errc::invalid_input) as next() would have. A document
 /// that needs no decoding is left as it is (record). Thread-safe: each thread has its parser.
 read_status decode_record(document& doc, const field_names& fields, error_info& error);
+
+/// decode_record over `docs` in order, the decoded ones moved to the front (in their order).
+/// Each that fails is handed to `on_bad(position, error)`, its place in `docs`; false from
+/// on_bad stops there, dropping it and the rest. Returns how many were decoded.
+std::size_t decode_records(std::span<document> docs, const field_names& fields,
+                           const std::function<bool(std::size_t, error_info&)>& on_bad);
 
 /// Appends `text` with the TSV escapes the TSV reader undoes (\t \n \r \\): the one TSV
 /// writer of every TSV output (fingerprint, features, segment, annotated records).

@@ -11,7 +11,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <iterator>
 #include <mutex>
 #include <thread>
 
@@ -65,33 +64,22 @@ status spool_stdin(const fs::path& path, const std::atomic<bool>* stop) {
 // Decodes the chunk's deferred records. A malformed one leaves docs[0, count) (the others keep
 // their order, and the CSV header runs their records) for a bad entry in its place.
 void decode_chunk(chunk& c, const field_names& fields) {
-  std::vector<bad_entry> bad;
-  std::size_t kept = 0;
-  std::size_t run = 0;  // csv_headers[run] is the first header run not yet renumbered
-  for (std::size_t i = 0; i < c.count; ++i) {
-    for (; run < c.csv_headers.size() && c.csv_headers[run].first == i; ++run) {
-      c.csv_headers[run].first = kept;
-    }
-    document& doc = c.docs[i];
-    error_info err;
-    if (decode_record(doc, fields, err) != read_status::record) {
-      bad.push_back({std::move(err), std::string(errc_name(errc::invalid_input)), false, i});
-      continue;
-    }
-    if (kept != i) std::swap(c.docs[kept], doc);
-    ++kept;
+  std::vector<std::size_t> dropped;
+  c.count = decode_records(
+      std::span(c.docs.data(), c.count), fields, [&](std::size_t at, error_info& err) {
+        // After the reader's entries that came before record `at`.
+        const auto place = std::upper_bound(
+            c.bad.begin(), c.bad.end(), at,
+            [](std::size_t record, const bad_entry& e) { return record < e.before; });
+        std::string reason(errc_name(err.code));
+        c.bad.insert(place, {std::move(err), std::move(reason), false, at});
+        dropped.push_back(at);
+        return true;
+      });
+  for (chunk::header_run& run : c.csv_headers) {
+    run.first -= static_cast<std::size_t>(
+        std::lower_bound(dropped.begin(), dropped.end(), run.first) - dropped.begin());
   }
-  for (; run < c.csv_headers.size(); ++run) c.csv_headers[run].first = kept;
-  c.count = kept;
-  if (bad.empty()) return;
-  // In input order: a reader's bad entry before record i comes before record i's own.
-  std::vector<bad_entry> merged;
-  merged.reserve(c.bad.size() + bad.size());
-  std::merge(std::make_move_iterator(c.bad.begin()), std::make_move_iterator(c.bad.end()),
-             std::make_move_iterator(bad.begin()), std::make_move_iterator(bad.end()),
-             std::back_inserter(merged),
-             [](const bad_entry& a, const bad_entry& b) { return a.before < b.before; });
-  c.bad = std::move(merged);
 }
 
 }  // namespace
@@ -234,9 +222,9 @@ status read_and_sign(const job_input& input, const document_signer& signer,
     // After the first error the remaining chunks are only recycled.
     if (outcome) {
       // Without skip, a bad record the workers found before the reader failed stops it first.
+      // (consume fails at the first bad entry without skip.)
       const bool bad_first = !options.skip_bad_records && !c->bad.empty();
       outcome = c->fatal && !bad_first ? status(*c->fatal) : consume(*c);
-      if (outcome && c->fatal) outcome = *c->fatal;
     }
     if (!outcome) failed.store(true, std::memory_order_relaxed);
     pool.put(c);

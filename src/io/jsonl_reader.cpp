@@ -267,6 +267,7 @@ class jsonl_reader final : public format_reader {
         // that uses them.
         set_provenance(doc, ctx_, input_format::jsonl, ctx_.in->line_number(),
                        ctx_.in->line_offset());
+        doc.raw.reserve(line.size() + kLinePadding);  // decode_jsonl pads within it
         doc.raw.assign(line);
         doc.needs_decoding = true;
         return read_status::record;

@@ -557,6 +557,21 @@ read_status decode_record(document& doc, const field_names& fields, error_info& 
   return detail::decode_jsonl(doc, fields, error);
 }
 
+std::size_t decode_records(std::span<document> docs, const field_names& fields,
+                           const std::function<bool(std::size_t, error_info&)>& on_bad) {
+  std::size_t kept = 0;
+  error_info error;
+  for (std::size_t i = 0; i < docs.size(); ++i) {
+    if (decode_record(docs[i], fields, error) == read_status::record) {
+      if (kept != i) std::swap(docs[kept], docs[i]);
+      ++kept;
+    } else if (!on_bad(i, error)) {
+      break;
+    }
+  }
+  return kept;
+}
+
 std::string_view reader::header() const noexcept {
   return impl_->parser ? impl_->parser->header() : std::string_view{};
 }

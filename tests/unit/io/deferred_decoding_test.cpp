@@ -179,6 +179,40 @@ TEST(DeferredDecoding, FramingErrorsStayTheReaders) {
   EXPECT_EQ(r.next(doc, err), read_status::end);
 }
 
+TEST(DeferredDecoding, DecodeRecordsKeepsOrderAndNamesEachBadPlace) {
+  const std::string data =
+      "{\"id\":1,\"text\":\"a\"}\n{\"id\":2}\n{\"id\":3,\"text\":\"c\"}\n[4]\n"
+      "{\"id\":5,\"text\":\"e\"}\n{\"id\":6,\"text\":\n{\"id\":7,\"text\":\"g\"}\n";
+  std::vector<document> frames = frames_of("d.jsonl", data);
+  ASSERT_EQ(frames.size(), 7u);
+  std::vector<std::size_t> places;
+  std::vector<std::string> messages;
+  const std::size_t kept =
+      decode_records(frames, field_names{}, [&](std::size_t at, error_info& err) {
+        places.push_back(at);
+        messages.push_back(err.message);
+        return true;
+      });
+  ASSERT_EQ(kept, 4u);
+  EXPECT_EQ(places, (std::vector<std::size_t>{1, 3, 5}));
+  EXPECT_EQ(messages, test::read_string("d.jsonl", data).bad);
+  std::vector<std::string> ids;
+  for (std::size_t i = 0; i < kept; ++i) ids.push_back(frames[i].id);
+  EXPECT_EQ(ids, (std::vector<std::string>{"1", "3", "5", "7"}));
+
+  // false from on_bad stops at the first bad frame: only the records before it are decoded.
+  frames = frames_of("d.jsonl", data);
+  places.clear();
+  EXPECT_EQ(decode_records(frames, field_names{},
+                           [&](std::size_t at, error_info&) {
+                             places.push_back(at);
+                             return false;
+                           }),
+            1u);
+  EXPECT_EQ(places, (std::vector<std::size_t>{1}));
+  EXPECT_EQ(frames[0].id, "1");
+}
+
 TEST(DeferredDecodingThreads, DecodeAtOnceAsOneThreadDoes) {
   std::string data;
   for (int i = 0; i < 4000; ++i) {
