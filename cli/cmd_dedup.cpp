@@ -3,6 +3,7 @@
 #include "command.hpp"
 #include "database_options.hpp"
 #include "document_job.hpp"
+#include "index_options.hpp"
 #include "options.hpp"
 
 #include <simdup/dedup_job.hpp>
@@ -39,6 +40,7 @@ struct dedup_command {
   bool no_index = false;
   std::string on_error = "fail";
   unsigned threads = 0;
+  std::string memory_limit;  // empty: default_memory_limit(); "0": none
   bool quiet = false;
   std::size_t report_clusters = 10;
 };
@@ -147,8 +149,12 @@ int run_dedup(const dedup_command& cmd) {
                     "--keep field:NAME reads JSONL or CSV fields; with --from use first, "
                     "longest, or newest (with --time-column)");
   }
+  const result<uint64_t> limit = cmd.memory_limit.empty()
+                                     ? result<uint64_t>(default_memory_limit())
+                                     : parse_bytes(cmd.memory_limit, "--memory-limit");
   for (const error_info* e : {reader ? nullptr : &reader.error(), fp ? nullptr : &fp.error(),
-                              dedup ? nullptr : &dedup.error(), db ? nullptr : &db.error()}) {
+                              dedup ? nullptr : &dedup.error(), db ? nullptr : &db.error(),
+                              limit ? nullptr : &limit.error()}) {
     if (e) {
       print_error("dedup", e->message);
       return exit_usage;
@@ -169,6 +175,7 @@ int run_dedup(const dedup_command& cmd) {
   job.progress = cmd.quiet ? progress_style::none : progress_style::automatic;
   if (cmd.quiet) job.max_error_messages = 0;  // quiet: the counts stay in summary.json
   job.threads = cmd.threads;
+  job.memory_limit = *limit;
   job.report_clusters = cmd.report_clusters;
   job.keep_spec = cmd.keep;
   signal_watch signals;
@@ -309,6 +316,13 @@ void setup_dedup(CLI::App& app, int& rc) {
       ->capture_default_str()
       ->group(r);
   add_threads_option(*sub, cmd->threads)->group(r);
+  sub->add_option("--memory-limit", cmd->memory_limit,
+                  "Most memory the run holds, bytes with optional K/M/G/T suffix (0: no limit; "
+                  "default: half of physical memory). Past half of it the MinHash keys and "
+                  "candidate sketches go to --tmp-dir and the pair search runs in passes; the "
+                  "decisions are the same. About 70 bytes per document and the ids stay in "
+                  "memory: a run that outgrows the limit stops, naming the bytes needed")
+      ->group(r);
   sub->add_flag("-q,--quiet", cmd->quiet,
                 "No progress, no per-record skipped messages and no stdout summary (errors "
                 "only); summary.json still counts everything")

@@ -245,9 +245,10 @@ void add_detection_options(CLI::App& sub, detection_cli_options& opts, const cha
       ->group(g);
   if (tmp_dir) {
     sub.add_option("--tmp-dir", opts.tmp_dir,
-                   "Directory for the temporary file of --verify's shingle arrays (about 3 "
-                   "bytes per distinct shingle, deleted at the end; default: the output's "
-                   "staging directory next to DIR)")
+                   "Directory for the temporary files of --verify's shingle arrays (about 3 "
+                   "bytes per distinct shingle) and, under --memory-limit, of the MinHash keys "
+                   "and sketches (144 bytes per document); deleted at the end; default: the "
+                   "output's staging directory next to DIR")
         ->group(g);
   }
 }

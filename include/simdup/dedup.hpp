@@ -58,6 +58,12 @@ struct dedup_options {
   /// Decontamination: only drop the documents that match `against` (each for its own match);
   /// the run's documents are not compared with each other.
   bool against_only = false;
+  /// Bytes the batch engine's state may hold (0: no limit). Once it holds half, the
+  /// per-document columns that only the near layer reads (MinHash band keys, candidate
+  /// sketches: up to 144 bytes per document) move to files in detection.verify's tmp_dir, and
+  /// the near layer's pair search runs in passes within what is left. The rest of the state
+  /// (about 70 bytes per document) stays in memory: the caller decides when that is too much.
+  uint64_t memory_limit = 0;
 };
 
 /// Sets the layer switches of `options` from a comma-separated list of url, title, exact, near.
@@ -215,6 +221,11 @@ class batch_deduplicator {
   std::size_t memory_bytes() const noexcept;
   /// Bytes of shingle arrays in the temporary file (0 without verification).
   uint64_t spilled_bytes() const noexcept;
+  /// Bytes of band keys and sketches moved to files under options.memory_limit.
+  uint64_t column_spilled_bytes() const noexcept;
+  /// Replaces options.memory_limit from now on: a caller whose own working set shrinks before
+  /// finish() (reading is over) gives the near layer the difference.
+  void set_memory_limit(uint64_t bytes) noexcept;
 
   batch_deduplicator(batch_deduplicator&&) noexcept;
   batch_deduplicator& operator=(batch_deduplicator&&) noexcept;

@@ -78,6 +78,14 @@ struct dedup_job_options {
   progress_style progress = progress_style::automatic;
   /// Worker threads for parsing and fingerprinting; 0 = all cores.
   unsigned threads = 0;
+  /// The most bytes the job holds (0: no limit). Reading and signing keep their working set
+  /// (detail::read_working_bytes: about 80 MiB on 2 threads); the batch engine gets the rest
+  /// (dedup_options::memory_limit: past half of it the band keys and sketches go to disk, the
+  /// pair search runs in passes). A limit below what reading needs fails at once, and a run
+  /// whose in-memory state (about 70 bytes per document, plus the ids) outgrows the limit
+  /// fails when it does; both with errc::too_large naming the bytes needed. Stream mode only
+  /// checks.
+  uint64_t memory_limit = 0;
   /// Largest clusters shown in report.html. Default 10.
   std::size_t report_clusters = 10;
   /// Members shown per cluster. Default 3.

@@ -96,6 +96,12 @@ struct dedup_summary {
   uint64_t peak_rss_bytes = 0;
   /// Bytes of shingle arrays in the temporary file of --verify (on disk, not in memory).
   uint64_t verify_spill_bytes = 0;
+  /// --memory-limit in bytes (0: none), and the engine's columns it moved to disk.
+  uint64_t memory_limit_bytes = 0;
+  uint64_t column_spill_bytes = 0;
+  /// The peak resident set of each phase of seconds_by_phase (by name; empty where the system
+  /// cannot reset the peak between phases).
+  std::vector<std::pair<std::string, uint64_t>> peak_rss_by_phase;
   unsigned threads = 0;
 
   /// Per --against index: what it holds and how many of this run's documents were dropped for

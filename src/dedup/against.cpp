@@ -81,7 +81,7 @@ bool against_match::better_than(const against_match& o) const noexcept {
 }
 
 result<std::vector<against_match>> match_against(
-    const engine_state& state, std::span<const uint32_t> twin, std::span<const uint64_t> band_keys,
+    const engine_state& state, std::span<const uint32_t> twin, const record_column& band_keys,
     against_counts& counts, const std::function<void(std::string_view)>& phase) {
   const dedup_options& o = state.options;
   std::vector<against_match> matches(state.count);
@@ -160,16 +160,18 @@ result<std::vector<against_match>> match_against(
   // MinHash: per band, the run's (key, document) sorted, joined with each index's keys. An index
   // key shared by more than max_bucket index documents pairs only its first max_bucket.
   const std::size_t bands = o.detection.minhash.bands;
-  if (bands > 0 && state.shingles && !band_keys.empty()) {
+  if (bands > 0 && state.shingles && band_keys.size() > 0) {
     std::vector<std::pair<uint64_t, uint32_t>> keyed;
     std::vector<uint16_t> used;
     for (std::size_t b = 0; b < bands; ++b) {
       keyed.clear();
-      for (const uint32_t i : docs) {
-        if (const uint64_t key = band_keys[std::size_t{i} * bands + b]; key != 0) {
-          keyed.emplace_back(key, i);
-        }
-      }
+      auto next = docs.begin();  // docs ascend, as the scan does
+      auto read = for_each_word(band_keys, b, [&](uint32_t i, uint64_t key) {
+        if (next == docs.end() || *next != i) return;
+        ++next;
+        if (key != 0) keyed.emplace_back(key, i);
+      });
+      if (!read) return std::move(read).error();
       tbb::parallel_sort(keyed.begin(), keyed.end());
       used.assign(keyed.size(), 0);
       for (std::size_t x = 0; x < o.against.size(); ++x) {

@@ -10,6 +10,7 @@
 #include <simdup/error.hpp>
 
 #include "dedup/engine_state.hpp"
+#include "dedup/record_column.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -44,10 +45,10 @@ struct against_counts {
 
 /// One match per document of the run (by ordinal; none where it matches nothing). `twin[i]`:
 /// the document whose shingles stand for i (empty without verification); `band_keys`: the
-/// run's MinHash keys by ordinal. errc::too_large when the run and the indexes hold more than
-/// 2^32 - 1 fingerprints together; the shingle store's read errors.
+/// run's MinHash keys by ordinal (in memory or spilled). errc::too_large when the run and the
+/// indexes hold more than 2^32 - 1 fingerprints together; the shingle store's read errors.
 result<std::vector<against_match>> match_against(
-    const engine_state& state, std::span<const uint32_t> twin, std::span<const uint64_t> band_keys,
+    const engine_state& state, std::span<const uint32_t> twin, const record_column& band_keys,
     against_counts& counts, const std::function<void(std::string_view)>& phase);
 
 }  // namespace simdup::detail

@@ -11,6 +11,7 @@
 #include "dedup/batch_near.hpp"
 #include "dedup/candidate_filter.hpp"
 #include "dedup/engine_state.hpp"
+#include "dedup/record_column.hpp"
 
 #include <simdup/dedup_index.hpp>
 
@@ -33,10 +34,12 @@ struct batch_deduplicator::impl {
   // earlier document with the same normalised text (whose shingles stand for i), or i.
   std::vector<uint32_t> twin;
   // MinHash band keys, options.detection.minhash.bands per document (0: none).
-  std::vector<uint64_t> band_keys;
+  detail::record_column band_keys;
   // With exact verification, the candidate filter's sketch of each document's shingles
   // (detail::pair_sketch_bytes by ordinal; zeros where a twin's stand for them).
-  std::vector<uint8_t> sketches;
+  detail::record_column sketches{detail::pair_sketch_bytes, "the candidate sketches"};
+  std::vector<uint8_t> sketch_scratch;
+  bool columns_spilled = false;
   uint64_t minhash_candidates = 0;
   uint64_t against_candidates = 0, against_rejected = 0;
 
@@ -48,6 +51,9 @@ struct batch_deduplicator::impl {
   }
 
   std::vector<dedup_decision> against_only_decisions(std::vector<detail::against_match>& matched);
+  // Under options.memory_limit: past half of it, the columns go to files.
+  status fit_columns();
+  std::size_t memory_bytes() const noexcept;
 
   keep_rank rank_of(uint32_t i) const {
     keep_rank r{i, 0, 0, 0};
@@ -106,10 +112,31 @@ std::vector<dedup_decision> batch_deduplicator::impl::against_only_decisions(
   return decisions;
 }
 
+status batch_deduplicator::impl::fit_columns() {
+  const uint64_t limit = state.options.memory_limit;
+  if (limit == 0 || columns_spilled || memory_bytes() <= limit / 2) return {};
+  columns_spilled = true;
+  const std::string dir =
+      state.options.detection.verify ? state.options.detection.verify->tmp_dir : std::string();
+  if (band_keys.size() > 0) {
+    if (auto st = band_keys.spill(dir); !st) return st;
+  }
+  return sketches.size() > 0 ? sketches.spill(dir) : status{};
+}
+
+std::size_t batch_deduplicator::impl::memory_bytes() const noexcept {
+  return state.memory_bytes() + links.capacity() * sizeof(index_pair) + layers.capacity() +
+         lengths.capacity() * 4 + times.capacity() * 8 + fields.capacity() * 8 +
+         twin.capacity() * 4 + band_keys.memory_bytes() + sketches.memory_bytes();
+}
+
 result<batch_deduplicator> batch_deduplicator::create(const dedup_options& options) {
   auto state = detail::engine_state::create(options);
   if (!state) return std::move(state).error();
-  return batch_deduplicator(std::unique_ptr<impl>(new impl{.state = std::move(state).value()}));
+  const std::size_t bands = options.detection.minhash.bands;
+  return batch_deduplicator(std::unique_ptr<impl>(
+      new impl{.state = std::move(state).value(),
+               .band_keys = detail::record_column(bands * sizeof(uint64_t), "the MinHash keys")}));
 }
 
 status batch_deduplicator::add(doc_signature&& sig) {
@@ -136,11 +163,9 @@ status batch_deduplicator::add(doc_signature&& sig) {
   const auto same_text = s.state.contents.find_or_insert(sig.content_key, i);
   s.link(i, same_text, dedup_layer::exact);
   if (const std::size_t bands = s.state.options.detection.minhash.bands; bands > 0) {
-    if (sig.band_keys.size() == bands && !same_text) {
-      s.band_keys.insert(s.band_keys.end(), sig.band_keys.begin(), sig.band_keys.end());
-    } else {
-      s.band_keys.insert(s.band_keys.end(), bands, 0);
-    }
+    if (sig.band_keys.size() != bands || same_text) sig.band_keys.assign(bands, 0);
+    const auto* bytes = reinterpret_cast<const uint8_t*>(sig.band_keys.data());
+    if (auto st = s.band_keys.append(std::span(bytes, bands * sizeof(uint64_t))); !st) return st;
   }
   if (s.state.shingles) {
     s.twin.push_back(same_text.value_or(i));
@@ -149,12 +174,14 @@ status batch_deduplicator::add(doc_signature&& sig) {
       if (auto st = s.state.shingles->put(i, sig.shingles); !st) return st;
     }
     if (s.state.options.detection.verify->max_hashes == 0) {
+      s.sketch_scratch.clear();
       detail::append_pair_sketch(
           stored ? std::span<const uint32_t>(sig.shingles) : std::span<const uint32_t>(),
-          s.sketches);
+          s.sketch_scratch);
+      if (auto st = s.sketches.append(s.sketch_scratch); !st) return st;
     }
   }
-  return {};
+  return s.fit_columns();
 }
 
 result<std::vector<dedup_decision>> batch_deduplicator::finish(
@@ -189,6 +216,8 @@ result<std::vector<dedup_decision>> batch_deduplicator::finish(
     s.against_rejected = counts.rejected;
     if (s.state.options.against_only) return s.against_only_decisions(matched);
   }
+  // The exact tables were for add() and the indexes' keys; the near layer needs the memory.
+  s.state.release_exact_tables();
 
   // Exact groups; components pick the smallest rank, i.e. the best member, as leader.
   phase("exact groups");
@@ -234,10 +263,13 @@ result<std::vector<dedup_decision>> batch_deduplicator::finish(
   near.representatives.resize(slots.ordinals.size());
   std::iota(near.representatives.begin(), near.representatives.end(), 0u);
   if (s.state.options.near_layer && slots.ordinals.size() > 1) {
-    auto linked =
-        detail::link_near_duplicates(s.state, s.twin, s.band_keys, s.sketches, slots, rank, phase);
+    // The pair search gets what the state and this function's arrays leave of the limit.
+    const uint64_t taken = s.memory_bytes() + (order.capacity() + rank.capacity() + n) * 4 +
+                           slots.ordinals.size() * 20 + uint64_t{n} * 4;
+    auto linked = detail::link_near_duplicates(s.state, s.twin, s.band_keys, s.sketches, slots,
+                                               rank, taken, phase);
     if (!linked) return std::move(linked).error();
-    std::vector<uint8_t>().swap(s.sketches);
+    s.sketches.release();
     near = std::move(linked).value();
     s.minhash_candidates = near.minhash_candidates;
   }
@@ -314,11 +346,16 @@ uint64_t batch_deduplicator::spilled_bytes() const noexcept {
   return impl_->state.spilled_bytes();
 }
 
+uint64_t batch_deduplicator::column_spilled_bytes() const noexcept {
+  return impl_->band_keys.spilled_bytes() + impl_->sketches.spilled_bytes();
+}
+
+void batch_deduplicator::set_memory_limit(uint64_t bytes) noexcept {
+  impl_->state.options.memory_limit = bytes;
+}
+
 std::size_t batch_deduplicator::memory_bytes() const noexcept {
-  const impl& s = *impl_;
-  return s.state.memory_bytes() + s.links.capacity() * sizeof(index_pair) + s.layers.capacity() +
-         s.lengths.capacity() * 4 + s.times.capacity() * 8 + s.fields.capacity() * 8 +
-         s.twin.capacity() * 4 + s.band_keys.capacity() * 8 + s.sketches.capacity();
+  return impl_->memory_bytes();
 }
 
 batch_deduplicator::batch_deduplicator(std::unique_ptr<impl> p) : impl_(std::move(p)) {}

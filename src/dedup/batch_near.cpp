@@ -80,17 +80,25 @@ status ordinal_jaccards(const engine_state& state, std::span<const uint32_t> twi
 }
 
 result<near_links> link_near_duplicates(engine_state& state, std::span<const uint32_t> twin,
-                                        std::vector<uint64_t>& band_keys,
-                                        std::span<const uint8_t> sketches, const near_slots& slots,
-                                        std::span<const uint32_t> rank,
+                                        record_column& band_keys, const record_column& sketches,
+                                        const near_slots& slots, std::span<const uint32_t> rank,
+                                        uint64_t memory_taken,
                                         const std::function<void(std::string_view)>& phase) {
   const detection_profile& detection = state.options.detection;
   const std::vector<uint32_t>& near_ordinals = slots.ordinals;
   const std::vector<uint64_t>& near_fingerprints = slots.fingerprints;
+  const uint64_t limit = state.options.memory_limit;
+  // Under a limit, smaller batches (each pair takes about 170 bytes with its two sketches).
+  const std::size_t batch_pairs =
+      limit == 0 ? kVerifyBatch : std::clamp<std::size_t>(limit / 2048, 4096, kVerifyBatch);
   near_links out;
   phase("all pairs");
   cluster_builder clusters(near_ordinals.size(), detection.clustering, slots.documents);
-  const all_pairs_options ap = detection.pair_search();
+  all_pairs_options ap = detection.pair_search();
+  if (limit != 0) {
+    ap.memory_limit = limit;
+    ap.memory_taken = memory_taken + batch_pairs * 170;
+  }
   // Verification buffers candidates and checks them a batch at a time (see kVerifyBatch).
   std::vector<index_pair> buffered, verified;
   std::vector<std::pair<uint32_t, uint32_t>> ordinals;
@@ -99,17 +107,43 @@ result<near_links> link_near_duplicates(engine_state& state, std::span<const uin
   status verification;
   // Pairs that cannot (sizes) or almost surely do not (sketches) reach the threshold are not
   // read: exact verification only, where sizes are exact (a bottom-k cap cuts them).
-  const bool prefilter = state.shingles && detection.verify->max_hashes == 0 &&
-                         sketches.size() == std::size_t{state.count} * pair_sketch_bytes;
+  const bool prefilter =
+      state.shingles && detection.verify->max_hashes == 0 && sketches.size() == state.count;
   const candidate_filter filter(prefilter ? detection.verify->threshold : 1.0);
-  const auto may_reach = [&](uint32_t slot_a, uint32_t slot_b) {
-    if (!prefilter) return true;
-    const uint32_t a = twin[near_ordinals[slot_a]], b = twin[near_ordinals[slot_b]];
-    return filter.may_reach(state.shingles->count(a), state.shingles->count(b),
-                            sketches.data() + std::size_t{a} * pair_sketch_bytes,
-                            sketches.data() + std::size_t{b} * pair_sketch_bytes);
+  // A batch's sketches: in memory, or gathered from the spilled column by ordinal.
+  std::vector<uint32_t> sketch_ordinals;
+  std::vector<uint8_t> gathered;
+  const auto prefilter_buffered = [&]() -> status {
+    if (!prefilter) return {};
+    const uint8_t* in_memory = sketches.data();
+    if (!in_memory) {
+      sketch_ordinals.clear();
+      for (const index_pair& p : buffered) {
+        sketch_ordinals.push_back(twin[near_ordinals[p.a]]);
+        sketch_ordinals.push_back(twin[near_ordinals[p.b]]);
+      }
+      std::sort(sketch_ordinals.begin(), sketch_ordinals.end());
+      sketch_ordinals.erase(std::unique(sketch_ordinals.begin(), sketch_ordinals.end()),
+                            sketch_ordinals.end());
+      if (auto st = sketches.gather(sketch_ordinals, gathered); !st) return st;
+    }
+    const auto sketch_of = [&](uint32_t ordinal) -> const uint8_t* {
+      if (in_memory) return in_memory + std::size_t{ordinal} * pair_sketch_bytes;
+      const auto at = std::lower_bound(sketch_ordinals.begin(), sketch_ordinals.end(), ordinal);
+      return gathered.data() +
+             static_cast<std::size_t>(at - sketch_ordinals.begin()) * pair_sketch_bytes;
+    };
+    const std::size_t before = buffered.size();
+    std::erase_if(buffered, [&](const index_pair& p) {
+      const uint32_t a = twin[near_ordinals[p.a]], b = twin[near_ordinals[p.b]];
+      return !filter.may_reach(state.shingles->count(a), state.shingles->count(b), sketch_of(a),
+                               sketch_of(b));
+    });
+    state.prefiltered_pairs += before - buffered.size();
+    return {};
   };
   const auto verify_buffered = [&]() -> status {
+    if (auto st = prefilter_buffered(); !st) return st;
     ordinals.clear();
     for (const index_pair& p : buffered) {
       ordinals.emplace_back(near_ordinals[p.a], near_ordinals[p.b]);
@@ -136,49 +170,54 @@ result<near_links> link_near_duplicates(engine_state& state, std::span<const uin
     if (auto st = state.shingles->flush(); !st) return std::move(st).error();
   }
   auto run = all_pairs(near_fingerprints, ap, [&](std::span<const index_pair> pairs) {
+    state.candidate_pairs += pairs.size();
     if (!state.shingles) {
-      state.candidate_pairs += pairs.size();
       clusters.add(pairs);
       return true;
     }
-    for (const index_pair& p : pairs) {
-      ++state.candidate_pairs;
-      if (may_reach(p.a, p.b)) {
-        buffered.push_back(p);
-      } else {
-        ++state.prefiltered_pairs;
-      }
-    }
-    if (buffered.size() >= kVerifyBatch) verification = verify_buffered();
+    buffered.insert(buffered.end(), pairs.begin(), pairs.end());
+    if (buffered.size() >= batch_pairs) verification = verify_buffered();
     return static_cast<bool>(verification);
   });
   if (!run) return std::move(run).error();
   if (verification && state.shingles) verification = verify_buffered();
   if (verification && state.shingles && detection.minhash.bands > 0) {
     // The second generator: pairs that share a MinHash band but that SimHash did not find
-    // (fingerprints more than k apart), verified the same way.
+    // (fingerprints more than k apart), verified the same way. A band at a time: its keys by
+    // slot are read from the column (one pass over it per band).
     phase("minhash pairs");
-    const std::size_t bands = detection.minhash.bands;
-    std::vector<uint64_t> slot_keys(near_ordinals.size() * bands);
-    for (std::size_t slot = 0; slot < near_ordinals.size(); ++slot) {
-      std::copy_n(band_keys.begin() + static_cast<std::ptrdiff_t>(near_ordinals[slot] * bands),
-                  bands, slot_keys.begin() + static_cast<std::ptrdiff_t>(slot * bands));
-    }
-    std::vector<uint64_t>().swap(band_keys);
+    minhash_options one_band = detection.minhash;
+    one_band.bands = 1;
+    std::vector<uint64_t> slot_keys(near_ordinals.size());
     std::vector<index_pair> extra;
-    minhash_pairs(
-        slot_keys, near_ordinals.size(), detection.minhash,
-        [&](uint32_t a, uint32_t b) {
-          return hamming_distance(near_fingerprints[a], near_fingerprints[b]) <= detection.k;
-        },
-        extra);
-    const std::size_t proposed = extra.size();
-    std::erase_if(extra, [&](const index_pair& p) { return !may_reach(p.a, p.b); });
-    state.prefiltered_pairs += proposed - extra.size();
-    state.candidate_pairs += proposed;
-    out.minhash_candidates = proposed;
-    for (std::size_t first = 0; first < extra.size() && verification; first += kVerifyBatch) {
-      const std::size_t last = std::min(extra.size(), first + kVerifyBatch);
+    for (std::size_t band = 0; band < detection.minhash.bands && verification; ++band) {
+      verification = for_each_word(band_keys, band, [&](uint32_t ordinal, uint64_t key) {
+        if (const uint32_t slot = slots.of_rank[rank[ordinal]]; slot != UINT32_MAX) {
+          slot_keys[slot] = key;
+        }
+      });
+      minhash_pairs(
+          slot_keys, near_ordinals.size(), one_band,
+          [&](uint32_t a, uint32_t b) {
+            return hamming_distance(near_fingerprints[a], near_fingerprints[b]) <= detection.k;
+          },
+          extra);
+    }
+    band_keys.release();
+    std::vector<uint64_t>().swap(slot_keys);
+    // A pair sharing several bands is one candidate.
+    std::sort(extra.begin(), extra.end(), [](const index_pair& x, const index_pair& y) {
+      return x.a != y.a ? x.a < y.a : x.b < y.b;
+    });
+    extra.erase(std::unique(extra.begin(), extra.end(),
+                            [](const index_pair& x, const index_pair& y) {
+                              return x.a == y.a && x.b == y.b;
+                            }),
+                extra.end());
+    state.candidate_pairs += extra.size();
+    out.minhash_candidates = extra.size();
+    for (std::size_t first = 0; first < extra.size() && verification; first += batch_pairs) {
+      const std::size_t last = std::min(extra.size(), first + batch_pairs);
       buffered.assign(extra.begin() + static_cast<std::ptrdiff_t>(first),
                       extra.begin() + static_cast<std::ptrdiff_t>(last));
       verification = verify_buffered();

@@ -7,6 +7,7 @@
 #include <simdup/error.hpp>
 
 #include "dedup/engine_state.hpp"
+#include "dedup/record_column.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -58,13 +59,15 @@ struct near_links {
 
 /// Finds, verifies (when state.shingles) and clusters the near pairs among `slots`, counting
 /// candidates, pairs ruled out before verification (candidate_filter: sizes and `sketches`,
-/// pair_sketch_bytes by ordinal; empty: no sketch check) and rejections in `state`. `rank` maps
-/// ordinals to keep ranks; `band_keys` (the MinHash keys by ordinal) is released once used;
-/// `phase` is told each step's name. Fails with the shingle store's error.
+/// one record of pair_sketch_bytes by ordinal; empty: no sketch check) and rejections in
+/// `state`. `rank` maps ordinals to keep ranks; `band_keys` (the MinHash keys by ordinal, read a
+/// band at a time) is released once used; under state.options.memory_limit the pair search
+/// gets what `memory_taken` (the caller's bytes) leaves of it. `phase` is told each step's
+/// name. Fails with the shingle store's or the columns' read errors.
 result<near_links> link_near_duplicates(engine_state& state, std::span<const uint32_t> twin,
-                                        std::vector<uint64_t>& band_keys,
-                                        std::span<const uint8_t> sketches, const near_slots& slots,
-                                        std::span<const uint32_t> rank,
+                                        record_column& band_keys, const record_column& sketches,
+                                        const near_slots& slots, std::span<const uint32_t> rank,
+                                        uint64_t memory_taken,
                                         const std::function<void(std::string_view)>& phase);
 
 }  // namespace simdup::detail

@@ -27,6 +27,8 @@ struct engine_state {
   int8_t distance(uint32_t a, uint32_t b) const noexcept;
   /// Bytes held by the exact tables, the fingerprints and the shingle store's index.
   std::size_t memory_bytes() const noexcept;
+  /// Frees the exact tables (batch mode, once no key is looked up any more).
+  void release_exact_tables() { urls = titles = contents = exact_table{}; }
   /// Bytes of shingle arrays in the temporary file (0 without verification).
   uint64_t spilled_bytes() const noexcept { return shingles ? shingles->stored_bytes() : 0; }
 

@@ -10,8 +10,11 @@
 #include "dedup/job_index.hpp"
 #include "dedup/job_input.hpp"
 #include "dedup/job_output.hpp"
+#include "dedup/phase_memory.hpp"
 #include "dedup/progress.hpp"
 #include "dedup/report_samples.hpp"
+#include "util/cpu.hpp"
+#include "util/describe_bytes.hpp"
 
 #include <simdup/dedup_index.hpp>
 #include <simdup/json.hpp>
@@ -42,6 +45,11 @@ uint64_t peak_rss_bytes() {
   return static_cast<uint64_t>(usage.ru_maxrss) * 1024;
 }
 
+std::string threads_named(unsigned threads) {
+  const unsigned n = threads ? threads : detail::available_cpus();
+  return std::to_string(n) + (n == 1 ? " thread" : " threads");
+}
+
 class job {
  public:
   job(const dedup_job_options& o, std::FILE* log) : o_(o), log_(log), clusters_(o.report_members) {}
@@ -61,6 +69,9 @@ class job {
   status open_against(dedup_options& engine_options);
   status write_against_hits(const std::vector<dedup_decision>& decisions);
   status write_index();
+  status check_memory();
+  // Ends a phase begun at `start`: its seconds and peak RSS go to the summary.
+  void end_phase(const char* name, clock_type::time_point start);
 
   const dedup_job_options& o_;
   std::FILE* log_;
@@ -77,7 +88,17 @@ class job {
   std::vector<bool> kept_;  // by ordinal, for the index
   uint32_t ordinal_ = 0;
   uint64_t errors_printed_ = 0;
+  // --memory-limit: what reading and signing hold besides the engine (0: no limit).
+  uint64_t reserve_bytes_ = 0;
+  detail::phase_memory phase_memory_;
 };
+
+void job::end_phase(const char* name, clock_type::time_point start) {
+  summary_.seconds_by_phase.emplace_back(name, seconds_since(start));
+  if (const uint64_t peak = phase_memory_.end_phase(); peak != 0) {
+    summary_.peak_rss_by_phase.emplace_back(name, peak);
+  }
+}
 
 status job::handle_bad(const detail::bad_entry& e) {
   if (!o_.skip_bad_records) {
@@ -153,7 +174,28 @@ status job::consume(detail::chunk& c) {
   }
   summary_.bytes = c.bytes;
   progress_->update("reading", summary_.read, c.bytes, c.input_bytes);
-  return {};
+  return check_memory();
+}
+
+// Under --memory-limit: what stays in memory per document (the engine's state, the ids) must
+// fit beside reading's working set; a run that outgrows it stops with the numbers.
+status job::check_memory() {
+  if (o_.memory_limit == 0) return {};
+  const uint64_t held =
+      (batch_ ? batch_->memory_bytes() : stream_->memory_bytes()) + output_->ids().memory_bytes();
+  if (held + reserve_bytes_ <= o_.memory_limit) return {};
+  const std::string limit = detail::describe_bytes(o_.memory_limit, false);
+  return invalid_parameter(
+      {.name = "memory_limit",
+       .value = limit,
+       .allowed = "more memory for this input",
+       .reason = limit + " is too small for this input: after " + std::to_string(summary_.read) +
+                 " documents the state that stays in memory (fingerprints, exact-layer keys, "
+                 "ids, keep data, verification offsets: about 70 bytes per document and the "
+                 "ids, and a few MiB of buffers) takes " +
+                 detail::describe_bytes(held, true) + " beside reading's " +
+                 detail::describe_bytes(reserve_bytes_, true)},
+      {}, errc::too_large);
 }
 
 status job::pass_two(const std::vector<dedup_decision>& decisions, sample_collector& samples) {
@@ -226,6 +268,11 @@ status job::reread_samples(sample_collector& samples) {
 // Near layer, verification and clusters, then the second read that writes the records.
 status job::finish_batch() {
   auto phase_start = clock_type::now();
+  if (o_.memory_limit != 0) {
+    // Reading is over: the near layer may use its working set; the ids stay.
+    const uint64_t ids = output_->ids().memory_bytes();
+    batch_->set_memory_limit(o_.memory_limit > ids ? o_.memory_limit - ids : 1);
+  }
   auto decided = batch_->finish(
       [&](std::string_view phase) { progress_->update(phase, summary_.read, summary_.bytes, 0); });
   if (!decided) return std::move(decided).error();
@@ -237,6 +284,7 @@ status job::finish_batch() {
   summary_.engine_memory_bytes = batch_->memory_bytes() + output_->ids().memory_bytes() +
                                  decisions.size() * sizeof(dedup_decision);
   summary_.verify_spill_bytes = batch_->spilled_bytes();
+  summary_.column_spill_bytes = batch_->column_spilled_bytes();
   summary_.against_candidate_pairs = batch_->against_candidate_pairs();
   for (uint32_t i = 0; i < decisions.size(); ++i) count_decision(summary_, decisions[i], i);
   if (index_stage_) {
@@ -246,15 +294,13 @@ status job::finish_batch() {
   if (!against_.empty()) {
     if (auto st = write_against_hits(decisions); !st) return st;
   }
-  summary_.seconds_by_phase.emplace_back("near pairs, verification, clusters",
-                                         seconds_since(phase_start));
+  end_phase("near pairs, verification, clusters", phase_start);
   phase_start = clock_type::now();
   sample_collector samples(
       detail::batch_sample_clusters(decisions, summary_, o_.report_clusters, o_.report_members),
       o_.dedup.detection.fingerprint.normalize.html);
   if (auto st = pass_two(decisions, samples); !st) return st;
-  summary_.seconds_by_phase.emplace_back("write kept records and duplicates",
-                                         seconds_since(phase_start));
+  end_phase("write kept records and duplicates", phase_start);
   summary_.samples = samples.build([&](uint32_t i) { return decisions[i]; });
   return {};
 }
@@ -273,7 +319,7 @@ status job::finish_stream() {
   } else if (output_->has_files()) {
     const auto phase_start = clock_type::now();
     if (auto st = reread_samples(samples); !st) return st;
-    summary_.seconds_by_phase.emplace_back("report samples", seconds_since(phase_start));
+    end_phase("report samples", phase_start);
     const auto member_decisions = clusters_.member_decisions();
     summary_.samples = samples.build([&](uint32_t i) { return member_decisions.at(i); });
   }
@@ -344,7 +390,7 @@ status job::write_index() {
   };
   auto st = index_stage_->write(output_->staging_path() / "index", o_.dedup, kept_, output_->ids(),
                                 shingles, summary_.inputs, summary_);
-  summary_.seconds_by_phase.emplace_back("write the index", seconds_since(phase_start));
+  end_phase("write the index", phase_start);
   return st;
 }
 
@@ -382,6 +428,26 @@ result<dedup_summary> job::run() {
   if (auto& verify = engine_options.detection.verify; verify && verify->tmp_dir.empty()) {
     verify->tmp_dir = staging.string();
   }
+  if (o_.memory_limit != 0) {
+    reserve_bytes_ = detail::read_working_bytes(o_.threads);
+    // The engine's smallest useful share: its write buffers (shingle store, columns) and
+    // first allocations (the pair search runs after reading, in reading's working set).
+    const uint64_t smallest = reserve_bytes_ + (uint64_t{8} << 20);
+    if (o_.memory_limit < smallest) {
+      const std::string limit = detail::describe_bytes(o_.memory_limit, false);
+      return invalid_parameter(
+          {.name = "memory_limit",
+           .value = limit,
+           .allowed = "at least " + detail::describe_bytes(smallest, true),
+           .reason = limit + " is too small: reading and signing on " + threads_named(o_.threads) +
+                     " hold up to " + detail::describe_bytes(reserve_bytes_, true) +
+                     "; the smallest limit for reading is " +
+                     detail::describe_bytes(smallest, true)},
+          {}, errc::too_large);
+    }
+    engine_options.memory_limit = o_.memory_limit - reserve_bytes_;
+    summary_.memory_limit_bytes = o_.memory_limit;
+  }
   if (auto st = open_against(engine_options); !st) return std::move(st).error();
   if (o_.write_index && output_->has_files()) {
     auto stage = detail::index_stage::create(staging);
@@ -402,6 +468,7 @@ result<dedup_summary> job::run() {
   std::optional<tbb::global_control> limit;
   if (o_.threads) limit.emplace(tbb::global_control::max_allowed_parallelism, o_.threads);
 
+  phase_memory_.end_phase();  // set-up is not a phase of its own
   const auto phase_start = clock_type::now();
   if (auto st =
           detail::read_and_sign(*input_, *signer, o_, [&](detail::chunk& c) { return consume(c); });
@@ -409,9 +476,8 @@ result<dedup_summary> job::run() {
     progress_->finish();
     return std::move(st).error();
   }
-  summary_.seconds_by_phase.emplace_back(
-      stream_ ? "read, fingerprint, decide, write" : "read, fingerprint, exact layers",
-      seconds_since(phase_start));
+  end_phase(stream_ ? "read, fingerprint, decide, write" : "read, fingerprint, exact layers",
+            phase_start);
   if (auto st = batch_ ? finish_batch() : finish_stream(); !st) return std::move(st).error();
   if (index_stage_) {
     if (auto st = write_index(); !st) return std::move(st).error();

@@ -141,6 +141,13 @@ void job_input::remove_spool() const {
   if (!spool_.empty()) fs::remove(spool_);
 }
 
+uint64_t read_working_bytes(unsigned threads) {
+  const uint64_t workers = threads ? threads : detail::available_cpus();
+  // Per chunk: the raw records, their decoded fields (text, id, ...), the normalised text and
+  // the shingle hashes (4 bytes per shingle, about one per character): 6 times its bytes.
+  return (workers * 2 + 2) * kChunkBytes * 6 + (uint64_t{16} << 20);
+}
+
 status read_and_sign(const job_input& input, const document_signer& signer,
                      const dedup_job_options& options,
                      const std::function<status(chunk&)>& consume) {

@@ -93,6 +93,12 @@ class job_input {
   bool has_stdin_ = false;
 };
 
+/// Bytes that read_and_sign holds at most on `threads` workers (0: every usable core) besides
+/// the consumer's state: the chunks in flight (up to 2 MiB of records each, their decoded
+/// fields and their signatures' shingles) and the readers' buffers. What --memory-limit keeps
+/// free for reading.
+uint64_t read_working_bytes(unsigned threads);
+
 /// Reads every record with `threads` workers (0: all cores), signs it with `signer` and hands
 /// the chunks, in input order, to `consume`, which is never called concurrently. Stops at the
 /// first error: a bad record without skip_bad_records, a failed input, a stop request or an

@@ -2,16 +2,16 @@
 // memory per document. The array format is described at encoded_bytes().
 #include <simdup/verify.hpp>
 
+#include "util/temp_file.hpp"
+
 #include <algorithm>
 #include <bit>
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
 #include <string>
 #include <system_error>
 #include <utility>
 
-#include <fcntl.h>
 #include <unistd.h>
 
 namespace simdup {
@@ -101,21 +101,12 @@ error_info corrupt_error(const std::string& dir) {
 }  // namespace
 
 result<shingle_store> shingle_store::create(const std::string& dir, std::size_t buffer_bytes) {
-  std::string where = dir;
-  if (where.empty()) {
-    std::error_code ec;
-    where = std::filesystem::temp_directory_path(ec).string();
-    if (ec) where = "/tmp";
-  }
-  std::string name = where + "/simdup-shingles-XXXXXX";
-  const int fd = ::mkstemp(name.data());
+  std::string where;
+  const int fd = detail::open_unlinked_temp(dir, "simdup-shingles", where);
   if (fd < 0) {
     return make_error(errc::io_error, "cannot create the temporary file of --verify in " + where +
                                           ": " + system_reason(errno) + " (set --tmp-dir)");
   }
-  // Unlinked at once: the data lives until the descriptor is closed, and nothing is left
-  // behind whatever way the run ends.
-  ::unlink(name.c_str());
   return shingle_store(fd, std::move(where), std::max<std::size_t>(buffer_bytes, 1));
 }
 
@@ -169,19 +160,10 @@ status shingle_store::put(uint32_t ordinal, std::span<const uint32_t> hashes) {
 }
 
 status shingle_store::write_buffer() {
-  const uint8_t* p = buffer_.data();
-  std::size_t left = buffer_.size();
-  while (left > 0) {
-    const ssize_t n = ::write(fd_, p, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      // write() returns 0 only for a zero-byte request; treat it as no space left.
-      failure_ = "cannot write the temporary file of --verify in " + dir_ + ": " +
-                 system_reason(n < 0 ? errno : ENOSPC) + " (free space or set --tmp-dir)";
-      return make_error(errc::io_error, failure_);
-    }
-    p += n;
-    left -= static_cast<std::size_t>(n);
+  if (const int err = detail::write_all(fd_, buffer_.data(), buffer_.size()); err != 0) {
+    failure_ = "cannot write the temporary file of --verify in " + dir_ + ": " +
+               system_reason(err) + " (free space or set --tmp-dir)";
+    return make_error(errc::io_error, failure_);
   }
   flushed_ += buffer_.size();
   buffer_.clear();
@@ -207,17 +189,9 @@ status shingle_store::read_bytes(uint64_t begin, uint64_t end, std::vector<uint8
   }
   scratch.resize(end - begin);
   // Arrays are written whole or not at all, so begin < flushed_ means end <= flushed_.
-  std::size_t done = 0;
-  while (done < scratch.size()) {
-    const ssize_t got = ::pread(fd_, scratch.data() + done, scratch.size() - done,
-                                static_cast<off_t>(begin + done));
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) {
-      return make_error(errc::io_error, "cannot read back the temporary file of --verify in " +
-                                            dir_ + ": " +
-                                            (got < 0 ? system_reason(errno) : "file truncated"));
-    }
-    done += static_cast<std::size_t>(got);
+  if (const int err = detail::read_all_at(fd_, scratch.data(), scratch.size(), begin); err != 0) {
+    return make_error(errc::io_error, "cannot read back the temporary file of --verify in " + dir_ +
+                                          ": " + system_reason(err));
   }
   data = scratch.data();
   return {};

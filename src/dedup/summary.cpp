@@ -313,6 +313,11 @@ std::string summary_json(const dedup_summary& s) {
                     : 0.0);
   w.key("peak_rss_bytes").value(s.peak_rss_bytes);
   w.key("verify_spill_bytes").value(s.verify_spill_bytes);
+  w.key("limit_bytes").value(s.memory_limit_bytes);
+  w.key("spilled_bytes").value(s.verify_spill_bytes + s.column_spill_bytes);
+  w.key("peak_rss_bytes_by_phase").begin_object();
+  for (const auto& [name, bytes] : s.peak_rss_by_phase) w.key(name).value(bytes);
+  w.end_object();
   w.end_object();
   w.end_object();
   out.push_back('\n');

@@ -18,9 +18,12 @@
 #include "index/pair_emitter.hpp"
 #include "index/tables.hpp"
 #include "util/cpu.hpp"
+#include "util/describe_bytes.hpp"
 
 namespace simdup {
 namespace {
+
+using detail::describe_bytes;
 
 /// Bytes per record of a pass: its fingerprint (8) and ordinal (4), its 12-byte scatter record,
 /// the per-thread bucket copies (12/8) and chain links (8 at most for the largest bucket,
@@ -105,14 +108,6 @@ error_info changed_input(uint64_t expected, uint64_t read) {
   return make_error(errc::invalid_input, "the input changed between passes: expected " +
                                              std::to_string(expected) + " fingerprints, read " +
                                              std::to_string(read));
-}
-
-/// Bytes for a message: whole MiB when exact or when `round_up`, else the exact count (so a
-/// limit and the smallest one never print the same).
-std::string describe_bytes(uint64_t bytes, bool round_up) {
-  constexpr uint64_t mib = uint64_t{1} << 20;
-  if (bytes % mib == 0 || round_up) return std::to_string((bytes + mib - 1) / mib) + " MiB";
-  return std::to_string(bytes) + " bytes";
 }
 
 }  // namespace

@@ -1,0 +1,117 @@
+"""`simdup dedup --memory-limit` (the real binary): past half of the engine's share the MinHash
+keys and candidate sketches move to files under --tmp-dir and the decisions stay the same; a
+limit below reading's working set is refused with the smallest that works; an input whose
+in-memory state outgrows the limit stops, naming its size; a spill that does not fit
+is a clear error (tests/unit/dedup/record_column_test.cpp); summary.json reports the limit, the spill and each
+phase's peak RSS."""
+
+import json
+import os
+import random
+import re
+
+import pytest
+
+from cli_harness import run, write_jsonl
+from dedup_corpus import WORDS
+
+DOCS = 40_000
+# On one thread reading holds up to 64 MiB; 80M leaves the engine 16 MiB, whose half the
+# corpus's band keys and sketches (144 bytes of about 230 per document) pass near 35,000 docs.
+LIMIT = "80M"
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    """DOCS short documents: families of light edits (near duplicates found by SimHash and by
+    MinHash), exact copies in another case, re-crawls under one URL, and unrelated texts."""
+    rng = random.Random(11)
+    records, base = [], None
+    for i in range(DOCS):
+        r = rng.random()
+        if base is not None and r < 0.25:
+            words = list(base)
+            for _ in range(rng.randint(1, 3)):
+                words[rng.randrange(len(words))] = rng.choice(WORDS) + str(rng.randrange(50))
+            text = " ".join(words)
+        elif base is not None and r < 0.30:
+            text = " ".join(base).upper()
+        else:
+            base = [rng.choice(WORDS) + str(rng.randrange(1000)) for _ in range(rng.randint(25, 40))]
+            text = " ".join(base)
+        rec = {"id": f"doc-{i}", "text": text}
+        if r > 0.98:
+            rec["url"] = f"http://example.org/{i // 3}"
+        records.append(rec)
+    d = tmp_path_factory.mktemp("dedup-limit")
+    return write_jsonl(d / "corpus.jsonl", records)
+
+
+def dedup(corpus, out, *flags, check=0, **kw):
+    return run(["dedup", corpus, "--out", out, "--quiet", "--threads", "1", *flags],
+               check=check, timeout=600, **kw)
+
+
+def summary(out):
+    return json.loads((out / "summary.json").read_text())
+
+
+def test_same_decisions_with_the_columns_on_disk(corpus, tmp_path):
+    whole, limited = tmp_path / "whole", tmp_path / "limited"
+    dedup(corpus, whole, "--memory-limit", "0")
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    dedup(corpus, limited, "--memory-limit", LIMIT, "--tmp-dir", spill)
+    assert (limited / "duplicates.jsonl").read_bytes() == (whole / "duplicates.jsonl").read_bytes()
+    assert (limited / "kept.jsonl").read_bytes() == (whole / "kept.jsonl").read_bytes()
+    s, w = summary(limited), summary(whole)
+    assert s["pairs"] == w["pairs"]
+    assert s["pairs"]["minhash_candidates"] > 0 and s["documents"]["duplicates"] > 8000
+    memory = s["memory"]
+    assert memory["limit_bytes"] == 80 << 20
+    # The band keys (10 x 8 bytes) and sketches (64 bytes) of every document went to disk,
+    # but the last of each column's 1 MiB write blocks (read from memory, never written).
+    columns = memory["spilled_bytes"] - memory["verify_spill_bytes"]
+    assert DOCS * 144 - (2 << 20) <= columns <= DOCS * 144
+    assert w["memory"]["spilled_bytes"] == w["memory"]["verify_spill_bytes"]
+    assert w["memory"]["limit_bytes"] == 0
+    phases = memory["peak_rss_bytes_by_phase"]
+    assert list(phases) == list(s["timings"]["phases"])
+    assert all(0 < v <= memory["peak_rss_bytes"] for v in phases.values())
+    assert os.listdir(spill) == []
+
+
+def test_default_limit_is_half_of_physical_memory(corpus, tmp_path):
+    out = tmp_path / "out"
+    dedup(corpus, out)
+    physical = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    assert summary(out)["memory"]["limit_bytes"] == physical // 2
+
+
+def test_limit_below_reading_is_refused_with_the_smallest(corpus, tmp_path):
+    out = tmp_path / "out"
+    proc = dedup(corpus, out, "--memory-limit", "20M", check=1)
+    err = proc.stderr.decode()
+    m = re.search(r"--memory-limit 20 MiB is too small: reading and signing on 1 thread hold up "
+                  r"to (\d+) MiB; the smallest limit for reading is (\d+) MiB", err)
+    assert m, err
+    assert not out.exists()
+    # The smallest named holds a small input.
+    small = write_jsonl(tmp_path / "small.jsonl",
+                        [json.loads(line) for line in open(corpus)][:2000])
+    dedup(small, out, "--memory-limit", m.group(2) + "M")
+
+
+def test_state_outgrowing_the_limit_stops_with_its_size(corpus, tmp_path):
+    # The corpus twice over, at the smallest limit: the state outgrows its 8 MiB on the way.
+    out = tmp_path / "out"
+    proc = run(["dedup", corpus, corpus, "--out", out, "--quiet", "--threads", "1",
+                "--memory-limit", "72M"], check=1, timeout=600)
+    err = proc.stderr.decode()
+    m = re.search(r"--memory-limit 72 MiB is too small for this input: after (\d+) documents the "
+                  r"state that stays in memory .*? takes (\d+) MiB beside reading's 64 MiB", err)
+    assert m, err
+    assert DOCS < int(m.group(1)) < 2 * DOCS
+    assert int(m.group(2)) > 8  # more than the 8 MiB left beside reading
+    assert not out.exists()
+    assert os.listdir(tmp_path) == []
