@@ -28,6 +28,7 @@ _POSTGRES = ("--from", "--table", "--query", "--id-column", "--text-column", "--
              "--to-kept-table", "--run", "--resume", "--batch-rows")
 _CLI_ONLY = {"--report-clusters": "report.html shows the 10 largest clusters",
              "--duplicates-parquet": "duplicates.jsonl only",
+             "--memory-limit": "each worker's memory is Dask's (its memory_limit and spilling)",
              "--no-index": "the Dask form writes no index; a `simdup dedup` run of the same "
                            "input does (docs/incremental.md)",
              **{flag: "the PostgreSQL source and output are the CLI's" for flag in _POSTGRES}}

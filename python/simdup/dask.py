@@ -1289,7 +1289,12 @@ def _memory(client, cstats, read: int) -> Dict[str, Any]:
             "engine_bytes_per_document": total / read if read else 0.0,
             "engine_bytes_largest_task": int(max(engines, default=0)),
             **_peak_rss(client),
-            "verify_spill_bytes": int(sum(c["spilled_bytes"] for c in cstats))}
+            "verify_spill_bytes": int(sum(c["spilled_bytes"] for c in cstats)),
+            # The CLI's --memory-limit fields: no limit of the job's own (Dask's workers have
+            # theirs), nothing spilled but verification's arrays, no phases of one process.
+            "limit_bytes": 0,
+            "spilled_bytes": int(sum(c["spilled_bytes"] for c in cstats)),
+            "peak_rss_bytes_by_phase": {}}
 
 
 def _peak_rss_bytes() -> int:
