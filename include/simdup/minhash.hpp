@@ -50,6 +50,18 @@ void minhash_pairs(std::span<const uint64_t> keys, std::size_t n, const minhash_
                    Skip&& skip, std::vector<index_pair>& out);
 
 namespace detail {
+/// Sorts out[first, end) by (a, b) and keeps one of each pair (a pair sharing several bands is
+/// one candidate).
+inline void sort_unique_pairs(std::vector<index_pair>& out, std::size_t first) {
+  const auto begin = out.begin() + static_cast<std::ptrdiff_t>(first);
+  std::sort(begin, out.end(), [](const index_pair& x, const index_pair& y) {
+    return x.a != y.a ? x.a < y.a : x.b < y.b;
+  });
+  out.erase(std::unique(
+                begin, out.end(),
+                [](const index_pair& x, const index_pair& y) { return x.a == y.a && x.b == y.b; }),
+            out.end());
+}
 /// (key, document) of one band, for minhash_pairs.
 void band_buckets(std::span<const uint64_t> keys, std::size_t n, std::size_t bands,
                   std::size_t band, std::vector<std::pair<uint64_t, uint32_t>>& out);
@@ -75,13 +87,7 @@ void minhash_pairs(std::span<const uint64_t> keys, std::size_t n, const minhash_
       i = end;
     }
   }
-  std::sort(
-      out.begin() + static_cast<std::ptrdiff_t>(first), out.end(),
-      [](const index_pair& x, const index_pair& y) { return x.a != y.a ? x.a < y.a : x.b < y.b; });
-  out.erase(std::unique(
-                out.begin() + static_cast<std::ptrdiff_t>(first), out.end(),
-                [](const index_pair& x, const index_pair& y) { return x.a == y.a && x.b == y.b; }),
-            out.end());
+  detail::sort_unique_pairs(out, first);
 }
 
 }  // namespace simdup

@@ -205,15 +205,7 @@ result<near_links> link_near_duplicates(engine_state& state, std::span<const uin
     }
     band_keys.release();
     std::vector<uint64_t>().swap(slot_keys);
-    // A pair sharing several bands is one candidate.
-    std::sort(extra.begin(), extra.end(), [](const index_pair& x, const index_pair& y) {
-      return x.a != y.a ? x.a < y.a : x.b < y.b;
-    });
-    extra.erase(std::unique(extra.begin(), extra.end(),
-                            [](const index_pair& x, const index_pair& y) {
-                              return x.a == y.a && x.b == y.b;
-                            }),
-                extra.end());
+    detail::sort_unique_pairs(extra, 0);  // over all bands
     state.candidate_pairs += extra.size();
     out.minhash_candidates = extra.size();
     for (std::size_t first = 0; first < extra.size() && verification; first += batch_pairs) {
