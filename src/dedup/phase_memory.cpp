@@ -71,7 +71,9 @@ uint64_t phase_memory::end_phase() {
   // A phase that raised the process's peak reached it.
   if (peak > peak_at_start_) phase = std::max(phase, peak);
   peak_at_start_ = peak;
-  return phase;
+  // The kernel's RSS counters are per-CPU and summed approximately, so a sample may read a
+  // little above the high-water mark; no phase can have held more than the process's peak.
+  return peak ? std::min(phase, peak) : phase;
 }
 
 }  // namespace simdup::detail
