@@ -39,10 +39,16 @@ double seconds_since(clock_type::time_point start) {
   return std::chrono::duration<double>(clock_type::now() - start).count();
 }
 
-uint64_t peak_rss_bytes() {
+// The process's peak RSS: the highest of getrusage's, /proc's high-water mark and every phase's
+// peak. The kernel sums its per-CPU RSS counters approximately and updates the high-water mark
+// lazily, so each source alone may read a little below another's earlier reading.
+uint64_t peak_rss_bytes(const std::vector<std::pair<std::string, uint64_t>>& by_phase) {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
-  return static_cast<uint64_t>(usage.ru_maxrss) * 1024;
+  uint64_t peak =
+      std::max(static_cast<uint64_t>(usage.ru_maxrss) * 1024, detail::phase_memory::process_peak());
+  for (const auto& [name, bytes] : by_phase) peak = std::max(peak, bytes);
+  return peak;
 }
 
 std::string threads_named(unsigned threads) {
@@ -487,7 +493,7 @@ result<dedup_summary> job::run() {
     if (auto st = o_.decisions->finish(); !st) return std::move(st).error();
   }
   summary_.seconds_total = seconds_since(start);
-  summary_.peak_rss_bytes = peak_rss_bytes();
+  summary_.peak_rss_bytes = peak_rss_bytes(summary_.peak_rss_by_phase);
   if (!output_->has_files()) return summary_;
 
   if (auto st = output_->close_files(summary_, input_->paths()); !st) {
@@ -495,7 +501,7 @@ result<dedup_summary> job::run() {
   }
   input_->remove_spool();
   summary_.seconds_total = seconds_since(start);
-  summary_.peak_rss_bytes = peak_rss_bytes();
+  summary_.peak_rss_bytes = peak_rss_bytes(summary_.peak_rss_by_phase);
   if (auto st = output_->commit(summary_); !st) return std::move(st).error();
   return summary_;
 }
