@@ -35,6 +35,7 @@ int run_clusters(const clusters_options& opts) {
     print_error("clusters", (options ? limit.error() : options.error()).message);
     return exit_usage;
   }
+  return_large_blocks_when_freed(*limit);
   auto list = read_fingerprint_list(opts.index.inputs, opts.index.list_options(*limit));
   if (!list) {
     print_error("clusters", list.error().message);

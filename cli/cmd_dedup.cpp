@@ -176,6 +176,7 @@ int run_dedup(const dedup_command& cmd) {
   if (cmd.quiet) job.max_error_messages = 0;  // quiet: the counts stay in summary.json
   job.threads = cmd.threads;
   job.memory_limit = *limit;
+  return_large_blocks_when_freed(*limit);
   job.report_clusters = cmd.report_clusters;
   job.keep_spec = cmd.keep;
   signal_watch signals;

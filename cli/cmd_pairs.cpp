@@ -29,6 +29,7 @@ int run_pairs(const index_cli_options& opts) {
     print_error("pairs", (options ? limit.error() : options.error()).message);
     return exit_usage;
   }
+  return_large_blocks_when_freed(*limit);
   auto list = read_fingerprint_list(opts.inputs, opts.list_options(*limit));
   if (!list) {
     print_error("pairs", list.error().message);

@@ -96,6 +96,7 @@ class job {
   uint64_t errors_printed_ = 0;
   // --memory-limit: what reading and signing hold besides the engine (0: no limit).
   uint64_t reserve_bytes_ = 0;
+  uint64_t resident_at_start_ = 0;
   detail::phase_memory phase_memory_;
 };
 
@@ -275,9 +276,10 @@ status job::reread_samples(sample_collector& samples) {
 status job::finish_batch() {
   auto phase_start = clock_type::now();
   if (o_.memory_limit != 0) {
-    // Reading is over: the near layer may use its working set; the ids stay.
-    const uint64_t ids = output_->ids().memory_bytes();
-    batch_->set_memory_limit(o_.memory_limit > ids ? o_.memory_limit - ids : 1);
+    // Reading is over: the near layer may use its working set; the ids and what the process
+    // held at the start stay.
+    const uint64_t held = output_->ids().memory_bytes() + resident_at_start_;
+    batch_->set_memory_limit(o_.memory_limit > held ? o_.memory_limit - held : 1);
   }
   auto decided = batch_->finish(
       [&](std::string_view phase) { progress_->update(phase, summary_.read, summary_.bytes, 0); });
@@ -475,6 +477,8 @@ result<dedup_summary> job::run() {
   if (o_.threads) limit.emplace(tbb::global_control::max_allowed_parallelism, o_.threads);
 
   phase_memory_.end_phase();  // set-up is not a phase of its own
+  // What the process holds before the first document (code, libraries, dictionaries).
+  resident_at_start_ = detail::phase_memory::resident_bytes();
   const auto phase_start = clock_type::now();
   if (auto st =
           detail::read_and_sign(*input_, *signer, o_, [&](detail::chunk& c) { return consume(c); });

@@ -53,6 +53,10 @@ uint64_t phase_memory::process_peak() {
   return status_bytes("VmHWM");
 }
 
+uint64_t phase_memory::resident_bytes() {
+  return current_rss();
+}
+
 void phase_memory::sample() {
   std::unique_lock<std::mutex> lock(mutex_);
   while (!wake_.wait_for(lock, std::chrono::milliseconds(20), [this] { return stop_; })) {

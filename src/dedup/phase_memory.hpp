@@ -24,6 +24,8 @@ class phase_memory {
   uint64_t end_phase();
   /// The process's peak RSS so far (VmHWM), bytes.
   static uint64_t process_peak();
+  /// The process's RSS now, bytes; 0 where /proc/self is not readable.
+  static uint64_t resident_bytes();
 
  private:
   void sample();
