@@ -3,6 +3,7 @@
 #include <simdup/verify.hpp>
 
 #include "util/temp_file.hpp"
+#include "util/write_errc.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -162,8 +163,9 @@ status shingle_store::put(uint32_t ordinal, std::span<const uint32_t> hashes) {
 status shingle_store::write_buffer() {
   if (const int err = detail::write_all(fd_, buffer_.data(), buffer_.size()); err != 0) {
     failure_ = "cannot write the temporary file of --verify in " + dir_ + ": " +
-               system_reason(err) + " (free space or set --tmp-dir)";
-    return make_error(errc::io_error, failure_);
+               system_reason(err) + " (" + std::to_string(buffer_.size()) + " more bytes needed, " +
+               std::to_string(flushed_) + " written so far; free space or set --tmp-dir)";
+    return make_error(write_errc(err), failure_);
   }
   flushed_ += buffer_.size();
   buffer_.clear();

@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+
+#include <csignal>
 #include <cstring>
 #include <vector>
 
@@ -72,6 +75,44 @@ TEST(RecordColumn, SpillToAMissingDirectoryNamesIt) {
   EXPECT_NE(st.error().message.find("the test column in /nonexistent/simdup-dir"),
             std::string::npos)
       << st.error().message;
+}
+
+// A file-size limit (RLIMIT_FSIZE, SIGXFSZ ignored) stands for a full --tmp-dir: the kernel
+// refuses the write as a full disk would. The error names the column, its directory, the
+// reason and the bytes it needed, and every later call fails the same way.
+TEST(RecordColumn, AFailedWriteNamesTheBytesNeededAndStaysFailed) {
+  rlimit previous{};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &previous), 0);
+  const auto previous_handler = std::signal(SIGXFSZ, SIG_IGN);
+  rlimit small = previous;
+  small.rlim_cur = 256 << 10;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  constexpr std::size_t width = 64;
+  record_column c(width, "the test column");
+  ASSERT_TRUE(c.append(record(0, width)));
+  const std::string dir = ::testing::TempDir();
+  status spilled = c.spill(dir);  // one record: within the limit
+  status st = spilled;
+  uint32_t appended = 1;
+  for (; st && appended < 100000; ++appended) st = c.append(record(appended, width));
+  status again = c.append(record(appended, width));
+  status flushed = c.flush();
+  ::setrlimit(RLIMIT_FSIZE, &previous);
+  std::signal(SIGXFSZ, previous_handler);
+
+  ASSERT_TRUE(spilled) << spilled.error().message;
+  ASSERT_FALSE(st);
+  // The first 1 MiB block (16,384 records after the spilled one) is the write that fails.
+  EXPECT_EQ(appended, 1u + (1u << 20) / width);
+  const std::string& message = st.error().message;
+  EXPECT_NE(message.find("the test column in " + dir), std::string::npos) << message;
+  EXPECT_NE(message.find("File too large"), std::string::npos) << message;
+  EXPECT_NE(message.find("1048576 more bytes needed, 64 written so far"), std::string::npos)
+      << message;
+  ASSERT_FALSE(again);
+  EXPECT_EQ(again.error().message, message);
+  ASSERT_FALSE(flushed);
+  EXPECT_EQ(flushed.error().message, message);
 }
 
 }  // namespace
