@@ -223,9 +223,11 @@ class batch_deduplicator {
   uint64_t spilled_bytes() const noexcept;
   /// Bytes of band keys and sketches moved to files under options.memory_limit.
   uint64_t column_spilled_bytes() const noexcept;
-  /// Replaces options.memory_limit from now on: a caller whose own working set shrinks before
-  /// finish() (reading is over) gives the near layer the difference.
-  void set_memory_limit(uint64_t bytes) noexcept;
+  /// Replaces options.memory_limit from now on with the whole `limit`, of which the caller
+  /// holds `held_elsewhere` (its ids, what the process held before the engine): the engine
+  /// gets the rest, and a refusal names the whole limit. A caller whose own working set
+  /// shrinks before finish() (reading is over) gives the near layer the difference.
+  void set_memory_limit(uint64_t limit, uint64_t held_elsewhere = 0) noexcept;
 
   batch_deduplicator(batch_deduplicator&&) noexcept;
   batch_deduplicator& operator=(batch_deduplicator&&) noexcept;

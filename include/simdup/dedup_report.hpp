@@ -94,6 +94,9 @@ struct dedup_summary {
   std::vector<std::pair<std::string, double>> seconds_by_phase;
   uint64_t engine_memory_bytes = 0;  ///< exact tables, fingerprints, index, shingles
   uint64_t peak_rss_bytes = 0;
+  /// The resident set before the first document (code, libraries, dictionaries): under
+  /// --memory-limit it stays beside what the limit bounds.
+  uint64_t start_rss_bytes = 0;
   /// Bytes of shingle arrays in the temporary file of --verify (on disk, not in memory).
   uint64_t verify_spill_bytes = 0;
   /// --memory-limit in bytes (0: none), and the engine's columns it moved to disk.

@@ -1010,7 +1010,7 @@ def dedup(source: Any, *, client: Any = None, scheduler: Optional[str] = None,
         _check_out(out, force)
     if client is None:
         client, _ = _client_for(scheduler)
-    started = _time.perf_counter()
+    started, start_rss = _time.perf_counter(), _resident_bytes()
     specs = _sources(source, opts, client, partition_bytes, pack_files)
     if not specs:
         raise ValueError("simdup.dask.dedup: no inputs")
@@ -1137,7 +1137,7 @@ def dedup(source: Any, *, client: Any = None, scheduler: Optional[str] = None,
     summary = _summary(opts, _given_inputs(source, specs), specs, stats, int(offsets[-1]),
                        cstats, (candidates, minhash_candidates, rejected, against_candidates),
                        _against_summary(against, against_sizes, against_only, hits), run,
-                       exact_rounds, rounds, started)
+                       exact_rounds, rounds, started, start_rss)
     meta = _frame({"fingerprint": np.zeros(0, np.uint64), "ids": np.empty(0, dtype=object)}, 0,
                   names,
                   {"gid": np.zeros(0, np.uint64), "rep": np.zeros(0, np.uint64),
@@ -1215,7 +1215,7 @@ def _given_inputs(source, specs) -> List[str]:
 
 
 def _summary(opts, inputs, specs, stats, n, cstats, pairs, against, run, exact_rounds, rounds,
-             started) -> Dict[str, Any]:
+             started, start_rss) -> Dict[str, Any]:
     """summary.json's content, as the CLI's. `pairs`: (candidates, MinHash candidates, rejected,
     against candidates); `against`: summary.json's "against"."""
     candidates, minhash_candidates, rejected, against_candidates = pairs
@@ -1274,14 +1274,14 @@ def _summary(opts, inputs, specs, stats, n, cstats, pairs, against, run, exact_r
                         "components_rounds": {"exact": exact_rounds, "all": rounds}},
         "timings": {name: round(sec, 3) for name, sec in run.timings},
         "seconds_total": round(_time.perf_counter() - started, 3),
-        "memory": _memory(run.client, cstats, n + skipped),
+        "memory": _memory(run.client, cstats, n + skipped, start_rss),
     }
 
 
-def _memory(client, cstats, read: int) -> Dict[str, Any]:
+def _memory(client, cstats, read: int, start_rss: int) -> Dict[str, Any]:
     """summary.json's "memory", as the CLI's: the engines are those of the cluster tasks
-    (engine_bytes summed over them, and the largest), peak_rss_bytes this driver process's;
-    and each worker process's peak RSS (over its life: a long-running cluster's workers may
+    (engine_bytes summed over them, and the largest), peak_rss_bytes and start_rss_bytes (when
+    the job began) this driver process's; and each worker process's peak RSS (over its life: a long-running cluster's workers may
     have peaked in an earlier job)."""
     engines = [c["engine_bytes"] for c in cstats]
     total = int(sum(engines))
@@ -1289,12 +1289,19 @@ def _memory(client, cstats, read: int) -> Dict[str, Any]:
             "engine_bytes_per_document": total / read if read else 0.0,
             "engine_bytes_largest_task": int(max(engines, default=0)),
             **_peak_rss(client),
+            "start_rss_bytes": start_rss,
             "verify_spill_bytes": int(sum(c["spilled_bytes"] for c in cstats)),
             # The CLI's --memory-limit fields: no limit of the job's own (Dask's workers have
             # theirs), nothing spilled but verification's arrays, no phases of one process.
             "limit_bytes": 0,
             "spilled_bytes": int(sum(c["spilled_bytes"] for c in cstats)),
             "peak_rss_bytes_by_phase": {}}
+
+
+def _resident_bytes() -> int:
+    """This process's resident set now (the second field of /proc/self/statm, in pages)."""
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
 def _peak_rss_bytes() -> int:

@@ -40,6 +40,8 @@ struct batch_deduplicator::impl {
   detail::record_column sketches{detail::pair_sketch_bytes, "the candidate sketches"};
   std::vector<uint8_t> sketch_scratch;
   bool columns_spilled = false;
+  // Of options.memory_limit, the bytes the caller holds beside the engine (set_memory_limit).
+  uint64_t held_elsewhere = 0;
   uint64_t minhash_candidates = 0;
   uint64_t against_candidates = 0, against_rejected = 0;
 
@@ -114,7 +116,8 @@ std::vector<dedup_decision> batch_deduplicator::impl::against_only_decisions(
 
 status batch_deduplicator::impl::fit_columns() {
   const uint64_t limit = state.options.memory_limit;
-  if (limit == 0 || columns_spilled || memory_bytes() <= limit / 2) return {};
+  const uint64_t share = limit > held_elsewhere ? limit - held_elsewhere : 1;
+  if (limit == 0 || columns_spilled || memory_bytes() <= share / 2) return {};
   columns_spilled = true;
   const std::string dir =
       state.options.detection.verify ? state.options.detection.verify->tmp_dir : std::string();
@@ -264,7 +267,8 @@ result<std::vector<dedup_decision>> batch_deduplicator::finish(
   std::iota(near.representatives.begin(), near.representatives.end(), 0u);
   if (s.state.options.near_layer && slots.ordinals.size() > 1) {
     // The pair search gets what the state and this function's arrays leave of the limit.
-    const uint64_t taken = s.memory_bytes() + (order.capacity() + rank.capacity() + n) * 4 +
+    const uint64_t taken = s.held_elsewhere + s.memory_bytes() +
+                           (order.capacity() + rank.capacity() + n) * 4 +
                            slots.ordinals.size() * 20 + uint64_t{n} * 4;
     auto linked = detail::link_near_duplicates(s.state, s.twin, s.band_keys, s.sketches, slots,
                                                rank, taken, phase);
@@ -350,8 +354,9 @@ uint64_t batch_deduplicator::column_spilled_bytes() const noexcept {
   return impl_->band_keys.spilled_bytes() + impl_->sketches.spilled_bytes();
 }
 
-void batch_deduplicator::set_memory_limit(uint64_t bytes) noexcept {
-  impl_->state.options.memory_limit = bytes;
+void batch_deduplicator::set_memory_limit(uint64_t limit, uint64_t held_elsewhere) noexcept {
+  impl_->state.options.memory_limit = limit;
+  impl_->held_elsewhere = held_elsewhere;
 }
 
 std::size_t batch_deduplicator::memory_bytes() const noexcept {

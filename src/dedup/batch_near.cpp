@@ -89,8 +89,9 @@ result<near_links> link_near_duplicates(engine_state& state, std::span<const uin
   const std::vector<uint64_t>& near_fingerprints = slots.fingerprints;
   const uint64_t limit = state.options.memory_limit;
   // Under a limit, smaller batches (each pair takes about 170 bytes with its two sketches).
+  const uint64_t left = limit > memory_taken ? limit - memory_taken : 0;
   const std::size_t batch_pairs =
-      limit == 0 ? kVerifyBatch : std::clamp<std::size_t>(limit / 2048, 4096, kVerifyBatch);
+      limit == 0 ? kVerifyBatch : std::clamp<std::size_t>(left / 2048, 4096, kVerifyBatch);
   near_links out;
   phase("all pairs");
   cluster_builder clusters(near_ordinals.size(), detection.clustering, slots.documents);

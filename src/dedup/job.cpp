@@ -76,6 +76,11 @@ class job {
   status write_against_hits(const std::vector<dedup_decision>& decisions);
   status write_index();
   status check_memory();
+  // Bytes the engine wrote under --tmp-dir so far (shingle arrays, columns).
+  uint64_t spilled_so_far() const {
+    if (batch_) return batch_->spilled_bytes() + batch_->column_spilled_bytes();
+    return stream_ ? stream_->spilled_bytes() : 0;
+  }
   // Ends a phase begun at `start`: its seconds and peak RSS go to the summary.
   void end_phase(const char* name, clock_type::time_point start);
 
@@ -180,7 +185,7 @@ status job::consume(detail::chunk& c) {
     }
   }
   summary_.bytes = c.bytes;
-  progress_->update("reading", summary_.read, c.bytes, c.input_bytes);
+  progress_->update("reading", summary_.read, c.bytes, c.input_bytes, spilled_so_far());
   return check_memory();
 }
 
@@ -190,7 +195,7 @@ status job::check_memory() {
   if (o_.memory_limit == 0) return {};
   const uint64_t held =
       (batch_ ? batch_->memory_bytes() : stream_->memory_bytes()) + output_->ids().memory_bytes();
-  if (held + reserve_bytes_ <= o_.memory_limit) return {};
+  if (held + reserve_bytes_ + resident_at_start_ <= o_.memory_limit) return {};
   const std::string limit = detail::describe_bytes(o_.memory_limit, false);
   return invalid_parameter(
       {.name = "memory_limit",
@@ -201,7 +206,9 @@ status job::check_memory() {
                  "ids, keep data, verification offsets: about 70 bytes per document and the "
                  "ids, and a few MiB of buffers) takes " +
                  detail::describe_bytes(held, true) + " beside reading's " +
-                 detail::describe_bytes(reserve_bytes_, true)},
+                 detail::describe_bytes(reserve_bytes_, true) + " and the " +
+                 detail::describe_bytes(resident_at_start_, true) +
+                 " the process held before reading"},
       {}, errc::too_large);
 }
 
@@ -278,11 +285,11 @@ status job::finish_batch() {
   if (o_.memory_limit != 0) {
     // Reading is over: the near layer may use its working set; the ids and what the process
     // held at the start stay.
-    const uint64_t held = output_->ids().memory_bytes() + resident_at_start_;
-    batch_->set_memory_limit(o_.memory_limit > held ? o_.memory_limit - held : 1);
+    batch_->set_memory_limit(o_.memory_limit, output_->ids().memory_bytes() + resident_at_start_);
   }
-  auto decided = batch_->finish(
-      [&](std::string_view phase) { progress_->update(phase, summary_.read, summary_.bytes, 0); });
+  auto decided = batch_->finish([&](std::string_view phase) {
+    progress_->update(phase, summary_.read, summary_.bytes, 0, spilled_so_far());
+  });
   if (!decided) return std::move(decided).error();
   if (stop_requested(o_.stop)) return interrupted_error();
   const std::vector<dedup_decision>& decisions = *decided;
@@ -436,11 +443,15 @@ result<dedup_summary> job::run() {
   if (auto& verify = engine_options.detection.verify; verify && verify->tmp_dir.empty()) {
     verify->tmp_dir = staging.string();
   }
+  // What the process holds before the first document (code, libraries, dictionaries; far more
+  // under a sanitizer): it stays beside everything the limit bounds.
+  resident_at_start_ = detail::phase_memory::resident_bytes();
+  summary_.start_rss_bytes = resident_at_start_;
   if (o_.memory_limit != 0) {
     reserve_bytes_ = detail::read_working_bytes(o_.threads);
     // The engine's smallest useful share: its write buffers (shingle store, columns) and
     // first allocations (the pair search runs after reading, in reading's working set).
-    const uint64_t smallest = reserve_bytes_ + (uint64_t{8} << 20);
+    const uint64_t smallest = resident_at_start_ + reserve_bytes_ + (uint64_t{8} << 20);
     if (o_.memory_limit < smallest) {
       const std::string limit = detail::describe_bytes(o_.memory_limit, false);
       return invalid_parameter(
@@ -449,11 +460,12 @@ result<dedup_summary> job::run() {
            .allowed = "at least " + detail::describe_bytes(smallest, true),
            .reason = limit + " is too small: reading and signing on " + threads_named(o_.threads) +
                      " hold up to " + detail::describe_bytes(reserve_bytes_, true) +
-                     "; the smallest limit for reading is " +
+                     " beside the " + detail::describe_bytes(resident_at_start_, true) +
+                     " the process holds before reading; the smallest limit for reading is " +
                      detail::describe_bytes(smallest, true)},
           {}, errc::too_large);
     }
-    engine_options.memory_limit = o_.memory_limit - reserve_bytes_;
+    engine_options.memory_limit = o_.memory_limit - reserve_bytes_ - resident_at_start_;
     summary_.memory_limit_bytes = o_.memory_limit;
   }
   if (auto st = open_against(engine_options); !st) return std::move(st).error();
@@ -477,8 +489,6 @@ result<dedup_summary> job::run() {
   if (o_.threads) limit.emplace(tbb::global_control::max_allowed_parallelism, o_.threads);
 
   phase_memory_.end_phase();  // set-up is not a phase of its own
-  // What the process holds before the first document (code, libraries, dictionaries).
-  resident_at_start_ = detail::phase_memory::resident_bytes();
   const auto phase_start = clock_type::now();
   if (auto st =
           detail::read_and_sign(*input_, *signer, o_, [&](detail::chunk& c) { return consume(c); });

@@ -14,15 +14,22 @@ progress_meter::progress_meter(progress_style style, std::FILE* out, uint64_t to
 }
 
 void progress_meter::update(std::string_view phase, uint64_t documents, uint64_t bytes,
-                            uint64_t input_bytes) {
+                            uint64_t input_bytes, uint64_t spilled_bytes) {
   if (style_ == progress_style::none) return;
   const auto now = std::chrono::steady_clock::now();
   const auto interval = style_ == progress_style::bar ? std::chrono::milliseconds(200)
                                                       : std::chrono::milliseconds(5000);
-  if (now - last_ < interval) return;
+  const bool new_phase = phase != phase_;
+  if (new_phase) phase_ = phase;
+  if (now - last_ < interval && !(new_phase && now - start_ >= interval)) return;
   last_ = now;
   const double seconds = std::chrono::duration<double>(now - start_).count();
   const double mbps = seconds > 0 ? static_cast<double>(bytes) / 1e6 / seconds : 0;
+  char spilled[40] = "";
+  if (spilled_bytes > 0) {
+    std::snprintf(spilled, sizeof spilled, ", %.1f MB spilled",
+                  static_cast<double>(spilled_bytes) / 1e6);
+  }
   char eta[48] = "";
   if (total_bytes_ > 0 && input_bytes > 0 && input_bytes <= total_bytes_) {
     const double rest = seconds * static_cast<double>(total_bytes_ - input_bytes) /
@@ -39,14 +46,15 @@ void progress_meter::update(std::string_view phase, uint64_t documents, uint64_t
                            : 0;
     std::string bar(static_cast<std::size_t>(filled), '#');
     bar.resize(width, total_bytes_ > 0 ? '.' : ' ');
-    std::fprintf(out_, "\r\x1b[2K%.*s [%s] %llu docs, %.1f MB/s%s", static_cast<int>(phase.size()),
-                 phase.data(), bar.c_str(), static_cast<unsigned long long>(documents), mbps, eta);
+    std::fprintf(out_, "\r\x1b[2K%.*s [%s] %llu docs, %.1f MB/s%s%s",
+                 static_cast<int>(phase.size()), phase.data(), bar.c_str(),
+                 static_cast<unsigned long long>(documents), mbps, spilled, eta);
     drawn_ = true;
   } else {
-    std::fprintf(out_, "simdup dedup: %.*s: %llu documents, %.1f MB, %.1f MB/s%s\n",
+    std::fprintf(out_, "simdup dedup: %.*s: %llu documents, %.1f MB, %.1f MB/s%s%s\n",
                  static_cast<int>(phase.size()), phase.data(),
                  static_cast<unsigned long long>(documents), static_cast<double>(bytes) / 1e6, mbps,
-                 eta);
+                 spilled, eta);
   }
   std::fflush(out_);
 }

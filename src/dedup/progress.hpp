@@ -15,8 +15,11 @@ class progress_meter {
  public:
   /// `total_bytes`: compressed input size when known (regular files), else 0 (no ETA).
   progress_meter(progress_style style, std::FILE* out, uint64_t total_bytes);
-  /// Cheap to call often: prints only when the interval has passed.
-  void update(std::string_view phase, uint64_t documents, uint64_t bytes, uint64_t input_bytes);
+  /// Cheap to call often: prints only when the interval has passed, or at once when the phase
+  /// changed in a run that has lasted an interval (short runs stay quiet). `spilled_bytes`: what
+  /// the run wrote under --tmp-dir so far (shown when not 0).
+  void update(std::string_view phase, uint64_t documents, uint64_t bytes, uint64_t input_bytes,
+              uint64_t spilled_bytes = 0);
   /// Clears the bar (terminal) so the summary starts on a clean line.
   void finish();
 
@@ -27,6 +30,7 @@ class progress_meter {
   std::chrono::steady_clock::time_point start_;
   std::chrono::steady_clock::time_point last_;
   bool drawn_ = false;
+  std::string phase_;  // of the last update
 };
 
 }  // namespace simdup::detail

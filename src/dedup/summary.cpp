@@ -312,6 +312,7 @@ std::string summary_json(const dedup_summary& s) {
       .value(s.read ? static_cast<double>(s.engine_memory_bytes) / static_cast<double>(s.read)
                     : 0.0);
   w.key("peak_rss_bytes").value(s.peak_rss_bytes);
+  w.key("start_rss_bytes").value(s.start_rss_bytes);
   w.key("verify_spill_bytes").value(s.verify_spill_bytes);
   w.key("limit_bytes").value(s.memory_limit_bytes);
   w.key("spilled_bytes").value(s.verify_spill_bytes + s.column_spill_bytes);

@@ -16,9 +16,9 @@ from cli_harness import run, write_jsonl
 from dedup_corpus import WORDS
 
 DOCS = 40_000
-# On one thread reading holds up to 64 MiB; 80M leaves the engine 16 MiB, whose half the
-# corpus's band keys and sketches (144 bytes of about 230 per document) pass near 35,000 docs.
-LIMIT = "80M"
+SMALLEST = re.compile(r"--memory-limit 1 MiB is too small: reading and signing on 1 thread hold "
+                      r"up to (\d+) MiB beside the (\d+) MiB the process holds before reading; "
+                      r"the smallest limit for reading is (\d+) MiB")
 
 
 @pytest.fixture(scope="module")
@@ -47,6 +47,21 @@ def corpus(tmp_path_factory):
     return write_jsonl(d / "corpus.jsonl", records)
 
 
+@pytest.fixture(scope="module")
+def smallest(corpus, tmp_path_factory):
+    """The smallest limit for reading, in MiB, as the refusal of a 1 MiB limit names it: reading's
+    working set (64 MiB on one thread), what the process holds before reading (code and
+    libraries; far more under a sanitizer) and the engine's 8 MiB."""
+    out = tmp_path_factory.mktemp("smallest") / "out"
+    proc = dedup(corpus, out, "--memory-limit", "1M", check=1)
+    m = SMALLEST.search(proc.stderr.decode())
+    assert m, proc.stderr.decode()
+    assert not out.exists()
+    reading, start, least = map(int, m.groups())
+    assert reading == 64 and 0 < start and reading + start + 8 <= least <= reading + start + 10
+    return least
+
+
 def dedup(corpus, out, *flags, check=0, **kw):
     return run(["dedup", corpus, "--out", out, "--quiet", "--threads", "1", *flags],
                check=check, timeout=600, **kw)
@@ -56,19 +71,23 @@ def summary(out):
     return json.loads((out / "summary.json").read_text())
 
 
-def test_same_decisions_with_the_columns_on_disk(corpus, tmp_path):
+def test_same_decisions_with_the_columns_on_disk(corpus, smallest, tmp_path):
+    # 8 MiB over the smallest leaves the engine 16 MiB, whose half the corpus's band keys and
+    # sketches (144 bytes of about 230 per document) pass near 35,000 documents.
+    limit = smallest + 8
     whole, limited = tmp_path / "whole", tmp_path / "limited"
     dedup(corpus, whole, "--memory-limit", "0")
     spill = tmp_path / "spill"
     spill.mkdir()
-    dedup(corpus, limited, "--memory-limit", LIMIT, "--tmp-dir", spill)
+    dedup(corpus, limited, "--memory-limit", f"{limit}M", "--tmp-dir", spill)
     assert (limited / "duplicates.jsonl").read_bytes() == (whole / "duplicates.jsonl").read_bytes()
     assert (limited / "kept.jsonl").read_bytes() == (whole / "kept.jsonl").read_bytes()
     s, w = summary(limited), summary(whole)
     assert s["pairs"] == w["pairs"]
     assert s["pairs"]["minhash_candidates"] > 0 and s["documents"]["duplicates"] > 8000
     memory = s["memory"]
-    assert memory["limit_bytes"] == 80 << 20
+    assert memory["limit_bytes"] == limit << 20
+    assert 0 < memory["start_rss_bytes"] < memory["peak_rss_bytes"]
     # The band keys (10 x 8 bytes) and sketches (64 bytes) of every document went to disk,
     # but the last of each column's 1 MiB write blocks (read from memory, never written).
     columns = memory["spilled_bytes"] - memory["verify_spill_bytes"]
@@ -88,28 +107,26 @@ def test_default_limit_is_half_of_physical_memory(corpus, tmp_path):
     assert summary(out)["memory"]["limit_bytes"] == physical // 2
 
 
-def test_limit_below_reading_is_refused_with_the_smallest(corpus, tmp_path):
+def test_limit_below_reading_is_refused_with_the_smallest(corpus, smallest, tmp_path):
     out = tmp_path / "out"
-    proc = dedup(corpus, out, "--memory-limit", "20M", check=1)
-    err = proc.stderr.decode()
-    m = re.search(r"--memory-limit 20 MiB is too small: reading and signing on 1 thread hold up "
-                  r"to (\d+) MiB; the smallest limit for reading is (\d+) MiB", err)
-    assert m, err
+    proc = dedup(corpus, out, "--memory-limit", f"{smallest - 1}M", check=1)
+    assert f"--memory-limit {smallest - 1} MiB is too small: reading" in proc.stderr.decode()
     assert not out.exists()
     # The smallest named holds a small input.
     small = write_jsonl(tmp_path / "small.jsonl",
                         [json.loads(line) for line in open(corpus)][:2000])
-    dedup(small, out, "--memory-limit", m.group(2) + "M")
+    dedup(small, out, "--memory-limit", f"{smallest}M")
 
 
-def test_state_outgrowing_the_limit_stops_with_its_size(corpus, tmp_path):
+def test_state_outgrowing_the_limit_stops_with_its_size(corpus, smallest, tmp_path):
     # The corpus twice over, at the smallest limit: the state outgrows its 8 MiB on the way.
     out = tmp_path / "out"
     proc = run(["dedup", corpus, corpus, "--out", out, "--quiet", "--threads", "1",
-                "--memory-limit", "72M"], check=1, timeout=600)
+                "--memory-limit", f"{smallest}M"], check=1, timeout=600)
     err = proc.stderr.decode()
-    m = re.search(r"--memory-limit 72 MiB is too small for this input: after (\d+) documents the "
-                  r"state that stays in memory .*? takes (\d+) MiB beside reading's 64 MiB", err)
+    m = re.search(rf"--memory-limit {smallest} MiB is too small for this input: after (\d+) "
+                  r"documents the state that stays in memory .*? takes (\d+) MiB beside "
+                  r"reading's 64 MiB and the \d+ MiB the process held before reading", err)
     assert m, err
     assert DOCS < int(m.group(1)) < 2 * DOCS
     assert int(m.group(2)) > 8  # more than the 8 MiB left beside reading
