@@ -136,7 +136,7 @@ int run_dedup(const dedup_command& cmd) {
   auto reader = cmd.input.resolve();
   auto fp = cmd.fp.resolve();
   auto dedup = fp ? resolve_dedup(cmd, *fp) : result<dedup_options>(fp.error());
-  status db = cmd.db.validate(!cmd.input.inputs.empty());
+  status db = cmd.db.validate(!cmd.input.inputs.empty(), true);
   if (db && cmd.out.empty() && !cmd.db.writes_database()) {
     db = make_error(errc::invalid_argument, "--out is required (or --to)");
   }
@@ -165,6 +165,8 @@ int run_dedup(const dedup_command& cmd) {
   job.dedup = *dedup;
   job.out_dir = cmd.out;
   job.replace_output = cmd.force;
+  // With --from, --resume is the --to sink's (a database source keeps no journal).
+  job.resume = cmd.db.sink.resume && !cmd.out.empty() && !cmd.db.reads_database();
   job.zstd_output = cmd.zstd;
   job.annotate = cmd.annotate;
   job.duplicates_parquet = cmd.duplicates_parquet;

@@ -5,7 +5,7 @@
 
 namespace simdup::cli {
 
-status database_options::validate(bool has_inputs) const {
+status database_options::validate(bool has_inputs, bool resume_alone) const {
   const bool from = reads_database();
   if (from && has_inputs) {
     return make_error(errc::invalid_argument, "INPUT files and --from cannot be combined");
@@ -19,7 +19,13 @@ status database_options::validate(bool has_inputs) const {
   if (writes_database() && sink.table.empty()) {
     return make_error(errc::invalid_argument, "--to needs --to-table");
   }
-  if (!writes_database() && (!sink.table.empty() || !kept_table.empty() || sink.resume)) {
+  if (resume_alone && sink.resume && reads_database() && !writes_database()) {
+    return make_error(errc::invalid_argument,
+                      "--resume with --from continues a --to run; a run reading a database "
+                      "starts over");
+  }
+  if (!writes_database() &&
+      (!sink.table.empty() || !kept_table.empty() || (sink.resume && !resume_alone))) {
     return make_error(errc::invalid_argument, "--to-table, --to-kept-table and --resume need --to");
   }
   if (!kept_table.empty() && !from) {
@@ -92,7 +98,12 @@ void add_database_sink_options(CLI::App& cmd, database_options& opts, bool kept)
       ->capture_default_str()
       ->group(g);
   cmd.add_flag("--resume", s.resume,
-               "Continue an interrupted run of this name after its last committed batch")
+               kept ? "Continue an interrupted run: with --out, the run for DIR that was killed, "
+                      "stopped or failed (a full disk), from the journal in its DIR.tmp-* "
+                      "directory (what it read and signed, its decisions once made; same "
+                      "settings and inputs; starts from the beginning when there is nothing to "
+                      "continue); with --to, the run of this name after its last committed batch"
+                    : "Continue an interrupted run of this name after its last committed batch")
       ->group(g);
   cmd.add_option("--batch-rows", s.batch_rows, "Rows per COPY transaction")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 26))

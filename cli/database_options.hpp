@@ -23,7 +23,8 @@ struct database_options {
   bool writes_database() const { return !sink.connection.empty(); }
   /// Cross-option checks: --table/--query only with --from, --to-table with --to, no
   /// passwords in the connection strings. `has_inputs`: INPUT files were given too.
-  status validate(bool has_inputs) const;
+  /// `resume_alone`: --resume means something without --to too (dedup: the --out run).
+  status validate(bool has_inputs, bool resume_alone = false) const;
 };
 
 /// Adds --from, --table, --query, --id-column, --text-column, --url-column, --title-column,

@@ -320,6 +320,7 @@ std::string_view flag_of(std::string_view setting) {
       {"against", "--against"},
       {"annotate", "--annotate"},
       {"memory_limit", "--memory-limit"},
+      {"resume", "--resume"},
       {"export_dir", "--export-dir"},
   };
   for (const auto& [name, flag] : kFlags) {

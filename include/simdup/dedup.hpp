@@ -201,6 +201,28 @@ class batch_deduplicator {
   static result<batch_deduplicator> create(const dedup_options& options);
   /// Adds the next document (ordinals count from 0). The exact layers are applied here.
   status add(doc_signature&& sig);
+
+  /// Resuming (the dedup job's --resume journal). Before the first add: keeps verification's
+  /// shingle arrays in the named file `path` instead of an unlinked temporary file, so that
+  /// they outlive a killed run; with `reopen`, `path` is such a file of an interrupted run,
+  /// whose arrays add_replayed() takes back. Without verification nothing changes.
+  status keep_shingles_in(const std::string& path, bool reopen);
+  /// add() for a document of the interrupted run: `sig` without its shingles, of which it had
+  /// `shingle_count`, which the reopened file holds where add() stored them, and `sketch` its
+  /// candidate sketch as candidate_sketches() gave it. The decisions are those the documents'
+  /// add() would give.
+  status add_replayed(doc_signature&& sig, std::size_t shingle_count,
+                      std::span<const uint8_t> sketch);
+  /// The candidate sketches (the in-memory pre-check of exact verification) of documents
+  /// `first` .. `first + count - 1`, concatenated, for a journal to keep; empty without exact
+  /// verification.
+  status candidate_sketches(uint32_t first, uint32_t count, std::vector<uint8_t>& out) const;
+  /// After the last add_replayed(): the reopened file is cut after the arrays taken back, and
+  /// add() stores the next ones.
+  status end_replay();
+  /// Writes verification's buffered arrays to the file (a journal records only what the file
+  /// holds).
+  status flush_shingles();
   /// Runs the near layer and clustering; returns one decision per document added. `progress`
   /// (may be empty) is told the phase name as work proceeds.
   result<std::vector<dedup_decision>> finish(

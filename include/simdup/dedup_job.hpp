@@ -48,6 +48,15 @@ struct dedup_job_options {
   std::string out_dir;
   /// --force: replace a non-empty out_dir (atomically, at the end of a successful run).
   bool replace_output = false;
+  /// --resume: continue the interrupted run of out_dir (killed, stopped, or failed on a full
+  /// disk) from its staging directory's journal instead of starting over: the chunks it read
+  /// and signed are replayed, not read again, and saved decisions skip the near layer. The
+  /// outputs are those of an uninterrupted run. Without a journal to resume, the run starts
+  /// from the beginning (and says so on `log`). Batch mode with an output directory and inputs
+  /// that can be read again (not stdin or a database source); the settings and inputs must be
+  /// those of the interrupted run (errc::invalid_argument naming the first difference).
+  /// Every batch run with files keeps the journal while it runs, whether or not it resumes.
+  bool resume = false;
   /// Write kept records as kept.<ext>.zst.
   bool zstd_output = false;
   /// Also write annotated.<ext>[.zst]: every record in input order with its decision (keep,
@@ -70,7 +79,8 @@ struct dedup_job_options {
   bool skip_bad_records = false;
   /// Optional stop request (the CLI sets it on SIGINT/SIGTERM). Checked between records, while
   /// waiting on stdin, between phases and before the commit: once it holds true the job stops,
-  /// removes its staging directory and fails with "interrupted"; DIR is left as it was. Not
+  /// removes its staging directory (but for a resume journal with work in it: `resume`) and
+  /// fails with "interrupted"; DIR is left as it was. Not
   /// checked inside the batch clustering phase.
   const std::atomic<bool>* stop = nullptr;
   /// Bad-record messages printed before the rest are only counted. Default 20.
@@ -97,7 +107,8 @@ struct dedup_job_options {
 /// Runs the job. Messages (bad records, progress) go to `log`. Errors: a bad record without
 /// skip_bad_records (invalid_input naming SOURCE:LINE), an unreadable input, an output that
 /// cannot be written, a stop request; in every error case DIR is left as it was and the
-/// staging directory is removed.
+/// staging directory is removed, except its resume journal after a failure that may pass (an
+/// I/O error, a full disk, a stop, errc::too_large): `resume` continues from it.
 result<dedup_summary> run_dedup_job(const dedup_job_options& options, std::FILE* log);
 
 /// The kept records of one part of a corpus, written as the job writes kept.<ext>[.zst]

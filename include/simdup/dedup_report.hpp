@@ -106,6 +106,12 @@ struct dedup_summary {
   /// cannot reset the peak between phases).
   std::vector<std::pair<std::string, uint64_t>> peak_rss_by_phase;
   unsigned threads = 0;
+  /// The resume journal (batch mode with files): its bytes at the end of reading, and what a
+  /// --resume run took from an interrupted run's journal instead of reading and signing again
+  /// (documents) or deciding again (the decisions).
+  uint64_t journal_bytes = 0;
+  uint64_t replayed_documents = 0;
+  bool replayed_decisions = false;
 
   /// Per --against index: what it holds and how many of this run's documents were dropped for
   /// one of its documents.

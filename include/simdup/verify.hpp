@@ -87,6 +87,14 @@ class shingle_store {
   /// when the file cannot be created.
   static result<shingle_store> create(const std::string& dir,
                                       std::size_t buffer_bytes = std::size_t{1} << 20);
+  /// A store in the named file `path` (created, or emptied), which stays when the store closes:
+  /// the resume journal's copy of a run's arrays. Errors as create().
+  static result<shingle_store> create_file(const std::string& path,
+                                           std::size_t buffer_bytes = std::size_t{1} << 20);
+  /// Reopens a file create_file() filled, for adopt() to take its arrays back in order.
+  /// errc::not_found when it is missing.
+  static result<shingle_store> reopen_file(const std::string& path,
+                                           std::size_t buffer_bytes = std::size_t{1} << 20);
 
   /// Stores the sorted distinct `hashes` of `ordinal`; ordinals must increase from call to
   /// call (skipped ordinals have empty arrays). errc::io_error naming the file's directory and
@@ -95,6 +103,12 @@ class shingle_store {
   status put(uint32_t ordinal, std::span<const uint32_t> hashes);
   /// Writes the buffered arrays to the file.
   status flush();
+  /// For a reopened file: `ordinal`'s array, of `count` hashes, is the next one in the file, as
+  /// put() stored it. errc::corrupt_data when the file ends before it.
+  status adopt(uint32_t ordinal, std::size_t count);
+  /// Ends adopt(): the file is cut after the adopted arrays (a killed run may have written more)
+  /// and later put() calls append.
+  status end_adopting();
   /// Replaces `out` with the array of `ordinal` (empty when none was stored). Arrays still in
   /// the buffer are read from there. Safe to call from many threads at once while no put() or
   /// flush() runs. errc::io_error when the file cannot be read back.
@@ -133,6 +147,7 @@ class shingle_store {
   std::vector<uint8_t> buffer_;       // encoded bytes from file offset flushed_ on
   uint64_t flushed_ = 0;
   std::string failure_;  // the first write error, repeated by later calls
+  bool adopting_ = false;
 };
 
 }  // namespace simdup

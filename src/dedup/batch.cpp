@@ -53,6 +53,10 @@ struct batch_deduplicator::impl {
   }
 
   std::vector<dedup_decision> against_only_decisions(std::vector<detail::against_match>& matched);
+  // add() and add_replayed(): with `replayed`, the document's shingles (that many) are already
+  // in the reopened shingle file, and `sketch` is its candidate sketch.
+  status add_signature(doc_signature&& sig, const std::size_t* replayed,
+                       std::span<const uint8_t> sketch);
   // Under options.memory_limit: past half of it, the columns go to files.
   status fit_columns();
   std::size_t memory_bytes() const noexcept;
@@ -143,7 +147,50 @@ result<batch_deduplicator> batch_deduplicator::create(const dedup_options& optio
 }
 
 status batch_deduplicator::add(doc_signature&& sig) {
+  return impl_->add_signature(std::move(sig), nullptr, {});
+}
+
+status batch_deduplicator::add_replayed(doc_signature&& sig, std::size_t shingle_count,
+                                        std::span<const uint8_t> sketch) {
+  return impl_->add_signature(std::move(sig), &shingle_count, sketch);
+}
+
+status batch_deduplicator::candidate_sketches(uint32_t first, uint32_t count,
+                                              std::vector<uint8_t>& out) const {
+  out.clear();
+  const impl& s = *impl_;
+  if (s.sketches.size() == 0 || count == 0) return {};
+  if (first + count > s.sketches.size()) {
+    return make_error(errc::internal, "candidate_sketches beyond the documents added");
+  }
+  std::vector<uint32_t> ordinals(count);
+  std::iota(ordinals.begin(), ordinals.end(), first);
+  return s.sketches.gather(ordinals, out);
+}
+
+status batch_deduplicator::keep_shingles_in(const std::string& path, bool reopen) {
   impl& s = *impl_;
+  if (!s.state.shingles) return {};
+  if (s.state.count != 0) {
+    return make_error(errc::internal, "keep_shingles_in after the first document");
+  }
+  auto store = reopen ? shingle_store::reopen_file(path) : shingle_store::create_file(path);
+  if (!store) return std::move(store).error();
+  s.state.shingles.emplace(std::move(store).value());
+  return {};
+}
+
+status batch_deduplicator::end_replay() {
+  return impl_->state.shingles ? impl_->state.shingles->end_adopting() : status{};
+}
+
+status batch_deduplicator::flush_shingles() {
+  return impl_->state.shingles ? impl_->state.shingles->flush() : status{};
+}
+
+status batch_deduplicator::impl::add_signature(doc_signature&& sig, const std::size_t* replayed,
+                                               std::span<const uint8_t> sketch) {
+  impl& s = *this;
   const auto admitted = s.state.admit(sig);
   if (!admitted) return std::move(admitted).error();
   const uint32_t i = *admitted;
@@ -173,10 +220,17 @@ status batch_deduplicator::add(doc_signature&& sig) {
   if (s.state.shingles) {
     s.twin.push_back(same_text.value_or(i));
     const bool stored = !same_text && sig.has_fingerprint;
-    if (stored) {
+    if (stored && replayed) {
+      if (auto st = s.state.shingles->adopt(i, *replayed); !st) return st;
+    } else if (stored) {
       if (auto st = s.state.shingles->put(i, sig.shingles); !st) return st;
     }
-    if (s.state.options.detection.verify->max_hashes == 0) {
+    if (s.state.options.detection.verify->max_hashes == 0 && replayed) {
+      if (sketch.size() != detail::pair_sketch_bytes) {
+        return make_error(errc::corrupt_data, "a replayed document without its candidate sketch");
+      }
+      if (auto st = s.sketches.append(sketch); !st) return st;
+    } else if (s.state.options.detection.verify->max_hashes == 0) {
       s.sketch_scratch.clear();
       detail::append_pair_sketch(
           stored ? std::span<const uint32_t>(sig.shingles) : std::span<const uint32_t>(),

@@ -13,6 +13,7 @@
 #include "dedup/phase_memory.hpp"
 #include "dedup/progress.hpp"
 #include "dedup/report_samples.hpp"
+#include "dedup/run_journal.hpp"
 #include "util/cpu.hpp"
 #include "util/describe_bytes.hpp"
 
@@ -61,8 +62,14 @@ class job {
   job(const dedup_job_options& o, std::FILE* log) : o_(o), log_(log), clusters_(o.report_members) {}
 
   result<dedup_summary> run();
+  /// After a failed run: keeps the journal when the failure may pass (a full disk, a stop, the
+  /// memory limit) and says where it waits for --resume.
+  void note_resumable(const error_info& error);
 
  private:
+  status open_journal();
+  status replay_journal(detail::resume_point& point);
+  result<std::vector<dedup_decision>> decide();
   status consume(detail::chunk& c);
   status handle_bad(const detail::bad_entry& e);
   status decide_stream(document& doc, const dedup_decision& d, uint32_t ordinal,
@@ -96,6 +103,10 @@ class job {
   std::vector<dedup_decision> stream_decisions_;  // of the current chunk
   std::vector<std::shared_ptr<const dedup_index>> against_;
   std::optional<detail::index_stage> index_stage_;
+  // The resume journal (batch mode with files); replaying_ while its chunks are consumed again.
+  std::optional<detail::run_journal> journal_;
+  bool resuming_ = false;
+  bool replaying_ = false;
   std::vector<bool> kept_;  // by ordinal, for the index
   uint32_t ordinal_ = 0;
   uint64_t errors_printed_ = 0;
@@ -126,7 +137,8 @@ status job::handle_bad(const detail::bad_entry& e) {
     ++summary_.read;
   }
   ++summary_.skipped_reasons[e.reason];
-  if (log_ && errors_printed_++ < o_.max_error_messages) {
+  // A replayed chunk's messages were printed by the run that read it.
+  if (log_ && errors_printed_++ < o_.max_error_messages && !replaying_) {
     std::fprintf(log_, "simdup dedup: skipped: %s\n", e.error.message.c_str());
   }
   return {};
@@ -144,6 +156,12 @@ status job::decide_stream(document& doc, const dedup_decision& d, uint32_t ordin
     clusters_.add_duplicate(ordinal, d);
   }
   return {};
+}
+
+// Document i's candidate sketch in a replayed chunk (empty without exact verification).
+std::span<const uint8_t> replayed_sketch(const detail::chunk& c, std::size_t i) {
+  const std::size_t width = c.count ? c.sketches.size() / c.count : 0;
+  return std::span<const uint8_t>(c.sketches).subspan(i * width, width);
 }
 
 status job::consume(detail::chunk& c) {
@@ -181,11 +199,24 @@ status job::consume(detail::chunk& c) {
       }
     } else {
       output_->ids().add(doc.id, doc.id_is_number);
-      if (auto st = batch_->add(std::move(sig)); !st) return st;
+      // The engine reads the signature and leaves it as it was (but band keys it zeroes for a
+      // text seen before, which it zeroes again when replayed): the journal takes it after.
+      auto st = replaying_ ? batch_->add_replayed(std::move(sig), c.shingle_counts[i],
+                                                  replayed_sketch(c, i))
+                           : batch_->add(std::move(sig));
+      if (!st) return st;
     }
   }
+  if (journal_ && !replaying_) {
+    // Once the shingle file holds the chunk's arrays: a journaled chunk never lacks them.
+    if (auto st = batch_->flush_shingles(); !st) return st;
+    const auto added = static_cast<uint32_t>(c.count);
+    if (auto st = batch_->candidate_sketches(ordinal_ - added, added, c.sketches); !st) return st;
+    if (auto st = journal_->append(c, batch_->spilled_bytes()); !st) return st;
+  }
   summary_.bytes = c.bytes;
-  progress_->update("reading", summary_.read, c.bytes, c.input_bytes, spilled_so_far());
+  progress_->update(replaying_ ? "resuming" : "reading", summary_.read, c.bytes, c.input_bytes,
+                    spilled_so_far());
   return check_memory();
 }
 
@@ -279,9 +310,22 @@ status job::reread_samples(sample_collector& samples) {
   return {};
 }
 
-// Near layer, verification and clusters, then the second read that writes the records.
-status job::finish_batch() {
-  auto phase_start = clock_type::now();
+// The decisions: those an interrupted run saved in its journal, or the engine's (saved for a
+// later --resume), with the engine's counts.
+result<std::vector<dedup_decision>> job::decide() {
+  if (resuming_) {
+    if (auto saved = journal_->load_decisions(batch_->size())) {
+      summary_.candidate_pairs = saved->candidate_pairs;
+      summary_.rejected_pairs = saved->rejected_pairs;
+      summary_.minhash_pairs = saved->minhash_pairs;
+      summary_.engine_memory_bytes = saved->engine_memory_bytes;
+      summary_.verify_spill_bytes = saved->verify_spill_bytes;
+      summary_.column_spill_bytes = saved->column_spill_bytes;
+      summary_.against_candidate_pairs = saved->against_candidate_pairs;
+      summary_.replayed_decisions = true;
+      return std::move(saved->decisions);
+    }
+  }
   if (o_.memory_limit != 0) {
     // Reading is over: the near layer may use its working set; the ids and what the process
     // held at the start stay.
@@ -292,15 +336,31 @@ status job::finish_batch() {
   });
   if (!decided) return std::move(decided).error();
   if (stop_requested(o_.stop)) return interrupted_error();
+  detail::journal_decisions saved;
+  saved.candidate_pairs = summary_.candidate_pairs = batch_->candidate_pairs();
+  saved.rejected_pairs = summary_.rejected_pairs = batch_->rejected_pairs();
+  saved.minhash_pairs = summary_.minhash_pairs = batch_->minhash_candidate_pairs();
+  saved.engine_memory_bytes = summary_.engine_memory_bytes =
+      batch_->memory_bytes() + output_->ids().memory_bytes() +
+      decided->size() * sizeof(dedup_decision);
+  saved.verify_spill_bytes = summary_.verify_spill_bytes = batch_->spilled_bytes();
+  saved.column_spill_bytes = summary_.column_spill_bytes = batch_->column_spilled_bytes();
+  saved.against_candidate_pairs = summary_.against_candidate_pairs =
+      batch_->against_candidate_pairs();
+  if (journal_) {
+    saved.decisions = std::move(decided).value();
+    if (auto st = journal_->save_decisions(saved); !st) return std::move(st).error();
+    return std::move(saved.decisions);
+  }
+  return decided;
+}
+
+// Near layer, verification and clusters, then the second read that writes the records.
+status job::finish_batch() {
+  auto phase_start = clock_type::now();
+  auto decided = decide();
+  if (!decided) return std::move(decided).error();
   const std::vector<dedup_decision>& decisions = *decided;
-  summary_.candidate_pairs = batch_->candidate_pairs();
-  summary_.rejected_pairs = batch_->rejected_pairs();
-  summary_.minhash_pairs = batch_->minhash_candidate_pairs();
-  summary_.engine_memory_bytes = batch_->memory_bytes() + output_->ids().memory_bytes() +
-                                 decisions.size() * sizeof(dedup_decision);
-  summary_.verify_spill_bytes = batch_->spilled_bytes();
-  summary_.column_spill_bytes = batch_->column_spilled_bytes();
-  summary_.against_candidate_pairs = batch_->against_candidate_pairs();
   for (uint32_t i = 0; i < decisions.size(); ++i) count_decision(summary_, decisions[i], i);
   if (index_stage_) {
     kept_.resize(decisions.size());
@@ -483,19 +543,31 @@ result<dedup_summary> job::run() {
     if (!engine) return std::move(engine).error();
     batch_.emplace(std::move(engine).value());
   }
+  if (auto st = open_journal(); !st) return std::move(st).error();
   progress_.emplace(o_.progress, log_, input_->total_size());
 
   std::optional<tbb::global_control> limit;
   if (o_.threads) limit.emplace(tbb::global_control::max_allowed_parallelism, o_.threads);
 
   phase_memory_.end_phase();  // set-up is not a phase of its own
-  const auto phase_start = clock_type::now();
-  if (auto st =
-          detail::read_and_sign(*input_, *signer, o_, [&](detail::chunk& c) { return consume(c); });
+  auto phase_start = clock_type::now();
+  detail::resume_point resume_at;
+  if (resuming_) {
+    if (auto st = replay_journal(resume_at); !st) {
+      progress_->finish();
+      return std::move(st).error();
+    }
+    end_phase("resume from the journal", phase_start);
+    phase_start = clock_type::now();
+  }
+  if (auto st = detail::read_and_sign(
+          *input_, *signer, o_, [&](detail::chunk& c) { return consume(c); },
+          resuming_ ? &resume_at : nullptr);
       !st) {
     progress_->finish();
     return std::move(st).error();
   }
+  if (journal_) summary_.journal_bytes = journal_->bytes();
   end_phase(stream_ ? "read, fingerprint, decide, write" : "read, fingerprint, exact layers",
             phase_start);
   if (auto st = batch_ ? finish_batch() : finish_stream(); !st) return std::move(st).error();
@@ -520,11 +592,101 @@ result<dedup_summary> job::run() {
   return summary_;
 }
 
+// The journal lives in the staging directory: a batch run with files keeps one, so that it can
+// be resumed whether or not it was started with --resume.
+status job::open_journal() {
+  // stdin is spooled for the second pass, but a resumed run gets a new stdin.
+  const bool journaled =
+      o_.dedup.mode == dedup_mode::batch && output_->has_files() && !input_->has_stdin();
+  const std::string identity =
+      journaled ? detail::journal_identity(o_, summary_, input_->paths()) : std::string();
+  if (identity.empty()) {
+    if (!o_.resume) return {};
+    return invalid_parameter(
+        {.name = "resume",
+         .value = "on",
+         .allowed = "batch mode, an output directory, inputs that can be read again",
+         .reason = ": only a batch run with an output directory over files (not stdin or a "
+                   "database source) keeps a journal to resume"});
+  }
+  if (output_->resumed()) {
+    // Kept should this run fail before it has its own (e.g. other settings: the user may
+    // still resume it with the right ones).
+    output_->keep_journal_on_failure(true);
+    auto opened = detail::run_journal::open(output_->journal_dir(), identity);
+    if (!opened) return std::move(opened).error();
+    journal_.emplace(std::move(opened).value());
+    if (auto st = batch_->keep_shingles_in(journal_->shingle_file().string(), true); !st) {
+      return make_error(st.error().code,
+                        "--resume: " + st.error().message + "; run without --resume to start over");
+    }
+    resuming_ = true;
+    return {};
+  }
+  if (o_.resume && log_ && o_.progress != progress_style::none) {
+    std::fprintf(log_,
+                 "simdup dedup: --resume: no interrupted run of %s to continue; starting from the "
+                 "beginning\n",
+                 o_.out_dir.c_str());
+  }
+  // Verification's arrays stay beside the journal, or in --tmp-dir when one was given (where
+  // the user wants the spill), named after the staging directory.
+  const auto& verify = o_.dedup.detection.verify;
+  const std::filesystem::path shingle_file =
+      verify && !verify->tmp_dir.empty()
+          ? std::filesystem::absolute(verify->tmp_dir) /
+                (output_->staging_path().filename().string() + ".shingles")
+          : output_->journal_dir() / "shingles.bin";
+  auto created = detail::run_journal::create(output_->journal_dir(), identity, shingle_file);
+  if (!created) return std::move(created).error();
+  journal_.emplace(std::move(created).value());
+  return batch_->keep_shingles_in(shingle_file.string(), false);
+}
+
+// Consumes the journal's chunks as if they had just been read and signed.
+status job::replay_journal(detail::resume_point& point) {
+  std::error_code ec;
+  const auto shingle_bytes = std::filesystem::file_size(journal_->shingle_file(), ec);
+  replaying_ = true;
+  auto st = journal_->replay([&](detail::chunk& c) { return consume(c); }, point,
+                             ec ? UINT64_MAX : shingle_bytes);
+  replaying_ = false;
+  if (!st) return st;
+  if (auto ended = batch_->end_replay(); !ended) return ended;
+  summary_.replayed_documents = journal_->documents();
+  if (log_ && o_.progress != progress_style::none) {
+    std::fprintf(log_,
+                 "simdup dedup: resuming: %llu documents of the interrupted run taken from its "
+                 "journal\n",
+                 static_cast<unsigned long long>(journal_->documents()));
+  }
+  return {};
+}
+
+// A failed run keeps its journal when it holds work and the failure may pass: a full disk or
+// another I/O error, a stop, a memory limit that was too small. A bad record or a wrong setting
+// would fail the resumed run the same way; that journal goes with the staging directory.
+void job::note_resumable(const error_info& error) {
+  if (!journal_ || !output_) return;
+  const bool may_pass =
+      error.code == errc::io_error || error.code == errc::no_space || error.code == errc::too_large;
+  const bool keep = may_pass && journal_->chunks() > 0;
+  output_->keep_journal_on_failure(keep);
+  if (!keep || !log_) return;
+  std::fprintf(log_,
+               "simdup dedup: the %llu documents read so far are kept in %s; the same command "
+               "with --resume continues from there\n",
+               static_cast<unsigned long long>(journal_->documents()),
+               output_->staging_path().c_str());
+}
+
 }  // namespace
 
 result<dedup_summary> run_dedup_job(const dedup_job_options& options, std::FILE* log) {
   job j(options, log);
-  return j.run();
+  auto done = j.run();
+  if (!done) j.note_resumable(done.error());
+  return done;
 }
 
 }  // namespace simdup

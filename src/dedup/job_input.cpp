@@ -3,11 +3,13 @@
 #include <simdup/reader.hpp>
 
 #include "dedup/output_dir.hpp"
+#include "dedup/run_journal.hpp"
 #include "io/byte_source.hpp"
 #include "util/cpu.hpp"
 
 #include <tbb/parallel_pipeline.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include <algorithm>
 #include <atomic>
@@ -82,6 +84,21 @@ void decode_chunk(chunk& c, const field_names& fields) {
   }
 }
 
+// The digest of a chunk as the reader gave it: its records' bytes and places.
+uint64_t chunk_digest(const chunk& c) {
+  XXH3_state_t* state = XXH3_createState();
+  XXH3_64bits_reset(state);
+  for (std::size_t i = 0; i < c.count; ++i) {
+    const document& d = c.docs[i];
+    const uint64_t place[2] = {d.line, d.offset};
+    XXH3_64bits_update(state, place, sizeof place);
+    XXH3_64bits_update(state, d.raw.data(), d.raw.size());
+  }
+  const uint64_t digest = XXH3_64bits_digest(state);
+  XXH3_freeState(state);
+  return digest;
+}
+
 }  // namespace
 
 error_info interrupted_error() {
@@ -149,8 +166,8 @@ uint64_t read_working_bytes(unsigned threads) {
 }
 
 status read_and_sign(const job_input& input, const document_signer& signer,
-                     const dedup_job_options& options,
-                     const std::function<status(chunk&)>& consume) {
+                     const dedup_job_options& options, const std::function<status(chunk&)>& consume,
+                     const resume_point* resume) {
   // The reading thread only frames JSONL lines; the signing workers parse them (decode_chunk).
   auto opened = input.open_records(true);
   if (!opened) return std::move(opened).error();
@@ -160,6 +177,8 @@ status read_and_sign(const job_input& input, const document_signer& signer,
   bool input_done = false;
   std::atomic<bool> failed{false};  // a consumed chunk failed: read no further
   const unsigned threads = options.threads ? options.threads : detail::available_cpus();
+  const uint64_t replayed = resume ? resume->chunks.size() : 0;
+  uint64_t next_number = 0;
 
   const auto read_chunk = [&](tbb::flow_control& fc) -> chunk* {
     if (input_done) {
@@ -171,6 +190,7 @@ status read_and_sign(const job_input& input, const document_signer& signer,
     c->fatal.reset();
     c->bad.clear();
     c->csv_headers.clear();
+    c->number = next_number++;
     std::size_t bytes = 0;
     error_info err;
     while (c->count < kChunkDocs && bytes < kChunkBytes) {
@@ -216,10 +236,13 @@ status read_and_sign(const job_input& input, const document_signer& signer,
     if (!options.skip_bad_records && !c->bad.empty()) input_done = true;
     c->bytes = in.stats().bytes;
     c->input_bytes = in.stats().compressed_bytes;
+    c->framed = static_cast<uint32_t>(c->count + c->bad.size());
     return c;
   };
   const auto sign_chunk = [&](chunk* c) {
     if (failed.load(std::memory_order_relaxed)) return c;  // recycled unread by decide_chunk
+    c->digest = chunk_digest(*c);
+    if (c->number < replayed) return c;  // the journal has its signatures
     decode_chunk(*c, input.fields());
     for (std::size_t i = 0; i < c->count; ++i)
       signer.sign(c->docs[i], c->sigs[i], c->csv_header(i));
@@ -227,7 +250,15 @@ status read_and_sign(const job_input& input, const document_signer& signer,
   };
   const auto decide_chunk = [&](chunk* c) {
     // After the first error the remaining chunks are only recycled.
-    if (outcome) {
+    if (outcome && c->number < replayed && !c->fatal) {
+      const resume_point::chunk_check& was = resume->chunks[c->number];
+      if (was.framed != c->framed || was.digest != c->digest) {
+        outcome = make_error(errc::invalid_input,
+                             "--resume: the input changed since the interrupted run (its chunk " +
+                                 std::to_string(c->number + 1) +
+                                 " of records differs); run without --resume to start over");
+      }
+    } else if (outcome) {
       // Without skip, a bad record the workers found before the reader failed stops it first.
       // (consume fails at the first bad entry without skip.)
       const bool bad_first = !options.skip_bad_records && !c->bad.empty();
@@ -241,6 +272,11 @@ status read_and_sign(const job_input& input, const document_signer& signer,
       tbb::make_filter<void, chunk*>(tbb::filter_mode::serial_in_order, read_chunk) &
           tbb::make_filter<chunk*, chunk*>(tbb::filter_mode::parallel, sign_chunk) &
           tbb::make_filter<chunk*, void>(tbb::filter_mode::serial_in_order, decide_chunk));
+  if (outcome && next_number < replayed) {
+    return make_error(errc::invalid_input,
+                      "--resume: the input changed since the interrupted run (it now ends before "
+                      "the records the run had read); run without --resume to start over");
+  }
   return outcome;
 }
 

@@ -60,7 +60,21 @@ struct chunk {
   std::optional<error_info> fatal;
   uint64_t bytes = 0;        // decompressed bytes read so far
   uint64_t input_bytes = 0;  // compressed bytes read so far
+  // For the resume journal: the chunk's place in the input, what the reader gave for it
+  // (records and bad entries, before the workers decode), and a digest of its records' bytes
+  // and positions, by which a resumed run recognises the chunks it already has.
+  uint64_t number = 0;
+  uint32_t framed = 0;
+  uint64_t digest = 0;
+  // A chunk replayed from the journal: each signature's count of verification shingles, which
+  // the shingle file holds (the signatures come without them). The candidate sketches of the
+  // chunk's documents, concatenated (exact verification): those the engine made, for the
+  // journal, or those it keeps, to replay.
+  std::vector<uint32_t> shingle_counts;
+  std::vector<uint8_t> sketches;
 };
+
+struct resume_point;
 
 /// The job's inputs, opened anew for each pass over them.
 class job_input {
@@ -102,9 +116,11 @@ uint64_t read_working_bytes(unsigned threads);
 /// Reads every record with `threads` workers (0: all cores), signs it with `signer` and hands
 /// the chunks, in input order, to `consume`, which is never called concurrently. Stops at the
 /// first error: a bad record without skip_bad_records, a failed input, a stop request or an
-/// error of `consume`.
+/// error of `consume`. With `resume`, the chunks it holds are read again but neither decoded nor
+/// signed nor consumed: each must match the journal's (errc::invalid_input naming the chunk when
+/// the input changed since), and `consume` gets the chunks after them.
 status read_and_sign(const job_input& input, const document_signer& signer,
-                     const dedup_job_options& options,
-                     const std::function<status(chunk&)>& consume);
+                     const dedup_job_options& options, const std::function<status(chunk&)>& consume,
+                     const resume_point* resume = nullptr);
 
 }  // namespace simdup::detail

@@ -1,5 +1,7 @@
 #include "dedup/job_output.hpp"
 
+#include "dedup/run_journal.hpp"
+
 #include <simdup/reader.hpp>
 
 #include "dedup/job_input.hpp"
@@ -13,7 +15,7 @@ job_output::job_output(const dedup_job_options& options, std::optional<output_di
 
 result<job_output> job_output::create(const dedup_job_options& options, std::FILE* log) {
   if (options.out_dir.empty()) return job_output(options, std::nullopt);
-  auto dir = output_dir::create(options.out_dir, options.replace_output);
+  auto dir = output_dir::create(options.out_dir, options.replace_output, options.resume);
   if (!dir) return std::move(dir).error();
   for (const fs::path& stale : dir->stale_removed()) {
     if (log && options.progress != progress_style::none) {
@@ -106,6 +108,9 @@ status job_output::commit(const dedup_summary& summary) {
   }
   // The last point of no return: a stop request before it leaves DIR as it was.
   if (stop_requested(options_->stop)) return interrupted_error();
+  // The resume journal is the run's own: the output does not carry it.
+  remove_journal(dir_->journal_dir());
+  dir_->keep_journal_on_failure(false);
   return dir_->commit();
 }
 

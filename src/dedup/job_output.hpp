@@ -57,6 +57,16 @@ class job_output {
   bool has_files() const noexcept { return dir_.has_value(); }
   /// Where files are written until commit(); empty without files.
   std::filesystem::path staging_path() const;
+  /// The staging directory is an interrupted run's, taken over to resume it (--resume).
+  bool resumed() const noexcept { return dir_ && dir_->resumed(); }
+  /// The staging directory's resume journal (output_dir::journal_dir).
+  std::filesystem::path journal_dir() const {
+    return dir_ ? dir_->journal_dir() : std::filesystem::path();
+  }
+  /// A failed run leaves the journal for --resume (output_dir::keep_journal_on_failure).
+  void keep_journal_on_failure(bool keep) noexcept {
+    if (dir_) dir_->keep_journal_on_failure(keep);
+  }
   /// Ids by ordinal, for naming representatives. The job adds every document's (stream mode:
   /// an empty one for a dropped document, which is never a representative).
   id_store& ids() noexcept { return ids_; }

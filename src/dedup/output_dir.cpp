@@ -1,5 +1,7 @@
 #include "dedup/output_dir.hpp"
 
+#include "dedup/run_journal.hpp"
+
 #include <fcntl.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -44,28 +46,60 @@ int lock_directory(const fs::path& dir) {
   return fd;
 }
 
+/// Removes every entry of `dir` but `keep`.
+void remove_all_but(const fs::path& dir, const std::string& keep) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (entry.path().filename() == keep) continue;
+    std::error_code rm;
+    fs::remove_all(entry.path(), rm);
+  }
+}
+
 /// Removes TARGET.tmp-* directories nobody holds a lock on: their run was killed (a lock dies
-/// with its process). Live runs for the same TARGET keep theirs.
-std::vector<fs::path> remove_stale(const fs::path& parent, const fs::path& target) {
+/// with its process). Live runs for the same TARGET keep theirs. With `adopt`, the newest of
+/// them that holds a resume journal is kept instead, locked (`adopted_fd`), with only its
+/// journal left in it.
+std::vector<fs::path> remove_stale(const fs::path& parent, const fs::path& target, bool adopt,
+                                   fs::path& adopted, int& adopted_fd) {
   std::vector<fs::path> removed;
   const std::string prefix = target.filename().string() + ".tmp-";
   std::error_code ec;
+  std::vector<std::pair<fs::path, int>> stale;  // locked
   for (const auto& entry : fs::directory_iterator(parent, ec)) {
     const std::string name = entry.path().filename().string();
     if (!name.starts_with(prefix) || !entry.is_directory(ec) || entry.is_symlink(ec)) continue;
     const int fd = lock_directory(entry.path());
-    if (fd < 0) continue;
+    if (fd >= 0) stale.emplace_back(entry.path(), fd);
+  }
+  if (adopt) {
+    fs::file_time_type newest = fs::file_time_type::min();
+    for (const auto& [path, fd] : stale) {
+      const auto when = fs::last_write_time(path / "resume" / "chunks.bin", ec);
+      if (!ec && (adopted.empty() || when > newest)) {
+        adopted = path;
+        newest = when;
+      }
+    }
+  }
+  for (const auto& [path, fd] : stale) {
+    if (path == adopted) {
+      adopted_fd = fd;
+      remove_all_but(path, "resume");
+      continue;
+    }
     std::error_code rm;
-    fs::remove_all(entry.path(), rm);
+    remove_journal(path / "resume");  // its shingle file may be in another directory
+    fs::remove_all(path, rm);
     ::close(fd);
-    if (!rm) removed.push_back(entry.path());
+    if (!rm) removed.push_back(path);
   }
   return removed;
 }
 
 }  // namespace
 
-result<output_dir> output_dir::create(const fs::path& final_path, bool replace) {
+result<output_dir> output_dir::create(const fs::path& final_path, bool replace, bool resume) {
   std::error_code ec;
   fs::path target = final_path.lexically_normal();
   // "out/" normalises to "out/", whose file name is empty: the directory is its parent path.
@@ -95,7 +129,15 @@ result<output_dir> output_dir::create(const fs::path& final_path, bool replace) 
   if (parent.empty()) parent = ".";
   fs::create_directories(parent, ec);
   if (ec) return io_error("cannot create", parent, ec);
-  std::vector<fs::path> stale = remove_stale(parent, target);
+  fs::path adopted;
+  int adopted_fd = -1;
+  std::vector<fs::path> stale = remove_stale(parent, target, resume, adopted, adopted_fd);
+  if (adopted_fd >= 0) {
+    output_dir out(target, adopted, adopted_fd, replace);
+    out.stale_ = std::move(stale);
+    out.resumed_ = true;
+    return out;
+  }
   for (int attempt = 0; attempt < 16; ++attempt) {
     // Made and locked under a name the stale scan ignores, then renamed: a .tmp- directory is
     // locked for as long as its run lives, so a concurrent run never takes it for stale.
@@ -156,6 +198,8 @@ output_dir::output_dir(output_dir&& other) noexcept
       lock_fd_(other.lock_fd_),
       replace_(other.replace_),
       done_(other.done_),
+      resumed_(other.resumed_),
+      keep_journal_(other.keep_journal_),
       stale_(std::move(other.stale_)) {
   other.done_ = true;
   other.lock_fd_ = -1;
@@ -164,7 +208,12 @@ output_dir::output_dir(output_dir&& other) noexcept
 output_dir::~output_dir() {
   if (!done_ && !temp_.empty()) {
     std::error_code ec;
-    fs::remove_all(temp_, ec);
+    if (keep_journal_ && fs::exists(journal_dir(), ec)) {
+      remove_all_but(temp_, "resume");
+    } else {
+      remove_journal(journal_dir());
+      fs::remove_all(temp_, ec);
+    }
   }
   if (lock_fd_ >= 0) ::close(lock_fd_);
 }

@@ -4,7 +4,8 @@
 // missing or an empty directory; a non-empty one is refused up front unless the caller asks
 // to replace it (--force), which swaps the new result in with one atomic rename. The run
 // holds an flock on its staging directory; one killed with SIGKILL cannot clean up, and the
-// next run for the same DIR removes staging directories whose lock nobody holds any more.
+// next run for the same DIR removes staging directories whose lock nobody holds any more,
+// unless it resumes one (--resume: the directory's journal, run_journal.hpp).
 #pragma once
 
 #include <simdup/error.hpp>
@@ -26,7 +27,18 @@ class output_dir {
   /// errc::invalid_argument when it names no directory we could replace (".", "/"), exists and
   /// is not a directory, or is a non-empty directory and `replace` is false. Removes stale
   /// DIR.tmp-* directories of runs that died (their lock is free); see stale_removed().
-  static result<output_dir> create(const std::filesystem::path& final_path, bool replace = false);
+  static result<output_dir> create(const std::filesystem::path& final_path, bool replace = false,
+                                   bool resume = false);
+
+  /// With `resume`, create() took over the staging directory of an interrupted run that holds
+  /// a resume journal (`journal_dir` in it; the newest such, its other files removed) instead of
+  /// removing it.
+  bool resumed() const noexcept { return resumed_; }
+  /// The resume journal's directory in the staging directory.
+  std::filesystem::path journal_dir() const { return temp_ / "resume"; }
+  /// A run that fails from now on leaves its journal (and only it) in the staging directory, for
+  /// a later --resume; the next run without --resume removes it as stale.
+  void keep_journal_on_failure(bool keep) noexcept { keep_journal_ = keep; }
 
   /// Stale staging directories create() removed.
   const std::vector<std::filesystem::path>& stale_removed() const noexcept { return stale_; }
@@ -55,6 +67,8 @@ class output_dir {
   int lock_fd_ = -1;  ///< the staging directory, opened and flock()ed while the run lives
   bool replace_ = false;
   bool done_ = false;
+  bool resumed_ = false;
+  bool keep_journal_ = false;
   std::vector<std::filesystem::path> stale_;
 };
 

@@ -13,6 +13,8 @@
 #include <system_error>
 #include <utility>
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace simdup {
@@ -111,6 +113,57 @@ result<shingle_store> shingle_store::create(const std::string& dir, std::size_t 
   return shingle_store(fd, std::move(where), std::max<std::size_t>(buffer_bytes, 1));
 }
 
+result<shingle_store> shingle_store::create_file(const std::string& path,
+                                                 std::size_t buffer_bytes) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return make_error(errc::io_error,
+                      "cannot create the verification file " + path + ": " + system_reason(errno));
+  }
+  return shingle_store(fd, path, std::max<std::size_t>(buffer_bytes, 1));
+}
+
+result<shingle_store> shingle_store::reopen_file(const std::string& path,
+                                                 std::size_t buffer_bytes) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) {
+    return make_error(errno == ENOENT ? errc::not_found : errc::io_error,
+                      "cannot open the verification file " + path + ": " + system_reason(errno));
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return make_error(errc::io_error, "cannot read " + path + ": " + system_reason(err));
+  }
+  shingle_store store(fd, path, std::max<std::size_t>(buffer_bytes, 1));
+  // Until end_adopting(), every byte of the file is readable and nothing is buffered.
+  store.flushed_ = static_cast<uint64_t>(st.st_size);
+  store.adopting_ = true;
+  return store;
+}
+
+status shingle_store::adopt(uint32_t ordinal, std::size_t count) {
+  if (!adopting_) return make_error(errc::internal, "shingle_store::adopt on a store not reopened");
+  while (offsets_.size() < static_cast<std::size_t>(ordinal) + 1)
+    offsets_.push_back(offsets_.back());
+  const uint64_t end = offsets_.back() + encoded_bytes(count);
+  if (end > flushed_) return corrupt_error(dir_);
+  offsets_.push_back(end);
+  return {};
+}
+
+status shingle_store::end_adopting() {
+  if (!adopting_) return {};
+  adopting_ = false;
+  flushed_ = offsets_.back();
+  if (::ftruncate(fd_, static_cast<off_t>(flushed_)) != 0 ||
+      ::lseek(fd_, static_cast<off_t>(flushed_), SEEK_SET) < 0) {
+    return make_error(errc::io_error, "cannot cut " + dir_ + ": " + system_reason(errno));
+  }
+  return {};
+}
+
 shingle_store::shingle_store(int fd, std::string dir, std::size_t buffer_bytes)
     : fd_(fd), dir_(std::move(dir)), buffer_bytes_(buffer_bytes) {
   buffer_.reserve(buffer_bytes_);
@@ -123,7 +176,8 @@ shingle_store::shingle_store(shingle_store&& other) noexcept
       offsets_(std::move(other.offsets_)),
       buffer_(std::move(other.buffer_)),
       flushed_(other.flushed_),
-      failure_(std::move(other.failure_)) {
+      failure_(std::move(other.failure_)),
+      adopting_(other.adopting_) {
   other.offsets_.assign(1, 0);
 }
 
@@ -138,6 +192,7 @@ shingle_store& shingle_store::operator=(shingle_store&& other) noexcept {
     buffer_ = std::move(other.buffer_);
     flushed_ = other.flushed_;
     failure_ = std::move(other.failure_);
+    adopting_ = other.adopting_;
   }
   return *this;
 }
@@ -148,6 +203,7 @@ shingle_store::~shingle_store() {
 
 status shingle_store::put(uint32_t ordinal, std::span<const uint32_t> hashes) {
   if (!failure_.empty()) return make_error(errc::io_error, failure_);
+  if (adopting_) return make_error(errc::internal, "shingle_store::put before end_adopting");
   while (offsets_.size() < static_cast<std::size_t>(ordinal) + 1)
     offsets_.push_back(offsets_.back());
   const std::size_t bytes = encoded_bytes(hashes.size());

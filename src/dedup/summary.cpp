@@ -320,6 +320,11 @@ std::string summary_json(const dedup_summary& s) {
   for (const auto& [name, bytes] : s.peak_rss_by_phase) w.key(name).value(bytes);
   w.end_object();
   w.end_object();
+  w.key("resume").begin_object();
+  w.key("journal_bytes").value(s.journal_bytes);
+  w.key("replayed_documents").value(s.replayed_documents);
+  w.key("replayed_decisions").value(s.replayed_decisions);
+  w.end_object();
   w.end_object();
   out.push_back('\n');
   return out;

@@ -61,10 +61,19 @@ def test_dedup_output_full_leaves_no_result(tmp_path, mode):
     assert proc.returncode == 1, err
     assert "File too large" in err and str(out) + ".tmp-" in err, err
     assert not out.exists()
-    assert os.listdir(tmp_path) == ["in.jsonl"]  # the staging directory is gone
+    again = ["dedup", path, "--out", out, "--quiet", "--verify", "off", "--mode", mode]
+    if mode == "stream":
+        assert os.listdir(tmp_path) == ["in.jsonl"]  # the staging directory is gone
+    else:
+        # Only the resume journal of what was read and signed stays (test_dedup_resume.py).
+        [staging] = [p for p in os.listdir(tmp_path) if p != "in.jsonl"]
+        assert staging.startswith("out.tmp-") and os.listdir(tmp_path / staging) == ["resume"]
+        assert "the same command with --resume continues from there" in err, err
+        again.append("--resume")
     # Space is back: the same command succeeds.
-    run(["dedup", path, "--out", out, "--quiet", "--verify", "off", "--mode", mode], check=0)
+    run(again, check=0)
     assert (out / "summary.json").exists()
+    assert sorted(os.listdir(tmp_path)) == ["in.jsonl", "out"]
 
 
 def test_dedup_output_on_a_full_filesystem(tmp_path):
@@ -82,16 +91,21 @@ def test_dedup_output_on_a_full_filesystem(tmp_path):
         err = proc.stderr.decode(errors="replace")
         assert proc.returncode == 1, err
         assert "No space left on device" in err and str(out) + ".tmp-" in err, err
-        assert os.listdir(small) == []  # neither the result nor its staging directory
+        # No result; of the staging directory only the resume journal of what was read, for
+        # `--resume` once there is space (test_dedup_resume.py).
+        [staging] = os.listdir(small)
+        assert staging.startswith("out.tmp-") and os.listdir(small / staging) == ["resume"]
         # An earlier complete result under the same name survives a failed --force run.
         few = write_jsonl(tmp_path / "few.jsonl", [{"id": i, "text": t}
                                                    for i, t in enumerate(base_texts(5))])
-        run(["dedup", few, "--out", out, "--quiet"], check=0)
+        run(["dedup", few, "--out", out, "--quiet"], check=0)  # removes the interrupted run's
+        assert os.listdir(small) == ["out"]
         before = snapshot(out)
         proc = run(["dedup", path, "--out", out, "--quiet", "--force", "--tmp-dir", tmp_path])
         assert proc.returncode == 1
         assert snapshot(out) == before
-        assert os.listdir(small) == ["out"]
+        assert sorted(os.listdir(small))[0] == "out" and all(
+            name.startswith("out.tmp-") for name in sorted(os.listdir(small))[1:])
     finally:
         subprocess.run(["umount", str(small)], check=True)
 

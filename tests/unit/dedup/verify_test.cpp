@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+
+#include <csignal>
+
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -258,6 +262,87 @@ TEST(ShingleHashes, ALongTextIsHashedInPiecesWithTheSameSet) {
 }
 
 using test::temp_dir;
+
+// A full disk (a file-size limit: EFBIG, as ENOSPC) fails the write that does not fit, naming
+// the directory, the reason and the bytes; every later call fails the same way.
+TEST(ShingleStore, AFailedWriteNamesTheBytesNeededAndStaysFailed) {
+  temp_dir dir;
+  auto store = shingle_store::create(dir.path().string(), 4096);
+  ASSERT_TRUE(store) << store.error().message;
+  rlimit previous{};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &previous), 0);
+  const auto previous_handler = std::signal(SIGXFSZ, SIG_IGN);
+  rlimit small = previous;
+  small.rlim_cur = 64 << 10;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  std::vector<uint32_t> hashes(1000);
+  for (uint32_t v = 0; v < hashes.size(); ++v) hashes[v] = v * 4000000u;
+  status st;
+  uint32_t ordinal = 0;
+  for (; st && ordinal < 1000; ++ordinal) st = store->put(ordinal, hashes);
+  const status again = store->put(ordinal, hashes);
+  const status flushed = store->flush();
+  ::setrlimit(RLIMIT_FSIZE, &previous);
+  std::signal(SIGXFSZ, previous_handler);
+
+  ASSERT_FALSE(st);
+  EXPECT_EQ(st.error().code, errc::no_space);
+  const std::string& message = st.error().message;
+  EXPECT_NE(message.find("cannot write the temporary file of --verify in " + dir.path().string()),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("File too large"), std::string::npos) << message;
+  EXPECT_NE(message.find("more bytes needed"), std::string::npos) << message;
+  ASSERT_FALSE(again);
+  EXPECT_EQ(again.error().message, message);
+  ASSERT_FALSE(flushed);
+}
+
+// A named file outlives its store; reopened, adopt() takes its arrays back in order, the bytes
+// a killed run wrote after them are cut, and put() goes on after them.
+TEST(ShingleStore, ANamedFileIsReopenedAndItsArraysAdopted) {
+  temp_dir dir;
+  const std::string path = (dir.path() / "shingles.bin").string();
+  std::vector<std::vector<uint32_t>> arrays = {{1, 5, 9}, {}, {2, 4, 6, 8, 100000}, {7}};
+  {
+    auto store = shingle_store::create_file(path, 16);
+    ASSERT_TRUE(store) << store.error().message;
+    for (uint32_t i = 0; i < arrays.size(); ++i) {
+      if (!arrays[i].empty()) ASSERT_TRUE(store->put(i, arrays[i]));
+    }
+    ASSERT_TRUE(store->put(4, std::vector<uint32_t>{3, 33}));  // not adopted below: cut
+    ASSERT_TRUE(store->flush());
+  }
+  ASSERT_TRUE(std::filesystem::exists(path));
+  auto store = shingle_store::reopen_file(path, 16);
+  ASSERT_TRUE(store) << store.error().message;
+  for (uint32_t i = 0; i < arrays.size(); ++i) {
+    if (!arrays[i].empty()) ASSERT_TRUE(store->adopt(i, arrays[i].size()));
+  }
+  std::vector<uint32_t> got;
+  for (uint32_t i = 0; i < arrays.size(); ++i) {
+    ASSERT_TRUE(store->get(i, got));
+    EXPECT_EQ(got, arrays[i]) << i;
+  }
+  const uint64_t adopted = store->stored_bytes();
+  ASSERT_TRUE(store->end_adopting());
+  EXPECT_EQ(std::filesystem::file_size(path), adopted);
+  ASSERT_TRUE(store->put(4, std::vector<uint32_t>{10, 20, 30}));
+  ASSERT_TRUE(store->flush());
+  ASSERT_TRUE(store->get(4, got));
+  EXPECT_EQ(got, (std::vector<uint32_t>{10, 20, 30}));
+  ASSERT_TRUE(store->get(2, got));
+  EXPECT_EQ(got, arrays[2]);
+  // A file that ends before an array is damaged, and a missing one is not found.
+  auto again = shingle_store::reopen_file(path, 16);
+  ASSERT_TRUE(again);
+  ASSERT_TRUE(again->adopt(0, 3));
+  const status beyond = again->adopt(1, 100000);
+  ASSERT_FALSE(beyond);
+  EXPECT_EQ(beyond.error().code, errc::corrupt_data);
+  EXPECT_EQ(shingle_store::reopen_file((dir.path() / "missing").string()).error().code,
+            errc::not_found);
+}
 
 TEST(ShingleStore, RoundTripsArraysThroughTheFileAndTheBuffer) {
   temp_dir dir;
