@@ -1275,6 +1275,8 @@ def _summary(opts, inputs, specs, stats, n, cstats, pairs, against, run, exact_r
         "timings": {name: round(sec, 3) for name, sec in run.timings},
         "seconds_total": round(_time.perf_counter() - started, 3),
         "memory": _memory(run.client, cstats, n + skipped, start_rss),
+        # The CLI's resume journal: a Dask job keeps none (its tasks are retried by Dask).
+        "resume": {"journal_bytes": 0, "replayed_documents": 0, "replayed_decisions": False},
     }
 
 

@@ -178,6 +178,7 @@ def test_summary_has_the_cli_version_parameters_and_memory(tmp_path):
     assert got["documents"] == want["documents"]
     memory = got["memory"]
     assert set(want["memory"]) <= set(memory)
+    assert set(got["resume"]) == set(want["resume"]) and got["resume"]["replayed_documents"] == 0
     assert memory["peak_rss_bytes"] > 10 << 20  # the driver has numpy and Dask loaded
     workers = memory["workers_peak_rss_bytes"]
     assert len(workers) == 2 and all(rss > 10 << 20 for rss in workers.values()), workers
