@@ -104,7 +104,7 @@ void add_database_sink_options(CLI::App& cmd, database_options& opts, bool kept)
                       "settings and inputs; starts from the beginning when there is nothing to "
                       "continue); with --to, the run of this name after its last committed batch"
                     : "Continue an interrupted run of this name after its last committed batch")
-      ->group(g);
+      ->group(kept ? "Dedup" : g);  // dedup: mostly the --out run's
   cmd.add_option("--batch-rows", s.batch_rows, "Rows per COPY transaction")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 26))
       ->capture_default_str()

@@ -25,10 +25,11 @@ _COMMANDS = ("dedup",)
 # Options of `simdup dedup` that the Dask form does not have, and why.
 _POSTGRES = ("--from", "--table", "--query", "--id-column", "--text-column", "--url-column",
              "--title-column", "--time-column", "--fetch-rows", "--to", "--to-table",
-             "--to-kept-table", "--run", "--resume", "--batch-rows")
+             "--to-kept-table", "--run", "--batch-rows")
 _CLI_ONLY = {"--report-clusters": "report.html shows the 10 largest clusters",
              "--duplicates-parquet": "duplicates.jsonl only",
              "--memory-limit": "each worker's memory is Dask's (its memory_limit and spilling)",
+             "--resume": "a Dask job keeps no journal to resume; Dask retries a failed task",
              "--no-index": "the Dask form writes no index; a `simdup dedup` run of the same "
                            "input does (docs/incremental.md)",
              **{flag: "the PostgreSQL source and output are the CLI's" for flag in _POSTGRES}}

@@ -256,3 +256,57 @@ def test_resume_needs_a_batch_run_over_files(tmp_path, how):
     assert b"--resume: only a batch run with an output directory over files" in proc.stderr, \
         proc.stderr
     assert sorted(os.listdir(tmp_path)) == ["in.jsonl"]
+
+
+@pytest.mark.parametrize("fmt", ["csv.gz", "jsonl"])
+def test_resume_keeps_every_setting_of_the_run(tmp_path, fmt):
+    """CSV under gzip with --keep field:score, and JSONL against an earlier run's index with
+    --annotate: a run stopped by a full disk and resumed writes what an uninterrupted one does."""
+    import csv
+    import gzip
+    import io
+    rng = random.Random(5)
+    rows = []
+    for i in range(2500):
+        base = i - i % 3  # families of three light edits
+        words = [WORDS[(base * 7 + j * 3) % len(WORDS)] + str((base + j) % 97) for j in range(90)]
+        if i % 3:
+            words[rng.randrange(len(words))] = rng.choice(WORDS)
+        rows.append({"id": f"r{i}", "text": " ".join(words), "score": rng.randrange(100)})
+    if fmt == "csv.gz":
+        buf = io.StringIO()
+        w = csv.DictWriter(buf, fieldnames=["id", "text", "score"])
+        w.writeheader()
+        w.writerows(rows)
+        path = tmp_path / "in.csv.gz"
+        path.write_bytes(gzip.compress(buf.getvalue().encode()))
+        extra = ["--keep", "field:score"]
+    else:
+        path = write_jsonl(tmp_path / "in.jsonl", rows[500:])
+        earlier = write_jsonl(tmp_path / "earlier.jsonl", rows[:700])
+        run(["dedup", earlier, "--out", tmp_path / "earlier", "--quiet"], check=0)
+        extra = ["--against", tmp_path / "earlier", "--annotate"]
+    ref = tmp_path / "ref"
+    run(["dedup", path, "--out", ref, "--quiet", "--threads", "2", *extra], check=0)
+
+    def small_files():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        import resource
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1_200_000, resource.RLIM_INFINITY))
+
+    out = tmp_path / "out"
+    env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0")
+    args = [simdup_bin(), "dedup", str(path), "--out", str(out), "--threads", "2",
+            *map(str, extra)]
+    proc = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300,
+                          env=env, preexec_fn=small_files)
+    err = proc.stderr.decode(errors="replace")
+    assert proc.returncode == 1 and "File too large" in err, err
+    assert "--resume continues from there" in err, err
+    run(["dedup", path, "--out", out, "--quiet", "--threads", "2", *extra, "--resume"], check=0)
+    s = summary(out)
+    assert 0 < s["resume"]["replayed_documents"] < s["documents"]["read"]
+    assert outputs(out) == outputs(ref)
+    assert s["documents"] == summary(ref)["documents"] and s["documents"]["duplicates"] > 500
+    if fmt == "jsonl":
+        assert s["against"] == summary(ref)["against"] and s["against"]["dropped"] > 0
