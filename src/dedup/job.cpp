@@ -40,14 +40,18 @@ double seconds_since(clock_type::time_point start) {
   return std::chrono::duration<double>(clock_type::now() - start).count();
 }
 
-// The process's peak RSS: the highest of getrusage's, /proc's high-water mark and every phase's
-// peak. The kernel sums its per-CPU RSS counters approximately and updates the high-water mark
-// lazily, so each source alone may read a little below another's earlier reading.
+// The process's peak RSS: the highest of /proc's high-water mark and every phase's peak. The
+// kernel sums its per-CPU RSS counters approximately and updates the high-water mark lazily, so
+// each source alone may read a little below another's earlier reading. getrusage's ru_maxrss
+// only stands in without /proc: it keeps the peak of the process image before execve, so a run
+// started from a large process (a Python pipeline) would report that process's peak.
 uint64_t peak_rss_bytes(const std::vector<std::pair<std::string, uint64_t>>& by_phase) {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  uint64_t peak =
-      std::max(static_cast<uint64_t>(usage.ru_maxrss) * 1024, detail::phase_memory::process_peak());
+  uint64_t peak = detail::phase_memory::process_peak();
+  if (peak == 0) {
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    peak = static_cast<uint64_t>(usage.ru_maxrss) * 1024;
+  }
   for (const auto& [name, bytes] : by_phase) peak = std::max(peak, bytes);
   return peak;
 }

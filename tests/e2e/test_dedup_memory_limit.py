@@ -9,10 +9,11 @@ import json
 import os
 import random
 import re
+import subprocess
 
 import pytest
 
-from cli_harness import run, write_jsonl
+from cli_harness import run, simdup_bin, write_jsonl
 from dedup_corpus import WORDS
 
 DOCS = 40_000
@@ -141,3 +142,20 @@ def test_state_outgrowing_the_limit_stops_with_its_size(corpus, smallest, tmp_pa
          "--memory-limit", "0", "--resume"], check=0, timeout=600)
     assert 0 < summary(out)["resume"]["replayed_documents"] < 3 * DOCS
     assert os.listdir(tmp_path) == ["out"]
+
+
+def test_peak_is_the_runs_own_when_started_from_a_large_process(tmp_path):
+    """A pipeline's large Python process that starts the CLI: getrusage's peak keeps the process
+    image before execve (1 GiB here), summary.json's is the run's own."""
+    small = write_jsonl(tmp_path / "small.jsonl",
+                        [{"id": i, "text": f"words of document {i} " * 30} for i in range(200)])
+    out = tmp_path / "out"
+    starter = ("import os, sys\n"
+               "ballast = bytearray(1 << 30)\n"
+               "for i in range(0, len(ballast), 4096): ballast[i] = 1\n"
+               "os.execv(sys.argv[1], sys.argv[1:])\n")
+    env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0")
+    subprocess.run(["/usr/bin/python3", "-c", starter, simdup_bin(), "dedup", str(small),
+                    "--out", str(out), "--quiet"], check=True, timeout=120, env=env)
+    memory = summary(out)["memory"]
+    assert 0 < memory["start_rss_bytes"] <= memory["peak_rss_bytes"] < 600 << 20, memory
