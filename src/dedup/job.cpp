@@ -266,6 +266,7 @@ status job::pass_two(const std::vector<dedup_decision>& decisions, sample_collec
   document doc;
   error_info err;
   uint32_t ordinal = 0;
+  progress_->update("writing", 0, 0, 0);  // the pass's rate and ETA count from here
   for (;;) {
     const read_status rs = in.next(doc, err);
     if (rs == read_status::end) break;

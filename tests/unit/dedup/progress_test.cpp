@@ -55,5 +55,45 @@ TEST(ProgressMeter, ARunShorterThanAnIntervalStaysQuiet) {
   std::fclose(f);
 }
 
+// A clock the test moves.
+struct test_clock {
+  std::chrono::steady_clock::time_point at{};
+  void advance(double seconds) {
+    at += std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+        std::chrono::duration<double>(seconds));
+  }
+};
+
+TEST(ProgressMeter, ASecondPassHasItsOwnRateAndEta) {
+  std::FILE* f = std::tmpfile();
+  ASSERT_NE(f, nullptr);
+  test_clock clock;
+  progress_meter m(progress_style::lines, f, 1'000'000'000, [&] { return clock.at; });
+  // Reading: 1 GB in 100 s. A phase counts from its first update.
+  m.update("reading", 0, 0, 0);
+  clock.advance(50);
+  m.update("reading", 500, 500'000'000, 500'000'000);
+  std::string out = meter_output(f);
+  EXPECT_NE(out.find("reading: 500 documents, 500.0 MB, 10.0 MB/s,  50%, ETA 50 s"),
+            std::string::npos)
+      << out;
+  clock.advance(50);
+  m.update("clusters", 1000, 1'000'000'000, 1'000'000'000);  // bytes stand still: no ETA
+  out = meter_output(f);
+  EXPECT_NE(out.find("clusters: 1000 documents, 1000.0 MB, 10.0 MB/s\n"), std::string::npos) << out;
+  // Writing reads the input again from 0, ten times as fast: 6 s for 60 %.
+  clock.advance(20);
+  m.update("writing", 0, 0, 0);  // a new pass: no rate yet
+  EXPECT_NE(meter_output(f).find("writing: 0 documents, 0.0 MB\n"), std::string::npos)
+      << meter_output(f);
+  clock.advance(6);
+  m.update("writing", 600, 600'000'000, 600'000'000);
+  out = meter_output(f);
+  EXPECT_NE(out.find("writing: 600 documents, 600.0 MB, 100.0 MB/s,  60%, ETA 4 s"),
+            std::string::npos)
+      << out;
+  std::fclose(f);
+}
+
 }  // namespace
 }  // namespace simdup::detail
