@@ -59,8 +59,8 @@ def staging_dirs(parent, name="out"):
     return sorted(p for p in parent.iterdir() if p.name.startswith(name + ".tmp-"))
 
 
-def journal_bytes(parent):
-    for d in staging_dirs(parent):
+def journal_bytes(parent, name="out"):
+    for d in staging_dirs(parent, name):
         try:
             return os.path.getsize(d / "resume" / "chunks.bin")
         except OSError:
@@ -310,3 +310,28 @@ def test_resume_keeps_every_setting_of_the_run(tmp_path, fmt):
     assert s["documents"] == summary(ref)["documents"] and s["documents"]["duplicates"] > 500
     if fmt == "jsonl":
         assert s["against"] == summary(ref)["against"] and s["against"]["dropped"] > 0
+
+
+def test_the_shingle_file_lives_in_tmp_dir_and_goes_with_the_journal(corpus, tmp_path):
+    """With --tmp-dir, verification's arrays (the journal's shingle file) are there: a resumed
+    run finds them, and both a finished run and a run that starts over leave --tmp-dir empty."""
+    parts, ref = corpus
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    out = tmp_path / "out"
+    kill_when(start(parts, out, "--tmp-dir", spill), lambda: journal_bytes(tmp_path) > 300_000)
+    [staging] = staging_dirs(tmp_path)
+    assert os.listdir(spill) == [staging.name + ".shingles"]
+    assert (staging / "resume" / "shingles.path").read_text() == str(spill / os.listdir(spill)[0])
+    run(["dedup", *parts, "--out", out, "--quiet", *FLAGS, "--tmp-dir", spill, "--resume"],
+        check=PARTIAL, timeout=900)
+    assert summary(out)["resume"]["replayed_documents"] > 0
+    assert outputs(out) == outputs(ref)
+    assert os.listdir(spill) == [] and staging_dirs(tmp_path) == []
+    # Killed again; the next run starts over and removes the journal's file in --tmp-dir too.
+    again = tmp_path / "again"
+    kill_when(start(parts, again, "--tmp-dir", spill),
+              lambda: journal_bytes(tmp_path, "again") > 300_000)
+    assert len(os.listdir(spill)) == 1 and len(staging_dirs(tmp_path, "again")) == 1
+    run(["dedup", parts[0], "--out", again, "--quiet", *FLAGS], check=PARTIAL, timeout=900)
+    assert os.listdir(spill) == [] and staging_dirs(tmp_path, "again") == []
