@@ -33,19 +33,6 @@ inline double thread_cpu_seconds() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
-/// Peak resident set size of the process so far, in bytes.
-inline double peak_rss_bytes() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_maxrss) * 1024;
-}
-
-/// Resets the peak RSS (VmHWM) of this process to its current RSS (Linux >= 4.0), so that a
-/// later status_bytes("VmHWM:") covers only what ran since.
-inline void reset_peak_rss() {
-  std::ofstream("/proc/self/clear_refs") << "5";
-}
-
 /// A "VmRSS:" or "VmHWM:" line of /proc/self/status, in bytes; 0 when absent.
 inline double status_bytes(const char* key) {
   std::ifstream in("/proc/self/status");
@@ -55,6 +42,22 @@ inline double status_bytes(const char* key) {
       return std::strtod(line.c_str() + std::strlen(key), nullptr) * 1024;
   }
   return 0;
+}
+
+/// Peak resident set size of the process so far, in bytes: /proc's high-water mark.
+/// getrusage's ru_maxrss only stands in without /proc, since it keeps the peak of the process
+/// image before execve (a harness started from a large Python script would report the script's).
+inline double peak_rss_bytes() {
+  if (const double hwm = status_bytes("VmHWM:"); hwm > 0) return hwm;
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_maxrss) * 1024;
+}
+
+/// Resets the peak RSS (VmHWM) of this process to its current RSS (Linux >= 4.0), so that a
+/// later status_bytes("VmHWM:") covers only what ran since.
+inline void reset_peak_rss() {
+  std::ofstream("/proc/self/clear_refs") << "5";
 }
 
 }  // namespace simdup::bench
