@@ -2,6 +2,7 @@
 #include <simdup/minhash.hpp>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <string>
 
@@ -43,28 +44,45 @@ void minhash_band_keys(std::span<const uint32_t> hashes, const minhash_options& 
                        std::vector<uint64_t>& out) {
   out.clear();
   if (hashes.empty() || options.bands == 0) return;
-  const std::size_t bins = options.bands * options.rows;
+  const std::size_t bins = options.bands * options.rows;  // at most 64 * 16
   // One permutation: the hash order itself. Bin of h = floor(h * bins / 2^32), monotonic in h,
-  // so the minimum of each bin is the first sorted hash that falls in it.
-  std::vector<uint64_t> value(bins, 0);
-  std::vector<bool> filled(bins, false);
-  for (const uint32_t h : hashes) {
-    const auto bin = static_cast<std::size_t>((uint64_t{h} * bins) >> 32);
-    if (!filled[bin]) {
-      filled[bin] = true;
-      value[bin] = h;
+  // so the minimum of each bin is the first sorted hash at or above the bin's start: found by
+  // galloping from the previous bin's, a few steps per bin however many hashes there are.
+  constexpr uint64_t empty = ~uint64_t{0};
+  std::array<uint64_t, 64 * 16> value;
+  std::fill_n(value.begin(), bins, empty);
+  const std::size_t n = hashes.size();
+  std::size_t i = 0;
+  while (i < n) {
+    const auto bin = static_cast<std::size_t>((uint64_t{hashes[i]} * bins) >> 32);
+    value[bin] = hashes[i];
+    if (bin + 1 == bins) break;
+    // The least h with floor(h * bins / 2^32) >= bin + 1.
+    const uint64_t start = ((uint64_t{bin + 1} << 32) + bins - 1) / bins;
+    std::size_t step = 1, lo = i + 1;
+    while (lo + step < n && hashes[lo + step] < start) {
+      lo += step;
+      step *= 2;
     }
+    const auto hi = hashes.begin() + static_cast<std::ptrdiff_t>(std::min(n, lo + step + 1));
+    i = static_cast<std::size_t>(
+        std::lower_bound(hashes.begin() + static_cast<std::ptrdiff_t>(lo), hi, start) -
+        hashes.begin());
   }
   // Rotation densification: an empty bin takes the next filled bin's value (circularly), tagged
-  // with the distance, so that two sets agree on it only as they agree on that bin.
-  for (std::size_t i = 0; i < bins; ++i) {
-    if (filled[i]) continue;
-    std::size_t j = (i + 1) % bins, step = 1;
-    while (!filled[j]) {
-      j = (j + 1) % bins;
-      ++step;
+  // with the distance, so that two sets agree on it only as they agree on that bin. Walking
+  // backwards, the next filled bin is at hand; past the last one it is the first, a lap on.
+  std::size_t next = 0;
+  while (value[next] == empty) ++next;
+  uint64_t raw = value[next];
+  next += bins;
+  for (std::size_t k = bins; k-- > 0;) {
+    if (value[k] != empty) {
+      next = k;
+      raw = value[k];
+      continue;
     }
-    value[i] = value[j] | (uint64_t{step} << 32);
+    value[k] = raw | (uint64_t{next - k} << 32);
   }
   out.resize(options.bands);
   for (std::size_t band = 0; band < options.bands; ++band) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,59 @@ std::string random_words(std::mt19937_64& rng, int n) {
     out.push_back(' ');
   }
   return out;
+}
+
+// The definition, bin by bin: each hash updates its bin's minimum; an empty bin takes the next
+// filled bin's minimum (circularly) with the distance in the upper 32 bits; band keys chain
+// splitmix64 over the band's rows. The library finds the same minima by galloping.
+uint64_t splitmix_finaliser(uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+std::vector<uint64_t> band_keys_by_definition(const std::vector<uint32_t>& hashes,
+                                              const minhash_options& o) {
+  const std::size_t bins = o.bands * o.rows;
+  std::vector<uint64_t> minimum(bins, UINT64_MAX);
+  for (const uint32_t h : hashes) {
+    uint64_t& m = minimum[(uint64_t{h} * bins) >> 32];
+    m = std::min<uint64_t>(m, h);
+  }
+  std::vector<uint64_t> value(bins);
+  for (std::size_t b = 0; b < bins; ++b) {
+    std::size_t step = 0;
+    while (minimum[(b + step) % bins] == UINT64_MAX) ++step;
+    value[b] = minimum[(b + step) % bins] | (uint64_t{step} << 32);
+  }
+  std::vector<uint64_t> keys(o.bands);
+  for (std::size_t band = 0; band < o.bands; ++band) {
+    uint64_t key = splitmix_finaliser(band + 1);
+    for (std::size_t r = 0; r < o.rows; ++r) {
+      key = splitmix_finaliser(key ^ value[band * o.rows + r]);
+    }
+    keys[band] = key == 0 ? 1 : key;
+  }
+  return keys;
+}
+
+TEST(MinHash, BandKeysFollowTheDefinition) {
+  std::mt19937_64 rng(17);
+  std::vector<uint64_t> got;
+  for (const minhash_options o :
+       {minhash_options{.bands = 10, .rows = 6}, minhash_options{.bands = 16, .rows = 4},
+        minhash_options{.bands = 64, .rows = 16}, minhash_options{.bands = 1, .rows = 1}}) {
+    for (const std::size_t n : {1, 2, 7, 59, 60, 61, 300, 1024, 5000, 40000}) {
+      std::set<uint32_t> set;
+      while (set.size() < n) set.insert(static_cast<uint32_t>(rng()));
+      if (n == 7) set = {0u, 1u, UINT32_MAX - 1, UINT32_MAX, 1u << 31, 5u, 77u};  // the edges
+      const std::vector<uint32_t> hashes(set.begin(), set.end());
+      minhash_band_keys(hashes, o, got);
+      EXPECT_EQ(got, band_keys_by_definition(hashes, o)) << o.bands << "x" << o.rows << " n=" << n;
+    }
+  }
 }
 
 TEST(MinHash, ParsesTheSpec) {
