@@ -233,6 +233,9 @@ class batch_deduplicator {
   uint64_t rejected_pairs() const noexcept;
   /// Of candidate_pairs(), those only MinHash found (options.minhash).
   uint64_t minhash_candidate_pairs() const noexcept;
+  /// Of rejected_pairs(), those ruled out in memory (shingle-set sizes, candidate sketches)
+  /// before verification read their shingle arrays.
+  uint64_t prefiltered_pairs() const noexcept;
   /// Of candidate_pairs(), those between this run's documents and options.against's, and of
   /// rejected_pairs(), those of them verification rejected.
   uint64_t against_candidate_pairs() const noexcept;

@@ -76,6 +76,9 @@ struct dedup_summary {
   uint64_t candidate_pairs = 0;  ///< near pairs examined: found by the index, or in stream
                                  ///< mode the kept candidates a document was compared with
   uint64_t rejected_pairs = 0;   ///< of those, rejected by verification
+  /// Of rejected_pairs, those ruled out in memory before their shingle arrays were read (batch
+  /// mode with exact verification; 0 otherwise).
+  uint64_t prefiltered_pairs = 0;
   /// Duplicates per layer, indexed by dedup_layer (none unused).
   std::array<uint64_t, 5> by_layer{};
   uint64_t short_documents = 0;   ///< too few features: exact layers only

@@ -161,6 +161,7 @@ result<dedup_run> run(reader& in, const dedup_settings& s, const std::vector<std
     out.decisions = std::move(decisions).value();
     sum.candidate_pairs = batch->candidate_pairs();
     sum.rejected_pairs = batch->rejected_pairs();
+    sum.prefiltered_pairs = batch->prefiltered_pairs();
     sum.minhash_pairs = batch->minhash_candidate_pairs();
     sum.engine_memory_bytes = batch->memory_bytes();
     sum.verify_spill_bytes = batch->spilled_bytes();

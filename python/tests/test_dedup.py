@@ -55,6 +55,9 @@ def test_same_decisions_as_the_cli(tmp_path, options, flags):
     assert ours["clusters"] == summary["clusters"]
     assert ours["distance_histogram"] == summary["distance_histogram"]
     assert ours["parameters"]["k"] == summary["parameters"]["k"]
+    # The same pair counts, the in-memory pre-check's among them.
+    assert ours["pairs"] == summary["pairs"]
+    assert ours["pairs"]["prefiltered"] <= ours["pairs"]["rejected_by_verify"]
 
 
 def test_records_and_dataframes_equal_the_file(sample_records):

@@ -381,6 +381,9 @@ uint64_t batch_deduplicator::candidate_pairs() const noexcept {
 uint64_t batch_deduplicator::rejected_pairs() const noexcept {
   return impl_->state.rejected_pairs + impl_->state.prefiltered_pairs;
 }
+uint64_t batch_deduplicator::prefiltered_pairs() const noexcept {
+  return impl_->state.prefiltered_pairs;
+}
 uint64_t batch_deduplicator::minhash_candidate_pairs() const noexcept {
   return impl_->minhash_candidates;
 }

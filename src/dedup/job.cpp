@@ -322,6 +322,7 @@ result<std::vector<dedup_decision>> job::decide() {
     if (auto saved = journal_->load_decisions(batch_->size())) {
       summary_.candidate_pairs = saved->candidate_pairs;
       summary_.rejected_pairs = saved->rejected_pairs;
+      summary_.prefiltered_pairs = saved->prefiltered_pairs;
       summary_.minhash_pairs = saved->minhash_pairs;
       summary_.engine_memory_bytes = saved->engine_memory_bytes;
       summary_.verify_spill_bytes = saved->verify_spill_bytes;
@@ -344,6 +345,7 @@ result<std::vector<dedup_decision>> job::decide() {
   detail::journal_decisions saved;
   saved.candidate_pairs = summary_.candidate_pairs = batch_->candidate_pairs();
   saved.rejected_pairs = summary_.rejected_pairs = batch_->rejected_pairs();
+  saved.prefiltered_pairs = summary_.prefiltered_pairs = batch_->prefiltered_pairs();
   saved.minhash_pairs = summary_.minhash_pairs = batch_->minhash_candidate_pairs();
   saved.engine_memory_bytes = summary_.engine_memory_bytes =
       batch_->memory_bytes() + output_->ids().memory_bytes() +

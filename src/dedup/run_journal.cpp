@@ -367,9 +367,9 @@ status run_journal::append(const chunk& c, uint64_t shingle_end) {
 status run_journal::save_decisions(const journal_decisions& d) {
   std::string out(kDecisionsMagic, sizeof kDecisionsMagic);
   journal_put(out, static_cast<uint64_t>(d.decisions.size()));
-  for (const uint64_t v :
-       {d.candidate_pairs, d.rejected_pairs, d.minhash_pairs, d.engine_memory_bytes,
-        d.verify_spill_bytes, d.column_spill_bytes, d.against_candidate_pairs}) {
+  for (const uint64_t v : {d.candidate_pairs, d.rejected_pairs, d.prefiltered_pairs,
+                           d.minhash_pairs, d.engine_memory_bytes, d.verify_spill_bytes,
+                           d.column_spill_bytes, d.against_candidate_pairs}) {
     journal_put(out, v);
   }
   out.reserve(out.size() + d.decisions.size() * 12 + 8);
@@ -389,7 +389,8 @@ std::optional<journal_decisions> run_journal::load_decisions(uint32_t documents)
   std::ifstream in(dir_ / "decisions.bin", std::ios::binary);
   if (!in) return std::nullopt;
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const std::size_t expected = sizeof kDecisionsMagic + 8 * 8 + std::size_t{documents} * 12 + 8;
+  // The magic, the count and the 8 counts of journal_decisions, the decisions, the checksum.
+  const std::size_t expected = sizeof kDecisionsMagic + 9 * 8 + std::size_t{documents} * 12 + 8;
   if (bytes.size() != expected || std::memcmp(bytes.data(), kDecisionsMagic, 8) != 0) {
     return std::nullopt;
   }
@@ -400,9 +401,9 @@ std::optional<journal_decisions> run_journal::load_decisions(uint32_t documents)
   journal_decisions d;
   uint64_t n = 0;
   if (!r.get(n) || n != documents) return std::nullopt;
-  for (uint64_t* v :
-       {&d.candidate_pairs, &d.rejected_pairs, &d.minhash_pairs, &d.engine_memory_bytes,
-        &d.verify_spill_bytes, &d.column_spill_bytes, &d.against_candidate_pairs}) {
+  for (uint64_t* v : {&d.candidate_pairs, &d.rejected_pairs, &d.prefiltered_pairs, &d.minhash_pairs,
+                      &d.engine_memory_bytes, &d.verify_spill_bytes, &d.column_spill_bytes,
+                      &d.against_candidate_pairs}) {
     if (!r.get(*v)) return std::nullopt;
   }
   d.decisions.resize(documents);

@@ -50,6 +50,7 @@ struct journal_decisions {
   std::vector<dedup_decision> decisions;
   uint64_t candidate_pairs = 0;
   uint64_t rejected_pairs = 0;
+  uint64_t prefiltered_pairs = 0;
   uint64_t minhash_pairs = 0;
   uint64_t engine_memory_bytes = 0;
   uint64_t verify_spill_bytes = 0;

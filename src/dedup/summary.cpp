@@ -252,6 +252,7 @@ std::string summary_json(const dedup_summary& s) {
   w.end_object();
   w.key("pairs").begin_object();
   w.key("candidates").value(s.candidate_pairs).key("rejected_by_verify").value(s.rejected_pairs);
+  w.key("prefiltered").value(s.prefiltered_pairs);
   w.key("minhash_candidates").value(s.minhash_pairs);
   w.key("against_candidates").value(s.against_candidate_pairs);
   w.end_object();

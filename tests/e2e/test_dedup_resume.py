@@ -128,6 +128,7 @@ def test_killed_while_reading_resumes_to_the_same_outputs(corpus, tmp_path):
     assert s["resume"]["replayed_decisions"] is False
     assert outputs(out) == outputs(ref)
     assert s["documents"] == r["documents"] and s["pairs"] == r["pairs"]
+    assert 0 < s["pairs"]["prefiltered"] <= s["pairs"]["rejected_by_verify"]
     assert s["documents"]["skipped"] > 0
     assert staging_dirs(tmp_path) == []
     assert "resume" not in os.listdir(out)

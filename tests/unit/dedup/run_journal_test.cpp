@@ -250,6 +250,7 @@ TEST_F(RunJournal, DecisionsSurviveOnlyWhole) {
   journal_decisions d;
   d.candidate_pairs = 7;
   d.rejected_pairs = 3;
+  d.prefiltered_pairs = 2;
   d.minhash_pairs = 2;
   d.engine_memory_bytes = 4096;
   d.verify_spill_bytes = 11;
@@ -265,6 +266,7 @@ TEST_F(RunJournal, DecisionsSurviveOnlyWhole) {
   ASSERT_TRUE(got);
   EXPECT_EQ(got->candidate_pairs, 7u);
   EXPECT_EQ(got->rejected_pairs, 3u);
+  EXPECT_EQ(got->prefiltered_pairs, 2u);
   EXPECT_EQ(got->minhash_pairs, 2u);
   EXPECT_EQ(got->engine_memory_bytes, 4096u);
   EXPECT_EQ(got->verify_spill_bytes, 11u);
