@@ -27,12 +27,6 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench" / "python"))
 
 
-def cpu_model():
-    for line in open("/proc/cpuinfo"):
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return "unknown"
-
 
 def run(simdup, inputs, out, limit, threads):
     cmd = [simdup, "dedup", *inputs, "--out", str(out), "--force", "-q", "--threads", str(threads)]
@@ -67,6 +61,7 @@ def main():
     ap.add_argument("--threads", type=int, default=0)
     args = ap.parse_args()
 
+    from bench_common import machine_line
     from bench_dask import make_corpus
 
     corpus = args.corpus or Path(tempfile.gettempdir()) / f"simdup-corpus-{args.docs}"
@@ -80,8 +75,7 @@ def main():
                 r = run(args.simdup, inputs, Path(tmp) / f"out-{limit}", limit, args.threads)
                 if limit not in best or r["wall"] < best[limit]["wall"]:
                     best[limit] = r
-    print(f"cpu: {cpu_model()}, {os.cpu_count()} cores, load average "
-          f"{' '.join(open('/proc/loadavg').read().split()[:3])}")
+    print(machine_line())
     print(f"corpus: {corpus} ({args.docs:,} documents, {size / 1e6:,.0f} MB), best of {args.rounds}")
     base = best["0"]
     print(f"{'limit':>8} {'wall s':>8} {'x base':>7} {'CPU s':>8} {'peak MB':>8} "

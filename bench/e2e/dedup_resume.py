@@ -28,12 +28,6 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench" / "python"))
 
 
-def cpu_model():
-    for line in open("/proc/cpuinfo"):
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return "unknown"
-
 
 def outputs_digest(out):
     h = hashlib.md5()
@@ -84,6 +78,7 @@ def main():
     ap.add_argument("--threads", type=int, default=0)
     args = ap.parse_args()
 
+    from bench_common import machine_line
     from bench_dask import make_corpus
 
     corpus = args.corpus or Path(tempfile.gettempdir()) / f"simdup-corpus-{args.docs}"
@@ -123,8 +118,7 @@ def main():
         if args.baseline:
             same = same and digests["baseline"] == digests["journal"]
 
-    print(f"cpu: {cpu_model()}, {os.cpu_count()} cores, load average "
-          f"{' '.join(open('/proc/loadavg').read().split()[:3])}")
+    print(machine_line())
     print(f"corpus: {corpus} ({args.docs:,} documents, {size / 1e6:,.0f} MB), best of "
           f"{args.rounds} alternating rounds")
     print(f"{'run':>34} {'wall s':>8} {'CPU s':>8} {'peak MB':>8}")

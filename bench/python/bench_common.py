@@ -22,6 +22,18 @@ def sample_texts():
     return [json.loads(l)["text"] for l in SAMPLE.read_text(encoding="utf-8").splitlines() if l]
 
 
+def machine_line():
+    """"cpu: MODEL, N cores, load average A B C": what a figure was measured on (lscpu's model
+    name, from /proc/cpuinfo)."""
+    model = "unknown"
+    for line in open("/proc/cpuinfo"):
+        if line.startswith("model name"):
+            model = line.split(":", 1)[1].strip()
+            break
+    load = " ".join(open("/proc/loadavg").read().split()[:3])
+    return f"cpu: {model}, {os.cpu_count()} cores, load average {load}"
+
+
 def cpu_seconds():
     """CPU time of this process and its finished children (user + system). On a shared, busy
     machine CPU time is the stable measure: wall time mostly says how long we waited for a

@@ -135,6 +135,8 @@ class shingle_store {
  private:
   shingle_store(int fd, std::string dir, std::size_t buffer_bytes);
   status write_buffer();
+  // Gives the ordinals before `ordinal` that have no array yet an empty one.
+  void skip_to(uint32_t ordinal);
   // The bytes [begin, end) of the file or the buffer: a pointer into the buffer, or into
   // `scratch` after reading them from the file.
   status read_bytes(uint64_t begin, uint64_t end, std::vector<uint8_t>& scratch,

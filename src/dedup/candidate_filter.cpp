@@ -1,5 +1,7 @@
 #include "dedup/candidate_filter.hpp"
 
+#include "dedup/sorted_search.hpp"
+
 #include <simdup/verify.hpp>
 
 #include <algorithm>
@@ -51,16 +53,7 @@ void append_pair_sketch(std::span<const uint32_t> hashes, std::vector<uint8_t>& 
     filled[bin] = true;
     value[bin] = static_cast<uint8_t>(hashes[i] & 0xF);
     if (bin + 1 == pair_sketch_bins) break;
-    const uint32_t start = (bin + 1) << shift;
-    std::size_t step = 1, lo = i + 1;
-    while (lo + step < n && hashes[lo + step] < start) {
-      lo += step;
-      step *= 2;
-    }
-    const auto hi = hashes.begin() + static_cast<std::ptrdiff_t>(std::min(n, lo + step + 1));
-    i = static_cast<std::size_t>(
-        std::lower_bound(hashes.begin() + static_cast<std::ptrdiff_t>(lo), hi, start) -
-        hashes.begin());
+    i = gallop_to(hashes, i + 1, uint64_t{bin + 1} << shift);
   }
   for (std::size_t b = 0; b < pair_sketch_bins; ++b) {
     if (filled[b]) continue;

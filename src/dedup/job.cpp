@@ -74,6 +74,7 @@ class job {
   status open_journal();
   status replay_journal(detail::resume_point& point);
   result<std::vector<dedup_decision>> decide();
+  void take_engine_counts(const detail::journal_decisions& counts);
   status consume(detail::chunk& c);
   status handle_bad(const detail::bad_entry& e);
   status decide_stream(document& doc, const dedup_decision& d, uint32_t ordinal,
@@ -320,14 +321,7 @@ status job::reread_samples(sample_collector& samples) {
 result<std::vector<dedup_decision>> job::decide() {
   if (resuming_) {
     if (auto saved = journal_->load_decisions(batch_->size())) {
-      summary_.candidate_pairs = saved->candidate_pairs;
-      summary_.rejected_pairs = saved->rejected_pairs;
-      summary_.prefiltered_pairs = saved->prefiltered_pairs;
-      summary_.minhash_pairs = saved->minhash_pairs;
-      summary_.engine_memory_bytes = saved->engine_memory_bytes;
-      summary_.verify_spill_bytes = saved->verify_spill_bytes;
-      summary_.column_spill_bytes = saved->column_spill_bytes;
-      summary_.against_candidate_pairs = saved->against_candidate_pairs;
+      take_engine_counts(*saved);
       summary_.replayed_decisions = true;
       return std::move(saved->decisions);
     }
@@ -342,24 +336,34 @@ result<std::vector<dedup_decision>> job::decide() {
   });
   if (!decided) return std::move(decided).error();
   if (stop_requested(o_.stop)) return interrupted_error();
-  detail::journal_decisions saved;
-  saved.candidate_pairs = summary_.candidate_pairs = batch_->candidate_pairs();
-  saved.rejected_pairs = summary_.rejected_pairs = batch_->rejected_pairs();
-  saved.prefiltered_pairs = summary_.prefiltered_pairs = batch_->prefiltered_pairs();
-  saved.minhash_pairs = summary_.minhash_pairs = batch_->minhash_candidate_pairs();
-  saved.engine_memory_bytes = summary_.engine_memory_bytes =
-      batch_->memory_bytes() + output_->ids().memory_bytes() +
-      decided->size() * sizeof(dedup_decision);
-  saved.verify_spill_bytes = summary_.verify_spill_bytes = batch_->spilled_bytes();
-  saved.column_spill_bytes = summary_.column_spill_bytes = batch_->column_spilled_bytes();
-  saved.against_candidate_pairs = summary_.against_candidate_pairs =
-      batch_->against_candidate_pairs();
+  const std::size_t decisions_bytes = decided->size() * sizeof(dedup_decision);
+  detail::journal_decisions made{
+      .decisions = std::move(decided).value(),
+      .candidate_pairs = batch_->candidate_pairs(),
+      .rejected_pairs = batch_->rejected_pairs(),
+      .prefiltered_pairs = batch_->prefiltered_pairs(),
+      .minhash_pairs = batch_->minhash_candidate_pairs(),
+      .engine_memory_bytes =
+          batch_->memory_bytes() + output_->ids().memory_bytes() + decisions_bytes,
+      .verify_spill_bytes = batch_->spilled_bytes(),
+      .column_spill_bytes = batch_->column_spilled_bytes(),
+      .against_candidate_pairs = batch_->against_candidate_pairs()};
+  take_engine_counts(made);
   if (journal_) {
-    saved.decisions = std::move(decided).value();
-    if (auto st = journal_->save_decisions(saved); !st) return std::move(st).error();
-    return std::move(saved.decisions);
+    if (auto st = journal_->save_decisions(made); !st) return std::move(st).error();
   }
-  return decided;
+  return std::move(made.decisions);
+}
+
+void job::take_engine_counts(const detail::journal_decisions& counts) {
+  summary_.candidate_pairs = counts.candidate_pairs;
+  summary_.rejected_pairs = counts.rejected_pairs;
+  summary_.prefiltered_pairs = counts.prefiltered_pairs;
+  summary_.minhash_pairs = counts.minhash_pairs;
+  summary_.engine_memory_bytes = counts.engine_memory_bytes;
+  summary_.verify_spill_bytes = counts.verify_spill_bytes;
+  summary_.column_spill_bytes = counts.column_spill_bytes;
+  summary_.against_candidate_pairs = counts.against_candidate_pairs;
 }
 
 // Near layer, verification and clusters, then the second read that writes the records.

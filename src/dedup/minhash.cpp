@@ -1,6 +1,8 @@
 // One-permutation MinHash band keys and their buckets (see include/simdup/minhash.hpp).
 #include <simdup/minhash.hpp>
 
+#include "dedup/sorted_search.hpp"
+
 #include <algorithm>
 #include <array>
 #include <charconv>
@@ -58,16 +60,7 @@ void minhash_band_keys(std::span<const uint32_t> hashes, const minhash_options& 
     value[bin] = hashes[i];
     if (bin + 1 == bins) break;
     // The least h with floor(h * bins / 2^32) >= bin + 1.
-    const uint64_t start = ((uint64_t{bin + 1} << 32) + bins - 1) / bins;
-    std::size_t step = 1, lo = i + 1;
-    while (lo + step < n && hashes[lo + step] < start) {
-      lo += step;
-      step *= 2;
-    }
-    const auto hi = hashes.begin() + static_cast<std::ptrdiff_t>(std::min(n, lo + step + 1));
-    i = static_cast<std::size_t>(
-        std::lower_bound(hashes.begin() + static_cast<std::ptrdiff_t>(lo), hi, start) -
-        hashes.begin());
+    i = detail::gallop_to(hashes, i + 1, ((uint64_t{bin + 1} << 32) + bins - 1) / bins);
   }
   // Rotation densification: an empty bin takes the next filled bin's value (circularly), tagged
   // with the distance, so that two sets agree on it only as they agree on that bin. Walking

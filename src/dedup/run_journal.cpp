@@ -13,6 +13,8 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <iterator>
+#include <optional>
 #include <sstream>
 #include <system_error>
 
@@ -190,6 +192,20 @@ std::vector<std::string> journal_lines(const std::string& text) {
   return lines;
 }
 
+// The whole of a small file of the journal; nullopt when it cannot be opened.
+std::optional<std::string> read_journal_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// The engine's counts in decisions.bin, in their order there.
+constexpr uint64_t journal_decisions::*kDecisionCounts[] = {
+    &journal_decisions::candidate_pairs,     &journal_decisions::rejected_pairs,
+    &journal_decisions::prefiltered_pairs,   &journal_decisions::minhash_pairs,
+    &journal_decisions::engine_memory_bytes, &journal_decisions::verify_spill_bytes,
+    &journal_decisions::column_spill_bytes,  &journal_decisions::against_candidate_pairs};
+
 status write_journal_file(const fs::path& path, std::string_view bytes) {
   fs::path temp = path;
   temp += ".new";
@@ -261,13 +277,10 @@ result<run_journal> run_journal::create(const fs::path& dir, const std::string& 
 }
 
 result<run_journal> run_journal::open(const fs::path& dir, const std::string& identity) {
-  std::ifstream in(dir / "manifest", std::ios::binary);
-  if (!in) {
-    return make_error(errc::not_found, "no resume journal in " + dir.string());
-  }
-  std::string written((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (written != identity) {
-    const auto was = journal_lines(written), now = journal_lines(identity);
+  const auto written = read_journal_file(dir / "manifest");
+  if (!written) return make_error(errc::not_found, "no resume journal in " + dir.string());
+  if (*written != identity) {
+    const auto was = journal_lines(*written), now = journal_lines(identity);
     std::size_t i = 0;
     while (i < was.size() && i < now.size() && was[i] == now[i]) ++i;
     const std::string before = i < was.size() ? was[i] : "(nothing)";
@@ -282,9 +295,7 @@ result<run_journal> run_journal::open(const fs::path& dir, const std::string& id
   const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
   if (fd < 0) return journal_file_error(path, "open", errno);
   run_journal j(dir, fd);
-  std::ifstream where(dir / "shingles.path", std::ios::binary);
-  j.shingle_file_ =
-      std::string((std::istreambuf_iterator<char>(where)), std::istreambuf_iterator<char>());
+  j.shingle_file_ = read_journal_file(dir / "shingles.path").value_or("");
   char magic[sizeof kChunksMagic];
   if (read_all_at(fd, magic, sizeof magic, 0) != 0 ||
       std::memcmp(magic, kChunksMagic, sizeof magic) != 0) {
@@ -367,11 +378,7 @@ status run_journal::append(const chunk& c, uint64_t shingle_end) {
 status run_journal::save_decisions(const journal_decisions& d) {
   std::string out(kDecisionsMagic, sizeof kDecisionsMagic);
   journal_put(out, static_cast<uint64_t>(d.decisions.size()));
-  for (const uint64_t v : {d.candidate_pairs, d.rejected_pairs, d.prefiltered_pairs,
-                           d.minhash_pairs, d.engine_memory_bytes, d.verify_spill_bytes,
-                           d.column_spill_bytes, d.against_candidate_pairs}) {
-    journal_put(out, v);
-  }
+  for (const auto count : kDecisionCounts) journal_put(out, d.*count);
   out.reserve(out.size() + d.decisions.size() * 12 + 8);
   for (const dedup_decision& x : d.decisions) {
     journal_put(out, x.representative);
@@ -386,11 +393,12 @@ status run_journal::save_decisions(const journal_decisions& d) {
 }
 
 std::optional<journal_decisions> run_journal::load_decisions(uint32_t documents) const {
-  std::ifstream in(dir_ / "decisions.bin", std::ios::binary);
-  if (!in) return std::nullopt;
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  // The magic, the count and the 8 counts of journal_decisions, the decisions, the checksum.
-  const std::size_t expected = sizeof kDecisionsMagic + 9 * 8 + std::size_t{documents} * 12 + 8;
+  const auto read = read_journal_file(dir_ / "decisions.bin");
+  if (!read) return std::nullopt;
+  const std::string& bytes = *read;
+  // The magic, the count, the engine's counts, the decisions (12 bytes each), the checksum.
+  const std::size_t expected =
+      sizeof kDecisionsMagic + 8 + std::size(kDecisionCounts) * 8 + std::size_t{documents} * 12 + 8;
   if (bytes.size() != expected || std::memcmp(bytes.data(), kDecisionsMagic, 8) != 0) {
     return std::nullopt;
   }
@@ -401,10 +409,8 @@ std::optional<journal_decisions> run_journal::load_decisions(uint32_t documents)
   journal_decisions d;
   uint64_t n = 0;
   if (!r.get(n) || n != documents) return std::nullopt;
-  for (uint64_t* v : {&d.candidate_pairs, &d.rejected_pairs, &d.prefiltered_pairs, &d.minhash_pairs,
-                      &d.engine_memory_bytes, &d.verify_spill_bytes, &d.column_spill_bytes,
-                      &d.against_candidate_pairs}) {
-    if (!r.get(*v)) return std::nullopt;
+  for (const auto count : kDecisionCounts) {
+    if (!r.get(d.*count)) return std::nullopt;
   }
   d.decisions.resize(documents);
   for (dedup_decision& x : d.decisions) {
@@ -418,19 +424,10 @@ std::optional<journal_decisions> run_journal::load_decisions(uint32_t documents)
   return d;
 }
 
-void run_journal::remove() {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
-  remove_journal(dir_);
-}
-
 void remove_journal(const fs::path& dir) {
   std::error_code ec;
-  std::ifstream where(dir / "shingles.path", std::ios::binary);
-  if (where) {
-    const fs::path file =
-        std::string((std::istreambuf_iterator<char>(where)), std::istreambuf_iterator<char>());
-    if (!file.empty()) fs::remove(file, ec);
+  if (const auto file = read_journal_file(dir / "shingles.path"); file && !file->empty()) {
+    fs::remove(*file, ec);
   }
   fs::remove_all(dir, ec);
 }

@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -95,10 +96,6 @@ class run_journal {
   status save_decisions(const journal_decisions& d);
   /// The saved decisions, when decisions.bin is whole and holds `documents` of them.
   std::optional<journal_decisions> load_decisions(uint32_t documents) const;
-
-  /// Removes the journal's directory and its shingle file (the run finished: the output must
-  /// not carry it).
-  void remove();
 
   run_journal(run_journal&& other) noexcept;
   run_journal& operator=(run_journal&&) = delete;

@@ -143,10 +143,15 @@ result<shingle_store> shingle_store::reopen_file(const std::string& path,
   return store;
 }
 
+void shingle_store::skip_to(uint32_t ordinal) {
+  // Ordinals skipped since the last array have empty arrays.
+  offsets_.resize(std::max(offsets_.size(), static_cast<std::size_t>(ordinal) + 1),
+                  offsets_.back());
+}
+
 status shingle_store::adopt(uint32_t ordinal, std::size_t count) {
   if (!adopting_) return make_error(errc::internal, "shingle_store::adopt on a store not reopened");
-  while (offsets_.size() < static_cast<std::size_t>(ordinal) + 1)
-    offsets_.push_back(offsets_.back());
+  skip_to(ordinal);
   const uint64_t end = offsets_.back() + encoded_bytes(count);
   if (end > flushed_) return corrupt_error(dir_);
   offsets_.push_back(end);
@@ -204,8 +209,7 @@ shingle_store::~shingle_store() {
 status shingle_store::put(uint32_t ordinal, std::span<const uint32_t> hashes) {
   if (!failure_.empty()) return make_error(errc::io_error, failure_);
   if (adopting_) return make_error(errc::internal, "shingle_store::put before end_adopting");
-  while (offsets_.size() < static_cast<std::size_t>(ordinal) + 1)
-    offsets_.push_back(offsets_.back());
+  skip_to(ordinal);
   const std::size_t bytes = encoded_bytes(hashes.size());
   const std::size_t old = buffer_.size();
   buffer_.resize(old + bytes + 1);

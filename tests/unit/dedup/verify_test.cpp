@@ -308,7 +308,9 @@ TEST(ShingleStore, ANamedFileIsReopenedAndItsArraysAdopted) {
     auto store = shingle_store::create_file(path, 16);
     ASSERT_TRUE(store) << store.error().message;
     for (uint32_t i = 0; i < arrays.size(); ++i) {
-      if (!arrays[i].empty()) ASSERT_TRUE(store->put(i, arrays[i]));
+      if (!arrays[i].empty()) {
+        ASSERT_TRUE(store->put(i, arrays[i]));
+      }
     }
     ASSERT_TRUE(store->put(4, std::vector<uint32_t>{3, 33}));  // not adopted below: cut
     ASSERT_TRUE(store->flush());
@@ -317,7 +319,9 @@ TEST(ShingleStore, ANamedFileIsReopenedAndItsArraysAdopted) {
   auto store = shingle_store::reopen_file(path, 16);
   ASSERT_TRUE(store) << store.error().message;
   for (uint32_t i = 0; i < arrays.size(); ++i) {
-    if (!arrays[i].empty()) ASSERT_TRUE(store->adopt(i, arrays[i].size()));
+    if (!arrays[i].empty()) {
+      ASSERT_TRUE(store->adopt(i, arrays[i].size()));
+    }
   }
   std::vector<uint32_t> got;
   for (uint32_t i = 0; i < arrays.size(); ++i) {
