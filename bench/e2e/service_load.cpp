@@ -53,6 +53,9 @@ struct options {
   int k = 3;
   /// The collection's verify setting: "off" (default) or "jaccard:T".
   std::string verify = "off";
+  /// The collection's minhash and sketch settings; empty: the server's defaults (and a build
+  /// from before these settings accepts the request).
+  std::string minhash, sketch;
   /// Words per document sent as text; 0 (default): random fingerprints.
   int text_words = 0;
   /// check-insert (default), insert or check.
@@ -295,6 +298,10 @@ bool parse(int argc, char** argv, options& o) {
       o.k = std::atoi(value.c_str());
     else if (flag == "--verify")
       o.verify = value;
+    else if (flag == "--minhash")
+      o.minhash = value;
+    else if (flag == "--sketch")
+      o.sketch = value;
     else if (flag == "--text")
       o.text_words = std::max(0, std::atoi(value.c_str()));
     else if (flag == "--op")
@@ -316,7 +323,8 @@ int main(int argc, char** argv) {
         stderr,
         "usage: bench_service_load [--host H] [--port P] [--collection C] [--token T]\n"
         "  [--threads N] [--io-threads N] [--seconds S] [--batch B] [--preload DOCS] [--k K]\n"
-        "  [--verify off|jaccard:T] [--text WORDS] [--op check-insert|insert|check]\n"
+        "  [--verify off|jaccard:T] [--minhash BANDSxROWS|off] [--sketch HASHES]\n"
+        "  [--text WORDS] [--op check-insert|insert|check]\n"
         "  [--server-pid PID]\n");
     return 2;
   }
@@ -327,11 +335,12 @@ int main(int argc, char** argv) {
   {
     const int fd = connect_to(o.host, o.port);
     std::string answer;
-    const int code = fd < 0 ? 0
-                            : round_trip(fd, o, "PUT", base,
-                                         "{\"k\":" + std::to_string(o.k) +
-                                             ",\"window_s\":0,\"verify\":\"" + o.verify + "\"}",
-                                         answer);
+    std::string settings =
+        "{\"k\":" + std::to_string(o.k) + ",\"window_s\":0,\"verify\":\"" + o.verify + "\"";
+    if (!o.minhash.empty()) settings += ",\"minhash\":\"" + o.minhash + "\"";
+    if (!o.sketch.empty()) settings += ",\"sketch\":" + o.sketch;
+    settings += "}";
+    const int code = fd < 0 ? 0 : round_trip(fd, o, "PUT", base, settings, answer);
     if (fd >= 0) close(fd);
     if (code != 200) {
       std::fprintf(stderr, "cannot create collection %s: %s\n", o.collection.c_str(),

@@ -83,7 +83,7 @@ class dedup_index {
   index_document document(uint64_t j) const noexcept;
 
   /// The profile's verify.max_hashes: the most verification shingles kept per document (its
-  /// smallest hashes, a bottom-k sketch: a service collection's export keeps sketch_hashes);
+  /// smallest hashes, a bottom-k sketch: a service collection's export keeps its sketch size);
   /// 0 when every distinct shingle is kept, or without verification.
   std::size_t max_hashes() const noexcept;
 

@@ -105,9 +105,9 @@ class service {
   /// Writes the collection's live documents (in its window now) as a dedup index in `out_dir`
   /// (simdup/dedup_index.hpp; created: it must not exist, its parent must), for `simdup dedup
   /// --against`, `simdup index` and import_index: their fingerprints and ids, and as
-  /// verification shingles their sketches (the profile's verify.max_hashes is sketch_hashes:
-  /// a bottom-k sketch, not every shingle); no exact-layer keys and no MinHash band keys (the
-  /// service keeps neither). The profile is the collection's settings (import_index's). The
+  /// verification shingles their sketches (the profile's verify.max_hashes is the collection's
+  /// sketch size: a bottom-k sketch, not every shingle) and their MinHash band keys (zeros for
+  /// documents without); no exact-layer keys (the service keeps none). The profile is the collection's settings (import_index's). The
   /// service goes on serving meanwhile: with RocksDB the export is the collection at one
   /// instant as the call starts (durable before the call returns); with Redis it follows SCAN
   /// (a document inserted or deleted meanwhile may or may not be in it, and one may be written

@@ -151,9 +151,14 @@ void document_signer::sign(const document& doc, doc_signature& out,
   out.invalid_utf8 = static_cast<uint32_t>(doc.invalid_utf8 + stats.invalid_utf8);
   out.html = html;
   if (s.pair_plain && out.has_fingerprint) {
-    shingle_hashes(content, s.options.detection.verify->shingle_width,
-                   s.options.detection.verify->max_hashes, out.shingles);
+    // Band keys from the whole set, then the bottom-k cut: the one-permutation bins of the
+    // smallest k hashes alone cover only the lowest few bins.
+    const std::size_t max_hashes = s.options.detection.verify->max_hashes;
+    const bool bands = s.options.detection.minhash.bands > 0;
+    shingle_hashes(content, s.options.detection.verify->shingle_width, bands ? 0 : max_hashes,
+                   out.shingles);
     minhash_band_keys(out.shingles, s.options.detection.minhash, out.band_keys);
+    if (max_hashes != 0 && out.shingles.size() > max_hashes) out.shingles.resize(max_hashes);
   } else {
     out.shingles.clear();
     out.band_keys.clear();

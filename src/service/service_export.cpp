@@ -24,8 +24,11 @@ result<service::export_counts> service::impl::export_to(
   if (!profile) return std::move(profile).error();
   auto stored = store->stats(config);
   if (!stored) return std::move(stored).error();
-  // No band keys: the service keeps no MinHash, and an index without them gives none.
-  auto writer = dedup_index_writer::create(out_dir, std::move(*profile), 0);
+  const bool verifies = config.verify > 0;
+  // The collection's band keys go with the documents (those without keep zeros: no MinHash
+  // candidate).
+  const std::size_t bands = verifies ? config.minhash.bands : 0;
+  auto writer = dedup_index_writer::create(out_dir, std::move(*profile), bands);
   if (!writer) return std::move(writer).error();
   // A failed export leaves nothing (a directory without a manifest is no index, but a name
   // taken by one would refuse the next try).
@@ -35,7 +38,6 @@ result<service::export_counts> service::impl::export_to(
     return e;
   };
   const int64_t clock = now();
-  const bool verifies = config.verify > 0;
   service::export_counts counts;
   uint64_t visited = 0;
   auto ticket = store->for_each_document(config, [&](const detail::document_view& d) -> status {
@@ -54,6 +56,7 @@ result<service::export_counts> service::impl::export_to(
     doc.id = d.id;
     if (verifies) {
       doc.shingles = d.sketch;
+      if (d.band_keys.size() == bands) doc.band_keys = d.band_keys;
       if (d.sketch.empty()) ++counts.without_sketch;
     }
     ++counts.documents;

@@ -37,7 +37,7 @@ using detail::collection_config;
 using detail::doc_op;
 
 /// The profile a collection's documents have in the index format's terms (service_import.cpp):
-/// its fingerprint settings and verification (over sketch_hashes-sized sketches), no MinHash.
+/// its fingerprint settings, verification (over its sketch size) and MinHash bands.
 result<index_profile> collection_profile(const collection_config& config);
 
 struct service::impl {

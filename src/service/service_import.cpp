@@ -14,9 +14,9 @@ namespace {
 constexpr std::size_t kImportBatch = 1000;
 
 // The index's documents can stand for the collection's when their fingerprints were made alike
-// and, for a verifying collection, their shingles too (the service keeps the sketch_hashes
-// smallest, a prefix of the index's sorted arrays unless the index kept fewer). k may differ:
-// fingerprints compare at any distance.
+// and, for a verifying collection, their shingles too (the service keeps the collection's sketch
+// size of the smallest, a prefix of the index's sorted arrays unless the index kept fewer). k may
+// differ: fingerprints compare at any distance.
 status check_compatible(const dedup_index& index, const collection_config& config) {
   auto wanted = collection_profile(config);
   if (!wanted) return std::move(wanted).error();
@@ -46,11 +46,11 @@ status check_compatible(const dedup_index& index, const collection_config& confi
                             "\" verifies (a run with --verify off cannot fill it)");
     }
     const long long kept = std::stoll(cap);
-    if (kept != 0 && static_cast<std::size_t>(kept) < detail::sketch_hashes) {
+    if (kept != 0 && kept < config.sketch) {
       return make_error(errc::invalid_argument, "the index " + index.name() + " keeps " + cap +
                                                     " shingle hashes per document; collection \"" +
                                                     config.name + "\" compares " +
-                                                    std::to_string(detail::sketch_hashes));
+                                                    std::to_string(config.sketch));
     }
   }
   return {};
@@ -79,6 +79,12 @@ result<service::import_counts> service::import_index(
   if (auto st = check_compatible(index, *config); !st) return std::move(st).error();
   import_counts counts;
   const int64_t now = s.now();
+  const auto sketch_size = static_cast<std::size_t>(config->sketch);
+  const std::size_t bands = config->minhash.bands;
+  const auto rows = std::find(
+      index.profile().begin(), index.profile().end(),
+      std::pair<std::string, std::string>("minhash.rows", std::to_string(config->minhash.rows)));
+  const bool same_bands = bands > 0 && index.bands() == bands && rows != index.profile().end();
   std::vector<detail::doc_input> batch;
   std::vector<detail::doc_outcome> outcomes;
   for (uint64_t j = 0; j < index.size(); ++j) {
@@ -92,7 +98,12 @@ result<service::import_counts> service::import_index(
       if (config->verify > 0) {
         const auto shingles = index.shingles(j);
         d.sketch.assign(shingles.begin(),
-                        shingles.begin() + std::min(shingles.size(), detail::sketch_hashes));
+                        shingles.begin() + std::min(shingles.size(), sketch_size));
+        // The index's band keys when they are the collection's (both from whole shingle sets).
+        if (same_bands) {
+          const auto keys = index.band_keys().subspan(j * bands, bands);
+          if (keys[0] != 0) d.band_keys.assign(keys.begin(), keys.end());
+        }
       }
     }
     if (batch.size() == kImportBatch || (j + 1 == index.size() && !batch.empty())) {

@@ -33,9 +33,11 @@ result<fingerprint_options> fingerprint_settings(const collection_config& config
 result<bool> text_fingerprints::sign(const collection_config& config, std::string& text,
                                      doc_input& out) {
   const bool verify = config.verify > 0;
-  const std::string key = config.compat + "/" + std::to_string(config.shingle_width) + "/" +
-                          config.features + "/" + std::to_string(config.top_k) +
-                          (verify ? "/verify" : "");
+  const std::string key =
+      config.compat + "/" + std::to_string(config.shingle_width) + "/" + config.features + "/" +
+      std::to_string(config.top_k) +
+      (verify ? "/verify/" + std::to_string(config.sketch) + "/" + minhash_setting(config.minhash)
+              : "");
   std::shared_ptr<const document_signer> signer;
   {
     std::lock_guard lock(mu_);
@@ -69,6 +71,7 @@ result<bool> text_fingerprints::sign(const collection_config& config, std::strin
   if (!sig.has_fingerprint) return false;
   out.fingerprint = sig.fingerprint;
   out.sketch.assign(sig.shingles.begin(), sig.shingles.end());
+  out.band_keys.assign(sig.band_keys.begin(), sig.band_keys.end());
   return true;
 }
 

@@ -20,9 +20,10 @@ namespace simdup::detail {
 /// One signer per distinct setting, created on first use and shared by all threads.
 class text_fingerprints {
  public:
-  /// Sets out.fingerprint (and out.sketch when `config` verifies) from `text` under `config`'s
-  /// settings; false when the text is too short to have a fingerprint. `text` is moved from and
-  /// given back. Errors: the settings cannot be served (e.g. a compat mode this build lacks).
+  /// Sets out.fingerprint (and out.sketch and out.band_keys when `config` verifies) from `text`
+  /// under `config`'s settings; false when the text is too short to have a fingerprint. `text` is
+  /// moved from and given back. Errors: the settings cannot be served (e.g. a compat mode this
+  /// build lacks).
   result<bool> sign(const collection_config& config, std::string& text, doc_input& out);
 
  private:

@@ -10,9 +10,10 @@
 
 namespace simdup::detail {
 
-std::optional<double> sketch_similarity(std::span<const uint32_t> a, std::span<const uint32_t> b) {
+std::optional<double> sketch_similarity(const collection_config& config,
+                                        std::span<const uint32_t> a, std::span<const uint32_t> b) {
   if (a.empty() || b.empty()) return std::nullopt;
-  return sketch_jaccard(a, b, sketch_hashes);
+  return sketch_jaccard(a, b, static_cast<std::size_t>(config.sketch));
 }
 
 status backend::wait_durable(uint64_t ticket) {

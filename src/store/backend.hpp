@@ -5,6 +5,7 @@
 
 #include <simdup/detection.hpp>
 #include <simdup/error.hpp>
+#include <simdup/minhash.hpp>
 
 #include <cstdint>
 #include <functional>
@@ -42,15 +43,25 @@ struct collection_config {
   /// Keep only the K heaviest features, 0 to 1000; 0 (default) keeps all (compat "jieba-tfidf":
   /// jieba's default of 20).
   int top_k = 0;
+  /// Shingle hashes kept per document for verification (its bottom-k sketch), 16 to 4096:
+  /// documents with at most this many distinct shingles are compared exactly, larger ones by
+  /// the bottom-k estimate (standard error about sqrt(J(1-J)/k): 0.018 at J = 0.8 and k = 512;
+  /// docs/service.md, "Verification"). Settings stored before it existed have 128.
+  int sketch = 512;
+  /// MinHash-LSH bands beside SimHash (dedup's --minhash): a document sent as text to a
+  /// verifying collection also finds the stored documents that agree with it on every row of a
+  /// band, however far apart their fingerprints are; each is then verified. bands 0: SimHash
+  /// only (settings stored before it existed).
+  minhash_options minhash{.bands = 10, .rows = 6};
 };
 
 /// Whether `name` is a valid collection name (see collection_config::name).
 bool valid_collection_name(std::string_view name);
 /// Checks a config's ranges; the message names the field.
 status validate(const collection_config& config);
-/// The collection's detection profile: its k and verification (over the service's
-/// sketch_hashes-sized sketches, without MinHash: the service probes SimHash only). Its fingerprint
-/// options are the library's defaults; text_fingerprints sets the collection's.
+/// The collection's detection profile: its k, verification (over its sketch size) and MinHash
+/// bands. Its fingerprint options are the library's defaults; text_fingerprints sets the
+/// collection's.
 detection_profile detection_for(const collection_config& config);
 /// JSON form, as stored and as answered by GET /v1/{collection}/stats.
 std::string to_json(const collection_config& config);
@@ -63,6 +74,8 @@ collection_config stored_config_base(std::string name);
 result<double> parse_verify_setting(std::string_view text);
 /// The JSON string form of a threshold: "jaccard:0.8" or "off".
 std::string verify_setting(double threshold);
+/// The JSON string form of MinHash bands: "10x6" or "off".
+std::string minhash_setting(const minhash_options& minhash);
 
 enum class doc_op {
   check,         ///< report matches, change nothing
@@ -70,20 +83,18 @@ enum class doc_op {
   check_insert,  ///< atomically: matches if any, else insert
 };
 
-/// Shingle hashes kept per document for verification: the smallest of its sorted distinct
-/// 32-bit shingle hashes (shingle_hashes with this max_hashes); documents with at most this many
-/// distinct shingles are compared exactly (docs/service.md, "Verification").
-inline constexpr std::size_t sketch_hashes = 128;
-
 struct doc_input {
   std::string id;
   uint64_t fingerprint = 0;
   /// Seconds since the epoch; the window is measured from it.
   int64_t time = 0;
   /// The bottom-k shingle sketch of a document sent as text to a verifying collection (at most
-  /// sketch_hashes, sorted); empty for a document sent as a fingerprint, which cannot be
-  /// verified.
+  /// collection_config::sketch hashes, sorted); empty for a document sent as a fingerprint,
+  /// which cannot be verified.
   std::vector<uint32_t> sketch;
+  /// Its MinHash band keys (collection_config::minhash.bands of them, from all its shingles);
+  /// empty when it has no sketch or the collection has no bands.
+  std::vector<uint64_t> band_keys;
 };
 
 struct doc_match {
@@ -119,6 +130,8 @@ struct document_view {
   int64_t time = 0;
   /// As doc_input::sketch; empty when the document has none.
   std::span<const uint32_t> sketch;
+  /// As doc_input::band_keys; empty when the document has none.
+  std::span<const uint64_t> band_keys;
 };
 
 struct pending_lookup {
@@ -140,9 +153,11 @@ struct collection_stats {
   uint64_t index_segments = 0;
 };
 
-/// The Jaccard estimate of two documents' sketches (sketch_jaccard over sketch_hashes), or
-/// nullopt when either has none: such a pair cannot be verified, and its distance decides.
-std::optional<double> sketch_similarity(std::span<const uint32_t> a, std::span<const uint32_t> b);
+/// The Jaccard estimate of two documents' sketches (sketch_jaccard over the collection's sketch
+/// size), or nullopt when either has none: such a pair cannot be verified, and its distance
+/// decides.
+std::optional<double> sketch_similarity(const collection_config& config,
+                                        std::span<const uint32_t> a, std::span<const uint32_t> b);
 
 class backend {
  public:

@@ -16,6 +16,7 @@ namespace simdup::detail {
 
 namespace {
 constexpr const char* kVerifyAllowed = R"("off" or "jaccard:T" with T in (0, 1])";
+constexpr int kMinSketch = 16, kMaxSketch = 4096;
 }  // namespace
 
 bool valid_collection_name(std::string_view name) {
@@ -37,8 +38,10 @@ detection_profile detection_for(const collection_config& config) {
     // dedup's shingle width (verify_options' default), so a text's Jaccard is dedup's.
     verify_options v;
     v.threshold = config.verify;
-    v.max_hashes = sketch_hashes;
+    v.max_hashes = static_cast<std::size_t>(config.sketch);
     p.verify = v;
+    // Band keys come from the verification shingles: no verification, no bands.
+    p.minhash = config.minhash;
   } else {
     p.verify.reset();
   }
@@ -88,6 +91,17 @@ status validate(const collection_config& config) {
                               .allowed = std::string(allowed),
                               .reason = "must be " + std::string(allowed)});
   }
+  if (config.sketch < kMinSketch || config.sketch > kMaxSketch) {
+    return invalid_parameter({.name = "sketch",
+                              .value = std::to_string(config.sketch),
+                              .allowed = "16..4096",
+                              .reason = "must be between 16 and 4096 shingle hashes"});
+  }
+  if (config.minhash.bands > 0) {
+    if (auto spec = parse_minhash_spec(minhash_setting(config.minhash)); !spec) {
+      return std::move(spec).error();
+    }
+  }
   if (config.top_k < 0 || config.top_k > 1000) {
     return invalid_parameter({.name = "top_k",
                               .value = std::to_string(config.top_k),
@@ -110,6 +124,9 @@ std::string to_json(const collection_config& config) {
   out += ",\"top_k\":" + std::to_string(config.top_k);
   out += ",\"verify\":";
   json::append_string(out, verify_setting(config.verify));
+  out += ",\"sketch\":" + std::to_string(config.sketch);
+  out += ",\"minhash\":";
+  json::append_string(out, minhash_setting(config.minhash));
   out += "}";
   return out;
 }
@@ -118,6 +135,8 @@ collection_config stored_config_base(std::string name) {
   collection_config base;
   base.name = std::move(name);
   base.verify = 0;
+  base.sketch = 128;
+  base.minhash = minhash_options{};
   return base;
 }
 
@@ -132,6 +151,11 @@ result<double> parse_verify_setting(std::string_view text) {
                                         std::string(text) + "\""});
   }
   return options->threshold;
+}
+
+std::string minhash_setting(const minhash_options& minhash) {
+  if (minhash.bands == 0) return "off";
+  return std::to_string(minhash.bands) + "x" + std::to_string(minhash.rows);
 }
 
 std::string verify_setting(double threshold) {
@@ -154,7 +178,8 @@ result<collection_config> config_from_json(std::string_view json, collection_con
   }
   for (auto field : obj) {
     const std::string_view key = field.key;
-    if (key == "k" || key == "window_s" || key == "shingle_width" || key == "top_k") {
+    if (key == "k" || key == "window_s" || key == "shingle_width" || key == "top_k" ||
+        key == "sketch") {
       int64_t v;
       if (field.value.get(v) != simdjson::SUCCESS) {
         return make_error(errc::invalid_input, std::string(key) + " must be an integer");
@@ -170,6 +195,8 @@ result<collection_config> config_from_json(std::string_view json, collection_con
         base.window_s = v;
       else if (key == "top_k")
         base.top_k = static_cast<int>(v);
+      else if (key == "sketch")
+        base.sketch = static_cast<int>(v);
       else
         base.shingle_width = static_cast<int>(v);
     } else if (key == "window") {
@@ -188,6 +215,16 @@ result<collection_config> config_from_json(std::string_view json, collection_con
       auto threshold = parse_verify_setting(v);
       if (!threshold) return std::move(threshold).error();
       base.verify = *threshold;
+    } else if (key == "minhash") {
+      std::string_view v;
+      if (field.value.get(v) != simdjson::SUCCESS) {
+        return make_error(errc::invalid_input,
+                          "minhash must be a string: \"BANDSxROWS\" (e.g. \"10x6\") or \"off\"");
+      }
+      auto spec = parse_minhash_spec(v);
+      if (!spec) return std::move(spec).error();
+      // Only the bands and rows are a collection's setting; the bucket cap is the library's.
+      base.minhash = minhash_options{.bands = spec->bands, .rows = spec->rows};
     } else if (key == "compat" || key == "name" || key == "features") {
       std::string_view v;
       if (field.value.get(v) != simdjson::SUCCESS) {
@@ -198,7 +235,8 @@ result<collection_config> config_from_json(std::string_view json, collection_con
       return make_error(
           errc::invalid_input,
           "unknown collection setting \"" + std::string(key) +
-              "\" (known: k, window, window_s, compat, shingle_width, features, top_k, verify)");
+              "\" (known: k, window, window_s, compat, shingle_width, features, top_k, verify, "
+              "sketch, minhash)");
     }
   }
   if (auto st = validate(base); !st) return std::move(st).error();

@@ -338,7 +338,7 @@ class redis_backend final : public backend {
             std::to_string(block_key_count(config.k)),
             std::to_string(docs),
             verify_threshold(config.verify),
-            std::to_string(sketch_hashes)};
+            std::to_string(config.sketch)};
   }
 
   /// The threshold in its shortest round-trip form, so that Lua's tonumber reads the same

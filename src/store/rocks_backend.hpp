@@ -25,6 +25,7 @@
 
 #include <simdup/online_index.hpp>
 #include "store/backend.hpp"
+#include "store/band_index.hpp"
 #include "store/id_map.hpp"
 #include "store/rocks_keys.hpp"
 
@@ -89,13 +90,16 @@ class adaptive_mutex {
 };
 
 struct collection_state : std::enable_shared_from_this<collection_state> {
-  collection_state(collection_config c, online_index i)
-      : config(std::move(c)), index(std::move(i)) {}
+  collection_state(collection_config c, online_index i, std::optional<band_index> b)
+      : config(std::move(c)), index(std::move(i)), bands(std::move(b)) {}
   collection_config config;
   /// Serialises changes (the index allows concurrent queries, but check-insert, the WAL order
   /// and replacing an id must be one step).
   adaptive_mutex mu;
   online_index index;
+  /// The MinHash bands' index when the collection has bands. Not saved in segment files: every
+  /// start reads all records anyway (for the id map) and rebuilds it from their band keys.
+  std::optional<band_index> bands;
   uint64_t next_num = 1;
   /// Number of the next removal-log key (under mu).
   uint64_t next_removal = 0;
@@ -285,9 +289,15 @@ class rocks_backend final : public backend {
   /// After a request changed the index: hands full segments to the maintenance thread, or
   /// seals them on this thread when it falls behind (back-pressure on writers).
   void after_index_change(collection_state& c);
+  /// Appends to `hits` the live documents that share a MinHash band with `d` and are not hits
+  /// already, with distance -1 (unknown until verify_hits reads them). The caller sees every
+  /// insert the band index holds: lock-free for a check, under the lock for a check-insert.
+  static void add_band_hits(const collection_state& c, const doc_input& d,
+                            std::vector<index_match>& hits);
   /// With verification on: keeps the hits of `d` whose Jaccard reaches the collection's
-  /// threshold (or that cannot be verified), and their Jaccard in `jaccards`. A hit's sketch is
-  /// read from the store, or from `own` for this request's documents (numbered from `base`).
+  /// threshold (or that cannot be verified and are within k), and their Jaccard in `jaccards`.
+  /// A hit's sketch is read from the store, or from `own` for this request's documents
+  /// (numbered from `base`); a band hit's distance is filled in from its fingerprint.
   static status verify_hits(const collection_state& c, const doc_input& d, record_reader& stored,
                             std::span<const rocks_keys::stored_doc> own, uint64_t base,
                             std::vector<index_match>& hits,

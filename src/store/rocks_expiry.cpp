@@ -18,6 +18,7 @@ status rocks_backend::expire(const collection_config& config, int64_t now) {
   // in bounded steps so writers are not held up long. Matches whose document is gone from the
   // store are not reported.
   c.index.expire(now);
+  if (c.bands) c.bands->expire(now);
   const std::string first = prefix('t', c.config.name);
   const std::string end = time_key(c.config.name, now - config.window_s + 1, 0);
   for (;;) {

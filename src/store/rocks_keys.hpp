@@ -20,8 +20,8 @@
 //                                          little endian), written with every change; optional
 //                                          (stores written before it start them at 0), so the
 //                                          format stays 4
-//   f                                   -> format_version ("5"; a "4" store opens and is
-//                                          marked "5" at once: its records read the same)
+//   f                                   -> format_version ("6"; a "4" or "5" store opens and
+//                                          is marked "6" at once: its records read the same)
 #pragma once
 
 #include <cstdint>
@@ -35,10 +35,11 @@ namespace simdup::detail::rocks_keys {
 
 inline constexpr const char* format_key = "f";
 /// Bumped when a key or value encoding changes; a store of another format is refused, except
-/// upgradable_format, whose records this build reads as they are (format 5 added the optional
-/// sketch of a document, which format 4 builds would misread: hence the bump).
-inline constexpr const char* format_version = "5";
-inline constexpr const char* upgradable_format = "4";
+/// upgradable_formats, whose records this build reads as they are (format 5 added the optional
+/// sketch of a document, format 6 its optional MinHash band keys, which older builds would
+/// misread: hence the bumps).
+inline constexpr const char* format_version = "6";
+inline constexpr const char* upgradable_formats[] = {"4", "5"};
 /// Column families of the n/ and t/ keys.
 inline constexpr std::string_view num_family = "num";
 inline constexpr std::string_view time_family = "time";
@@ -160,32 +161,45 @@ struct stored_doc {
   uint64_t fingerprint = 0;
   int64_t time = 0;
   std::string_view id;
-  /// The verification sketch (backend.hpp, sketch_hashes) as 4-byte little-endian hashes;
+  /// The verification sketch (collection_config::sketch) as 4-byte little-endian hashes;
   /// empty when the document has none (sent as a fingerprint, or to a collection that does not
   /// verify, or stored by format 4).
   std::string_view sketch;
+  /// The MinHash band keys as 8-byte little-endian values; empty when the document has none
+  /// (no sketch, a collection without bands, or stored before format 6).
+  std::string_view band_keys;
 };
 
 /// Set in a document's id length when a sketch follows the id (ids are at most 1024 bytes).
 inline constexpr uint32_t has_sketch_flag = uint32_t{1} << 31;
+/// Set in a document's id length when band keys follow the sketch.
+inline constexpr uint32_t has_bands_flag = uint32_t{1} << 30;
 
 /// Record value: per document, number, fingerprint, time (8 bytes each, little endian), the id's
-/// length (4 bytes, little endian; has_sketch_flag set when a sketch follows) and the id; then,
-/// with the flag, the sketch's hash count (2 bytes, little endian) and its hashes (4 bytes each,
-/// little endian). Format 4 records are the same without sketches.
+/// length (4 bytes, little endian; has_sketch_flag set when a sketch follows, has_bands_flag
+/// when band keys do) and the id; then, with the flags, the sketch's hash count (2 bytes, little
+/// endian) and its hashes (4 bytes each, little endian), and the band key count (1 byte) and
+/// the keys (8 bytes each, little endian). Format 4 records are the same without sketches,
+/// format 5 ones without band keys.
 inline void append_doc(std::string& record, const stored_doc& d) {
   append_le(record, d.num);
   append_le(record, d.fingerprint);
   append_le(record, static_cast<uint64_t>(d.time));
-  const auto n = static_cast<uint32_t>(d.id.size()) | (d.sketch.empty() ? 0 : has_sketch_flag);
+  const auto n = static_cast<uint32_t>(d.id.size()) | (d.sketch.empty() ? 0 : has_sketch_flag) |
+                 (d.band_keys.empty() ? 0 : has_bands_flag);
   char len[4];
   std::memcpy(len, &n, 4);
   record.append(len, 4).append(d.id);
-  if (d.sketch.empty()) return;
-  const auto count = static_cast<uint16_t>(d.sketch.size() / 4);
-  char c[2];
-  std::memcpy(c, &count, 2);
-  record.append(c, 2).append(d.sketch);
+  if (!d.sketch.empty()) {
+    const auto count = static_cast<uint16_t>(d.sketch.size() / 4);
+    char c[2];
+    std::memcpy(c, &count, 2);
+    record.append(c, 2).append(d.sketch);
+  }
+  if (!d.band_keys.empty()) {
+    record.push_back(static_cast<char>(d.band_keys.size() / 8));
+    record.append(d.band_keys);
+  }
 }
 
 /// The stored form of a sketch (stored_doc::sketch).
@@ -195,6 +209,17 @@ inline std::string encode_sketch(std::span<const uint32_t> hashes) {
   return out;
 }
 
+/// The stored form of band keys (stored_doc::band_keys).
+inline std::string encode_band_keys(std::span<const uint64_t> keys) {
+  std::string out(keys.size() * 8, '\0');
+  if (!keys.empty()) std::memcpy(out.data(), keys.data(), out.size());
+  return out;
+}
+/// Replaces `out` with stored band keys.
+inline void decode_band_keys(std::string_view keys, std::vector<uint64_t>& out) {
+  out.resize(keys.size() / 8);
+  if (!out.empty()) std::memcpy(out.data(), keys.data(), out.size() * 8);
+}
 /// Replaces `out` with the hashes of a stored sketch.
 inline void decode_sketch(std::string_view sketch, std::vector<uint32_t>& out) {
   out.resize(sketch.size() / 4);
@@ -213,7 +238,8 @@ inline bool decode_record(std::string_view record, std::vector<stored_doc>& out)
     uint32_t n;
     std::memcpy(&n, record.data() + 24, 4);
     const bool sketch = (n & has_sketch_flag) != 0;
-    n &= ~has_sketch_flag;
+    const bool bands = (n & has_bands_flag) != 0;
+    n &= ~(has_sketch_flag | has_bands_flag);
     if (record.size() - 28 < n) return false;
     d.id = record.substr(28, n);
     record.remove_prefix(28 + std::size_t{n});
@@ -224,6 +250,13 @@ inline bool decode_record(std::string_view record, std::vector<stored_doc>& out)
       if (record.size() - 2 < std::size_t{count} * 4) return false;
       d.sketch = record.substr(2, std::size_t{count} * 4);
       record.remove_prefix(2 + std::size_t{count} * 4);
+    }
+    if (bands) {
+      if (record.empty()) return false;
+      const std::size_t count = static_cast<unsigned char>(record[0]);
+      if (count == 0 || record.size() - 1 < count * 8) return false;
+      d.band_keys = record.substr(1, count * 8);
+      record.remove_prefix(1 + count * 8);
     }
     out.push_back(d);
   }

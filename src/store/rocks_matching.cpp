@@ -51,6 +51,22 @@ std::vector<std::vector<index_match>> rocks_backend::probe(const collection_stat
   return hits;
 }
 
+void rocks_backend::add_band_hits(const collection_state& c, const doc_input& d,
+                                  std::vector<index_match>& hits) {
+  if (!c.bands || d.band_keys.empty()) return;
+  thread_local std::vector<uint64_t> nums;
+  nums.clear();
+  c.bands->query(d.band_keys, d.time, nums);
+  const std::size_t simhash_hits = hits.size();
+  for (const uint64_t num : nums) {
+    const auto same = [&](const index_match& m) { return m.id == num; };
+    if (std::none_of(hits.begin(), hits.begin() + static_cast<std::ptrdiff_t>(simhash_hits),
+                     same)) {
+      hits.push_back(index_match{num, 0, 0, -1});
+    }
+  }
+}
+
 bool rocks_backend::recent_reaches(const collection_state& c, uint64_t num) {
   return num >= c.next_num || (!c.recent.empty() && c.recent.front().id <= num);
 }
@@ -89,7 +105,8 @@ status rocks_backend::verify_hits(const collection_state& c, const doc_input& d,
   if (c.config.verify <= 0 || d.sketch.empty() || hits.empty()) return {};
   thread_local std::vector<uint32_t> sketch;
   std::size_t kept = 0;
-  for (const index_match& h : hits) {
+  bool band_hits = false;
+  for (index_match h : hits) {
     const stored_doc* at = nullptr;
     if (h.id >= base && h.id - base < own.size()) {
       at = &own[h.id - base];
@@ -99,13 +116,36 @@ status rocks_backend::verify_hits(const collection_state& c, const doc_input& d,
       at = *found ? stored.doc(h.id) : nullptr;
     }
     if (!at) continue;  // deleted since the probe
+    if (h.distance < 0) {
+      // Found by a MinHash band: its fingerprint may be anywhere.
+      h.fingerprint = at->fingerprint;
+      h.timestamp = at->time;
+      h.distance = hamming_distance(d.fingerprint, at->fingerprint);
+      band_hits = true;
+    }
     decode_sketch(at->sketch, sketch);
-    const std::optional<double> j = sketch_similarity(d.sketch, sketch);
-    if (j && *j < c.config.verify) continue;
+    const std::optional<double> j = sketch_similarity(c.config, d.sketch, sketch);
+    // Beyond k only a verified pair is a duplicate.
+    if (j ? *j < c.config.verify : h.distance > c.config.k) continue;
     hits[kept++] = h;
     jaccards.push_back(j);
   }
   hits.resize(kept);
+  if (band_hits) {
+    // Closest first, as the index orders its own hits; the Jaccards follow their hits.
+    std::vector<std::size_t> order(kept);
+    for (std::size_t i = 0; i < kept; ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return match_order(hits[a], hits[b]); });
+    std::vector<index_match> sorted_hits(kept);
+    std::vector<std::optional<double>> sorted_jaccards(kept);
+    for (std::size_t i = 0; i < kept; ++i) {
+      sorted_hits[i] = hits[order[i]];
+      sorted_jaccards[i] = jaccards[order[i]];
+    }
+    hits = std::move(sorted_hits);
+    jaccards = std::move(sorted_jaccards);
+  }
   return {};
 }
 

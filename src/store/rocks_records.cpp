@@ -147,13 +147,15 @@ result<uint64_t> rocks_backend::for_each_document(
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, num_cf_));
   std::vector<stored_doc> docs;
   std::vector<uint32_t> sketch;
+  std::vector<uint64_t> band_keys;
   for (it->Seek(p); it->Valid(); it->Next()) {
     if (it->key().size() != p.size() + 8 || !decode_record(it->value().ToStringView(), docs)) {
       return make_error(errc::corrupt_data, "stored record of collection " + config.name);
     }
     for (const stored_doc& d : docs) {
       decode_sketch(d.sketch, sketch);
-      if (auto st = visit({d.id, d.fingerprint, d.time, sketch}); !st) {
+      decode_band_keys(d.band_keys, band_keys);
+      if (auto st = visit({d.id, d.fingerprint, d.time, sketch, band_keys}); !st) {
         return std::move(st).error();
       }
     }

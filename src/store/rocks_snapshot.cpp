@@ -10,7 +10,8 @@
 //   2. replay the removals logged from `removal` on (removing an absent number is a no-op);
 //   3. insert the documents numbered from next_num on, unless the file already has them.
 // Expired documents need no replay: queries skip entries outside the window, and their records
-// are gone from the store. Every start reads all records once anyway, for the id map.
+// are gone from the store. Every start reads all records once anyway, for the id map, and
+// rebuilds the MinHash band index from their band keys (it has no segment file).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -64,9 +65,10 @@ status rocks_backend::load() {
     wo.sync = true;
     s = db_->Put(wo, format_key, format_version);
     if (!s.ok()) return db_error("put", s);
-  } else if (format == upgradable_format) {
-    // Its records read as they are; marked at once, so that a format 4 build, which would
-    // misread the sketches written from now on, refuses the store.
+  } else if (std::find(std::begin(upgradable_formats), std::end(upgradable_formats), format) !=
+             std::end(upgradable_formats)) {
+    // Its records read as they are; marked at once, so that an older build, which would
+    // misread the sketches or band keys written from now on, refuses the store.
     rocksdb::WriteOptions wo;
     wo.sync = true;
     s = db_->Put(wo, format_key, format_version);
@@ -187,6 +189,7 @@ status rocks_backend::scan_records(collection_state& c, uint64_t from, uint64_t 
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, num_cf_));
   std::vector<stored_doc> docs;
   std::vector<index_entry> entries;
+  std::vector<uint64_t> band_keys;
   uint64_t count = 0;
   // Ids go into the map 64 at a time, their slots prefetched when they are read: one cache
   // miss per id, overlapped, was most of a start's time.
@@ -208,6 +211,11 @@ status rocks_backend::scan_records(collection_state& c, uint64_t from, uint64_t 
       if (ids.size() == 64) add_ids();
       ++count;
       c.next_num = std::max(c.next_num, d.num + 1);
+      if (c.bands && d.band_keys.size() == 8 * c.bands->bands()) {
+        decode_band_keys(d.band_keys, band_keys);
+        c.bands->insert(d.num, d.time, band_keys);
+        if (c.bands->awaiting_maintenance() > 0) c.bands->maintain();
+      }
       if (d.num < from) continue;
       const index_entry e{d.fingerprint, d.num, d.time};
       // Only those numbered below end_num may be in the segment file already.
@@ -225,6 +233,8 @@ status rocks_backend::scan_records(collection_state& c, uint64_t from, uint64_t 
   if (!it->status().ok()) return db_error("scan", it->status());
   add_ids();
   c.index.insert(entries);
+  // A bulk build leaves many small sealed segments; fewer segments mean fewer probes.
+  if (c.bands) c.bands->compact();
   c.documents = count;
   return {};
 }

@@ -39,7 +39,7 @@ def test_health_and_collection_settings(client):
     assert status == 200
     assert body["collection"] == {"name": "news", "k": 3, "window_s": 0, "compat": "none",
                                   "shingle_width": 4, "features": "shingles", "top_k": 0,
-                                  "verify": "jaccard:0.8"}
+                                  "verify": "jaccard:0.8", "sketch": 512, "minhash": "10x6"}
     assert body["documents"] == 0
     # Same settings again: accepted; different ones: refused.
     assert client.request("PUT", "/v1/news", {"k": 3, "window_s": 0})[0] == 200

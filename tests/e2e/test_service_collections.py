@@ -37,7 +37,8 @@ def test_list_get_and_delete_collections(data_dir):
         news = body["collections"][1]
         assert news == {"name": "news", "k": 2, "window_s": 86400, "compat": "none",
                         "shingle_width": 4, "features": "shingles", "top_k": 0,
-                        "verify": "jaccard:0.8", "documents": 1}
+                        "verify": "jaccard:0.8", "sketch": 512, "minhash": "10x6",
+                        "documents": 1}
         # GET on a collection: its settings and counts (was 405).
         status, body = c.request("GET", "/v1/news")
         assert status == 200 and body["collection"]["k"] == 2 and body["documents"] == 1

@@ -101,12 +101,21 @@ def test_an_export_is_an_index_of_what_the_service_holds(tmp_path, corpus, store
 
             stats = json.loads(run(["index", "stats", path, "--json"], check=0).stdout)
             assert stats["documents"] == 41
+            # The collection's MinHash band keys go with the texts (zeros: none).
+            assert stats["minhash_bands"] == 10
+            bands = (path / "bands.u64").read_bytes()
+            assert len(bands) == 41 * 10 * 8
+            keys = struct.unpack(f"<{41 * 10}Q", bands)
+            assert sum(1 for j in range(41) if keys[j * 10] != 0) == 40
             held = read_index(path)
             assert set(held) == {*originals, "fp-only"}
             assert held["fp-only"] == (0x00FF00FF00FF00FF, [])
-            # The sketches: each text's 128 smallest shingle hashes, sorted.
+            # The sketches: each text's smallest shingle hashes, sorted, at most 512 (the
+            # collection's sketch size): all of a text with fewer distinct shingles.
             for i in originals:
-                assert len(held[i][1]) == 128 and held[i][1] == sorted(set(held[i][1])), i
+                assert 128 < len(held[i][1]) <= 512, i
+                assert held[i][1] == sorted(set(held[i][1])), i
+            assert max(len(held[i][1]) for i in originals) == 512
 
             # A batch run against the export drops exactly what the service calls duplicates,
             # for the same documents (k and the threshold are the collection's).

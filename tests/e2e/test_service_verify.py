@@ -99,9 +99,9 @@ def test_same_fingerprint_and_jaccard_as_dedup(server, tmp_path):
     corpus = tmp_path / "pair.jsonl"
     corpus.write_text("".join(json.dumps({"id": i, "text": t}) + "\n"
                               for i, t in (("a", ORIGINAL), ("b", EDITED))))
-    # dedup verifies as the service does (jaccard:0.8); 128 hashes is the service's sketch.
+    # dedup verifies as the service does (jaccard:0.8); 512 hashes is a collection's sketch.
     subprocess.run([simdup_bin(), "dedup", str(corpus), "--out", str(tmp_path / "out"), "-q",
-                    "--verify-max-hashes", "128"], check=True)
+                    "--verify-max-hashes", "512"], check=True)
     [dup] = [json.loads(line) for line in (tmp_path / "out" / "duplicates.jsonl").open()]
     assert dup["id"] == "b" and dup["duplicate_of"] == "a" and dup["layer"] == "near"
     assert dup["distance"] == body["matches"][0]["distance"]

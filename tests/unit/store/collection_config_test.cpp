@@ -1,5 +1,6 @@
-// Collection settings: the verify setting and the k range, their JSON form, and settings stored
-// before verification existed (which keep what they had: no verification).
+// Collection settings: the verify, sketch and minhash settings and the k range, their JSON form,
+// and settings stored before they existed (which keep what they had: no verification, sketches
+// of 128 hashes, no bands).
 #include <gtest/gtest.h>
 
 #include <simdup/plan.hpp>
@@ -18,7 +19,51 @@ TEST(CollectionConfig, DefaultsVerifyAtACheapK) {
   EXPECT_EQ(c.verify, 0.8);
   EXPECT_EQ(to_json(c),
             R"({"name":"news","k":4,"window_s":604800,"compat":"none","shingle_width":4,)"
-            R"("features":"shingles","top_k":0,"verify":"jaccard:0.8"})");
+            R"("features":"shingles","top_k":0,"verify":"jaccard:0.8","sketch":512,)"
+            R"("minhash":"10x6"})");
+  // Verification with MinHash bands: the profile dedup's signer computes the keys from.
+  const detection_profile p = detection_for(c);
+  EXPECT_EQ(p.minhash.bands, 10u);
+  EXPECT_EQ(p.minhash.rows, 6u);
+  ASSERT_TRUE(p.verify);
+  EXPECT_EQ(p.verify->max_hashes, 512u);
+  // Without verification nothing would confirm a band's candidates: no bands.
+  c.verify = 0;
+  EXPECT_EQ(detection_for(c).minhash.bands, 0u);
+}
+
+TEST(CollectionConfig, SketchAndMinhashRoundTripAndAreCheckedByName) {
+  collection_config base;
+  base.name = "c";
+  auto c = config_from_json(R"({"sketch":128,"minhash":"16x4"})", base);
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_EQ(c->sketch, 128);
+  EXPECT_EQ(minhash_setting(c->minhash), "16x4");
+  auto again = config_from_json(to_json(*c), base);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->sketch, 128);
+  EXPECT_EQ(again->minhash.bands, 16u);
+  EXPECT_EQ(again->minhash.rows, 4u);
+  c = config_from_json(R"({"minhash":"off"})", base);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->minhash.bands, 0u);
+  EXPECT_EQ(minhash_setting(c->minhash), "off");
+  for (const char* body : {R"({"minhash":"65x2"})", R"({"minhash":"10"})"}) {
+    c = config_from_json(body, base);
+    ASSERT_FALSE(c) << body;
+    ASSERT_TRUE(c.error().parameter);
+    EXPECT_EQ(c.error().parameter->name, "minhash");
+  }
+  c = config_from_json(R"({"minhash":10})", base);
+  ASSERT_FALSE(c);
+  EXPECT_EQ(c.error().code, errc::invalid_input);
+  for (const char* body : {R"({"sketch":15})", R"({"sketch":4097})"}) {
+    c = config_from_json(body, base);
+    ASSERT_FALSE(c) << body;
+    ASSERT_TRUE(c.error().parameter);
+    EXPECT_EQ(c.error().parameter->name, "sketch");
+    EXPECT_EQ(c.error().parameter->allowed, "16..4096");
+  }
 }
 
 TEST(CollectionConfig, VerifyRoundTripsThroughJson) {
@@ -73,6 +118,9 @@ TEST(CollectionConfig, SettingsStoredWithoutVerifyKeepNone) {
   ASSERT_TRUE(c);
   EXPECT_EQ(c->k, 3);
   EXPECT_EQ(c->verify, 0);
+  // Sketches stored before the setting were 128 hashes, and there were no bands.
+  EXPECT_EQ(c->sketch, 128);
+  EXPECT_EQ(c->minhash.bands, 0u);
   // A new collection given the same fields gets today's default instead.
   collection_config fresh;
   fresh.name = "old";

@@ -18,10 +18,13 @@
 namespace simdup::detail {
 namespace {
 
+/// The sketch size of a new collection.
+const std::size_t kSketch = static_cast<std::size_t>(collection_config{}.sketch);
+
 /// The sketch the service keeps of a (normalised) text.
 std::vector<uint32_t> sketch_of(std::string_view text) {
   std::vector<uint32_t> out;
-  shingle_hashes(text, 5, sketch_hashes, out);
+  shingle_hashes(text, 5, kSketch, out);
   return out;
 }
 
@@ -50,9 +53,9 @@ class RocksVerify : public test_support::rocks_store_test {
 };
 
 TEST_F(RocksVerify, CandidatesWithinKAreDuplicatesOnlyAboveTheThreshold) {
-  const double expected = sketch_jaccard(sketch_of(original), sketch_of(edited), sketch_hashes);
+  const double expected = sketch_jaccard(sketch_of(original), sketch_of(edited), kSketch);
   ASSERT_GE(expected, 0.8);
-  ASSERT_LT(sketch_jaccard(sketch_of(original), sketch_of(unrelated), sketch_hashes), 0.8);
+  ASSERT_LT(sketch_jaccard(sketch_of(original), sketch_of(unrelated), kSketch), 0.8);
   {
     auto b = open(dir_);
     ASSERT_TRUE(b->create(config_));
@@ -149,7 +152,7 @@ TEST_F(RocksVerify, StoreOfFormat4OpensWithItsSettings) {
   with_raw_db([](rocksdb::DB& db) {
     std::string format;
     ASSERT_TRUE(db.Get(rocksdb::ReadOptions(), "f", &format).ok());
-    EXPECT_EQ(format, "5");
+    EXPECT_EQ(format, rocks_keys::format_version);
   });
 }
 
