@@ -107,14 +107,15 @@ class service {
   /// --against`, `simdup index` and import_index: their fingerprints and ids, and as
   /// verification shingles their sketches (the profile's verify.max_hashes is the collection's
   /// sketch size: a bottom-k sketch, not every shingle) and their MinHash band keys (zeros for
-  /// documents without); no exact-layer keys (the service keeps none). The profile is the collection's settings (import_index's). The
-  /// service goes on serving meanwhile: with RocksDB the export is the collection at one
-  /// instant as the call starts (durable before the call returns); with Redis it follows SCAN
-  /// (a document inserted or deleted meanwhile may or may not be in it, and one may be written
-  /// twice if Redis resizes its table meanwhile). On any error nothing is left at `out_dir`.
-  /// errc::not_found for a missing collection; invalid_argument when `out_dir` exists;
-  /// unavailable when the service stops meanwhile; the store's and the files' errors.
-  /// `progress(done, total)` every 10,000 documents visited (total: those stored as it began).
+  /// documents without); no exact-layer keys (the service keeps none). The profile is the
+  /// collection's settings (import_index's). The service goes on serving meanwhile: with RocksDB
+  /// the export is the collection at one instant as the call starts (durable before the call
+  /// returns); with Redis it follows SCAN (a document inserted or deleted meanwhile may or may not
+  /// be in it, and one may be written twice if Redis resizes its table meanwhile). On any error
+  /// nothing is left at `out_dir`. errc::not_found for a missing collection; invalid_argument when
+  /// `out_dir` exists; unavailable when the service stops meanwhile; the store's and the files'
+  /// errors. `progress(done, total)` every 10,000 documents visited (total: those stored as it
+  /// began).
   result<export_counts> export_index(const std::string& collection, const std::string& out_dir,
                                      const std::function<void(uint64_t, uint64_t)>& progress = {});
 
