@@ -34,7 +34,7 @@ struct rocks_backend::request_write {
   /// document fetched at once rather than one miss at a time.
   request_write(collection_state& c, doc_op op, std::span<const doc_input> docs,
                 uint64_t probed_num, bool stale)
-      : base(c.next_num), hashes(docs.size()), sketches(docs.size()), band_keys(docs.size()) {
+      : base(c.next_num), hashes(docs.size()) {
     added.reserve(docs.size());
     dropped.reserve(docs.size());
     undo.reserve(docs.size());
@@ -58,8 +58,6 @@ struct rocks_backend::request_write {
   std::vector<undo_step> undo;
   /// The id map's hash of each document's id.
   std::vector<uint64_t> hashes;
-  /// The stored form of each document's sketch and band keys, which its record points into.
-  std::vector<std::string> sketches, band_keys;
   /// For check-insert: the entries the lock-free probe cannot have seen.
   std::vector<index_entry> since;
   /// The id map's numbers for one hash (reused).
@@ -107,7 +105,10 @@ result<uint64_t> rocks_backend::check_only(collection_state& c, std::span<const 
                                            std::span<doc_outcome> out) {
   record_reader stored = reader(c);
   for (std::size_t i = 0; i < docs.size(); ++i) {
-    add_band_hits(c, docs[i], hits[i]);
+    if (c.bands && !docs[i].band_keys.empty()) {
+      std::lock_guard lock(c.mu);
+      add_band_hits(c, docs[i], hits[i]);
+    }
     if (auto st = verify_hits(c, docs[i], stored, {}, 0, hits[i], jaccards[i]); !st) {
       return std::move(st).error();
     }
@@ -184,23 +185,23 @@ status rocks_backend::insert_doc(collection_state& c, doc_op op, const doc_input
     // Deferred: a merge on the maintenance thread may hold the index for seconds, and this
     // thread holds the collection lock.
     c.index.remove_deferred((*old)->num);
-    if (c.bands) c.bands->remove_deferred((*old)->num);
+    if (c.bands) c.bands->erase((*old)->num, (*old)->band_keys);
     c.ids.erase(h, (*old)->num);
   }
   const index_entry e{d.fingerprint, c.next_num++, d.time};
   c.index.insert(e);
-  if (c.bands && d.band_keys.size() == c.bands->bands()) {
-    c.bands->insert(e.id, e.timestamp, d.band_keys);
-    w.band_keys[i] = encode_band_keys(d.band_keys);
-  }
+  const bool bands = c.bands && d.band_keys.size() == c.bands->bands();
+  if (bands) c.bands->insert(e.id, d.band_keys);
   c.ids.insert(h, e.id);
   c.recent.push_back(e);
   if (c.recent.size() > max_recent) c.recent.pop_front();
   if (op == doc_op::check_insert) w.since.push_back(e);
-  w.sketches[i] = encode_sketch(d.sketch);
-  w.added.push_back({e.id, e.fingerprint, e.timestamp, d.id, w.sketches[i], w.band_keys[i]});
+  // The record points at the request's own sketch and keys (they outlive the write).
+  w.added.push_back({e.id, e.fingerprint, e.timestamp, d.id, stored_bytes(std::span(d.sketch)),
+                     bands ? stored_bytes(std::span(d.band_keys)) : std::string_view()});
   w.dropped.push_back(0);
-  w.undo.push_back({e.id, h, *old});
+  w.undo.push_back(
+      {e.id, bands ? std::span(d.band_keys) : std::span<const uint64_t>(), h, std::move(*old)});
   return {};
 }
 
@@ -218,7 +219,9 @@ result<std::optional<doc_location>> rocks_backend::take_replaced(const collectio
     }
     const stored_doc& d = w.added[num - w.base];
     w.dropped[num - w.base] = 1;
-    return std::optional<doc_location>{doc_location{0, d.num, d.fingerprint, d.time}};
+    doc_location at{0, d.num, d.fingerprint, d.time, {}};
+    decode_band_keys(d.band_keys, at.band_keys);
+    return std::optional<doc_location>{std::move(at)};
   }
   if (w.candidates.empty()) return std::optional<doc_location>{};
   auto got = find_doc(c, id, w.candidates, w.edits);
@@ -271,7 +274,7 @@ void rocks_backend::rollback(collection_state& c, std::vector<undo_step>& undo) 
   }
   for (auto it = undo.rbegin(); it != undo.rend(); ++it) {
     c.index.remove(it->inserted_num);
-    if (c.bands) c.bands->remove(it->inserted_num);
+    if (c.bands) c.bands->erase(it->inserted_num, it->inserted_band_keys);
     c.ids.erase(it->id_hash, it->inserted_num);
     if (it->old) c.ids.insert(it->id_hash, it->old->num);
     // The replaced document's removal may not have been applied yet: then taking it back is
@@ -279,9 +282,7 @@ void rocks_backend::rollback(collection_state& c, std::vector<undo_step>& undo) 
     if (it->old && !c.index.cancel_removal(it->old->num)) {
       c.index.insert(index_entry{it->old->fingerprint, it->old->num, it->old->time});
     }
-    // A replaced document's band entries are only taken back while their removal is pending;
-    // once applied, it is found by SimHash alone until the next start rebuilds the bands.
-    if (it->old && c.bands) c.bands->cancel_removal(it->old->num);
+    if (it->old && c.bands) c.bands->insert(it->old->num, it->old->band_keys);
   }
 }
 
@@ -312,7 +313,7 @@ result<pending_removal> rocks_backend::remove_pending(const collection_config& c
     ++c.next_removal;
     c.removals.fetch_add(1, std::memory_order_release);
     c.index.remove_deferred(at.num);
-    if (c.bands) c.bands->remove_deferred(at.num);
+    if (c.bands) c.bands->erase(at.num, at.band_keys);
     c.ids.erase(id_map::hash(id), at.num);
     seq = c.last_write = db_->GetLatestSequenceNumber();
     --c.documents;

@@ -135,10 +135,11 @@ result<collection_stats> rocks_backend::stats(const collection_config& config) {
   st.expired = c.expired;
   st.deleted = c.deleted;
   const index_stats is = c.index.stats();
-  st.index_bytes = is.memory_bytes + (c.bands ? c.bands->memory_bytes() : 0);
+  st.index_bytes = is.memory_bytes;
   {
     std::lock_guard lock(c.mu);
     st.id_map_bytes = c.ids.memory_bytes();
+    if (c.bands) st.index_bytes += c.bands->memory_bytes();
   }
   st.index_segments = is.segments;
   return st;
@@ -156,12 +157,9 @@ result<std::shared_ptr<collection_state>> rocks_backend::find(const std::string&
 
 result<std::shared_ptr<collection_state>> rocks_backend::make_state(
     const collection_config& config) {
-  const online_index_options options = index_options(config);
-  auto index = online_index::create(options);
+  auto index = online_index::create(index_options(config));
   if (!index) return std::move(index).error();
-  auto bands = band_index::create(config, options);
-  if (!bands) return std::move(bands).error();
-  return std::make_shared<collection_state>(config, std::move(*index), std::move(*bands));
+  return std::make_shared<collection_state>(config, std::move(*index), band_index::create(config));
 }
 
 result<std::optional<doc_location>> rocks_backend::find_live_doc(const collection_state& c,

@@ -40,6 +40,8 @@ struct doc_location {
   uint64_t num = 0;
   uint64_t fingerprint = 0;
   int64_t time = 0;
+  /// Its MinHash band keys; empty when it has none.
+  std::vector<uint64_t> band_keys;
 };
 
 /// Records one request rewrites (documents deleted or replaced), by key number; written with
@@ -97,8 +99,9 @@ struct collection_state : std::enable_shared_from_this<collection_state> {
   /// and replacing an id must be one step).
   adaptive_mutex mu;
   online_index index;
-  /// The MinHash bands' index when the collection has bands. Not saved in segment files: every
-  /// start reads all records anyway (for the id map) and rebuilds it from their band keys.
+  /// The MinHash bands' index when the collection has bands (under mu). Not saved in segment
+  /// files: every start reads all records anyway (for the id map) and rebuilds it from their
+  /// band keys.
   std::optional<band_index> bands;
   uint64_t next_num = 1;
   /// Number of the next removal-log key (under mu).
@@ -205,7 +208,8 @@ class rocks_backend final : public backend {
 
  private:
   struct undo_step {
-    uint64_t inserted_num;  ///< to remove from the index and the id map
+    uint64_t inserted_num;  ///< to remove from the indexes and the id map
+    std::span<const uint64_t> inserted_band_keys;
     uint64_t id_hash;
     std::optional<doc_location> old;  ///< an older document with the same id was removed: restore
   };
@@ -289,9 +293,9 @@ class rocks_backend final : public backend {
   /// After a request changed the index: hands full segments to the maintenance thread, or
   /// seals them on this thread when it falls behind (back-pressure on writers).
   void after_index_change(collection_state& c);
-  /// Appends to `hits` the live documents that share a MinHash band with `d` and are not hits
-  /// already, with distance -1 (unknown until verify_hits reads them). The caller sees every
-  /// insert the band index holds: lock-free for a check, under the lock for a check-insert.
+  /// Appends to `hits` the documents that share a MinHash band with `d` and are not hits
+  /// already, with distance -1 (unknown until verify_hits reads them and applies the window).
+  /// Under the collection lock.
   static void add_band_hits(const collection_state& c, const doc_input& d,
                             std::vector<index_match>& hits);
   /// With verification on: keeps the hits of `d` whose Jaccard reaches the collection's

@@ -18,7 +18,6 @@ status rocks_backend::expire(const collection_config& config, int64_t now) {
   // in bounded steps so writers are not held up long. Matches whose document is gone from the
   // store are not reported.
   c.index.expire(now);
-  if (c.bands) c.bands->expire(now);
   const std::string first = prefix('t', c.config.name);
   const std::string end = time_key(c.config.name, now - config.window_s + 1, 0);
   for (;;) {
@@ -36,6 +35,7 @@ result<bool> rocks_backend::expire_step(collection_state& c, const std::string& 
   record_reader stored = reader(c);
   rocksdb::WriteBatch batch;
   std::size_t n = 0;
+  std::vector<uint64_t> band_keys;
   // A record goes once its newest document is out of the window.
   for (it->Seek(first); it->Valid() && it->key().compare(end) < 0 && n < 10000; it->Next()) {
     const std::string_view key = it->key().ToStringView();
@@ -46,7 +46,13 @@ result<bool> rocks_backend::expire_step(collection_state& c, const std::string& 
     auto held = stored.seek(record);
     if (!held) return std::move(held).error();
     if (*held && stored.record() == record) {
-      for (const auto& d : stored.docs()) c.ids.erase(id_map::hash(d.id), d.num);
+      for (const auto& d : stored.docs()) {
+        c.ids.erase(id_map::hash(d.id), d.num);
+        if (c.bands && !d.band_keys.empty()) {
+          decode_band_keys(d.band_keys, band_keys);
+          c.bands->erase(d.num, band_keys);
+        }
+      }
       n += stored.docs().size();
     }
     batch.Delete(time_cf_, it->key());

@@ -24,6 +24,7 @@
 //                                          is marked "6" at once: its records read the same)
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <span>
@@ -202,18 +203,13 @@ inline void append_doc(std::string& record, const stored_doc& d) {
   }
 }
 
-/// The stored form of a sketch (stored_doc::sketch).
-inline std::string encode_sketch(std::span<const uint32_t> hashes) {
-  std::string out(hashes.size() * 4, '\0');
-  if (!hashes.empty()) std::memcpy(out.data(), hashes.data(), out.size());
-  return out;
-}
-
-/// The stored form of band keys (stored_doc::band_keys).
-inline std::string encode_band_keys(std::span<const uint64_t> keys) {
-  std::string out(keys.size() * 8, '\0');
-  if (!keys.empty()) std::memcpy(out.data(), keys.data(), out.size());
-  return out;
+static_assert(std::endian::native == std::endian::little,
+              "sketches and band keys are stored little endian, as the host holds them");
+/// The stored form of a sketch or of band keys (stored_doc::sketch, stored_doc::band_keys):
+/// the values' own bytes, in place.
+template <class T>
+std::string_view stored_bytes(std::span<const T> values) {
+  return {reinterpret_cast<const char*>(values.data()), values.size() * sizeof(T)};
 }
 /// Replaces `out` with stored band keys.
 inline void decode_band_keys(std::string_view keys, std::vector<uint64_t>& out) {

@@ -25,12 +25,10 @@ void rocks_backend::after_index_change(collection_state& c) {
   // a merge of 4M entries sets aside about three; a bulk load at 700,000/s set aside 20 to 30
   // while one ran, on top of the merge's own transient.
   constexpr std::size_t max_set_aside = 8;
-  const std::size_t waiting =
-      std::max(c.index.awaiting_maintenance(), c.bands ? c.bands->awaiting_maintenance() : 0);
+  const std::size_t waiting = c.index.awaiting_maintenance();
   if (waiting > max_set_aside) {
     try {
       c.index.maintain();
-      if (c.bands) c.bands->maintain();
     } catch (const std::exception&) {
       request_maintenance(c);
     }
@@ -51,7 +49,6 @@ void rocks_backend::maintenance_loop() {
     lock.unlock();
     try {
       c->index.maintain();
-      if (c->bands) c->bands->maintain();
     } catch (const std::exception& e) {
       // Out of memory while merging: the segments stay set aside (and queried) and the next
       // write asks again.

@@ -56,7 +56,7 @@ void rocks_backend::add_band_hits(const collection_state& c, const doc_input& d,
   if (!c.bands || d.band_keys.empty()) return;
   thread_local std::vector<uint64_t> nums;
   nums.clear();
-  c.bands->query(d.band_keys, d.time, nums);
+  c.bands->find(d.band_keys, nums);
   const std::size_t simhash_hits = hits.size();
   for (const uint64_t num : nums) {
     const auto same = [&](const index_match& m) { return m.id == num; };
@@ -117,7 +117,8 @@ status rocks_backend::verify_hits(const collection_state& c, const doc_input& d,
     }
     if (!at) continue;  // deleted since the probe
     if (h.distance < 0) {
-      // Found by a MinHash band: its fingerprint may be anywhere.
+      // Found by a MinHash band: its fingerprint may be anywhere, its time out of the window.
+      if (!live(c, at->time, d.time)) continue;
       h.fingerprint = at->fingerprint;
       h.timestamp = at->time;
       h.distance = hamming_distance(d.fingerprint, at->fingerprint);

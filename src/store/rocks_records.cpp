@@ -78,7 +78,9 @@ result<std::optional<doc_location>> rocks_backend::find_doc(const collection_sta
     }
     // A tag shared with another id, or a number no longer stored.
     if (d && d->id == id) {
-      return std::optional<doc_location>{doc_location{record, d->num, d->fingerprint, d->time}};
+      doc_location at{record, d->num, d->fingerprint, d->time, {}};
+      decode_band_keys(d->band_keys, at.band_keys);
+      return std::optional<doc_location>{std::move(at)};
     }
   }
   return std::optional<doc_location>{};

@@ -213,8 +213,7 @@ status rocks_backend::scan_records(collection_state& c, uint64_t from, uint64_t 
       c.next_num = std::max(c.next_num, d.num + 1);
       if (c.bands && d.band_keys.size() == 8 * c.bands->bands()) {
         decode_band_keys(d.band_keys, band_keys);
-        c.bands->insert(d.num, d.time, band_keys);
-        if (c.bands->awaiting_maintenance() > 0) c.bands->maintain();
+        c.bands->insert(d.num, band_keys);
       }
       if (d.num < from) continue;
       const index_entry e{d.fingerprint, d.num, d.time};
@@ -233,8 +232,6 @@ status rocks_backend::scan_records(collection_state& c, uint64_t from, uint64_t 
   if (!it->status().ok()) return db_error("scan", it->status());
   add_ids();
   c.index.insert(entries);
-  // A bulk build leaves many small sealed segments; fewer segments mean fewer probes.
-  if (c.bands) c.bands->compact();
   c.documents = count;
   return {};
 }

@@ -146,7 +146,7 @@ TEST(RocksRecordEncoding, RoundTripsAndRefusesTruncatedRecords) {
 TEST(RocksRecordEncoding, SketchesRoundTripBesideDocumentsWithout) {
   using rocks_keys::stored_doc;
   const std::vector<uint32_t> hashes = {3, 70000, 0xFFFFFFFFu};
-  const std::string sketch = rocks_keys::encode_sketch(hashes);
+  const std::string sketch(rocks_keys::stored_bytes(std::span<const uint32_t>(hashes)));
   EXPECT_EQ(sketch.size(), 12u);
   std::string record;
   rocks_keys::append_doc(record, {7, 0x1234, -5, "with", sketch});
