@@ -49,18 +49,27 @@ void minhash_band_keys(std::span<const uint32_t> hashes, const minhash_options& 
   const std::size_t bins = options.bands * options.rows;  // at most 64 * 16
   // One permutation: the hash order itself. Bin of h = floor(h * bins / 2^32), monotonic in h,
   // so the minimum of each bin is the first sorted hash at or above the bin's start: found by
-  // galloping from the previous bin's, a few steps per bin however many hashes there are.
+  // galloping from the previous bin's, a few steps per bin however many hashes there are (or,
+  // for few hashes a bin, by one pass over them all).
   constexpr uint64_t empty = ~uint64_t{0};
   std::array<uint64_t, 64 * 16> value;
   std::fill_n(value.begin(), bins, empty);
   const std::size_t n = hashes.size();
-  std::size_t i = 0;
-  while (i < n) {
-    const auto bin = static_cast<std::size_t>((uint64_t{hashes[i]} * bins) >> 32);
-    value[bin] = hashes[i];
-    if (bin + 1 == bins) break;
-    // The least h with floor(h * bins / 2^32) >= bin + 1.
-    i = detail::gallop_to(hashes, i + 1, ((uint64_t{bin + 1} << 32) + bins - 1) / bins);
+  if (n <= 16 * bins) {
+    // A few hashes per bin: one pass from the largest down, each storing into its bin, so the
+    // smallest is stored last; no branch to mispredict, where galloping takes a few per bin.
+    for (std::size_t i = n; i-- > 0;) {
+      value[static_cast<std::size_t>((uint64_t{hashes[i]} * bins) >> 32)] = hashes[i];
+    }
+  } else {
+    std::size_t i = 0;
+    while (i < n) {
+      const auto bin = static_cast<std::size_t>((uint64_t{hashes[i]} * bins) >> 32);
+      value[bin] = hashes[i];
+      if (bin + 1 == bins) break;
+      // The least h with floor(h * bins / 2^32) >= bin + 1.
+      i = detail::gallop_to(hashes, i + 1, ((uint64_t{bin + 1} << 32) + bins - 1) / bins);
+    }
   }
   // Rotation densification: an empty bin takes the next filled bin's value (circularly), tagged
   // with the distance, so that two sets agree on it only as they agree on that bin. Walking

@@ -1,6 +1,7 @@
 #include "store/band_index.hpp"
 
 #include <algorithm>
+#include <array>
 
 namespace simdup::detail {
 
@@ -30,12 +31,16 @@ void band_index::erase(uint64_t num, std::span<const uint64_t> keys) {
 
 void band_index::find(std::span<const uint64_t> keys, std::vector<uint64_t>& out) const {
   if (keys.size() != bands_) return;
-  for (std::size_t b = 0; b < keys.size(); ++b) map_.prefetch(entry_hash(b, keys[b]));
+  std::array<uint64_t, 64> hashes;  // minhash_options: at most 64 bands
+  for (std::size_t b = 0; b < keys.size(); ++b) {
+    hashes[b] = entry_hash(b, keys[b]);
+    map_.prefetch(hashes[b]);
+  }
   const std::size_t first = out.size();
   thread_local std::vector<uint64_t> bucket;
   for (std::size_t b = 0; b < keys.size(); ++b) {
     bucket.clear();
-    map_.find(entry_hash(b, keys[b]), bucket);
+    map_.find(hashes[b], bucket);
     if (bucket.size() > max_bucket_) {
       std::nth_element(bucket.begin(), bucket.begin() + static_cast<std::ptrdiff_t>(max_bucket_),
                        bucket.end());
