@@ -2,12 +2,8 @@
 
 data/sample/news.jsonl is real Debian package text (English and Chinese man pages, copyright
 files, licences, poems) with reposts made by the evaluation's edits (docs/data.md). The ground
-truth is computed here, independently of simdup, by eval/truth.py: exact Jaccard >= 0.8 of
-character 5-gram sets, with the English normalisation for every pair, or, for two documents
-that both hold Han characters, the Chinese one (the content after t2s, without white space and
-punctuation); the sample mixes the languages, and a zh_CN page left partly untranslated pairs
-with its English original. The thresholds are in the kept-set view, what a user who keeps one
-document per cluster gets (docs/tuning.md, "Kept-set defaults"): what the defaults reach, less a
+truth is computed independently of simdup (sample_truth.py). The thresholds are in the kept-set
+view, what a user who keeps one document per cluster gets (docs/tuning.md, "Kept-set defaults"): what the defaults reach, less a
 small margin, so a change that loses quality fails here, and so does the former default
 (`--clusters centers`: 24 of 527 drops are not true pairs with their representative).
 
@@ -16,16 +12,9 @@ url layer rightly takes for one page; the evaluation corpora give each part its 
 """
 
 import json
-import sys
 
-from cli_harness import SOURCE_DIR, run
-
-sys.path.insert(0, str(SOURCE_DIR / "eval"))
-
-import score  # noqa: E402
-import truth  # noqa: E402
-
-CORPUS = SOURCE_DIR / "data" / "sample" / "news.jsonl"
+from cli_harness import run
+from sample_truth import CORPUS, sample_truth, score
 
 # What the defaults reach on the sample (anchored clusters, 1,127 true pairs: 5 left with both
 # kept, 7 of 512 drops not a true pair with their representative, all of them mixed-language
@@ -38,28 +27,9 @@ MAX_DROPS_BELOW_06 = 0  # dropped documents under Jaccard 0.6 with their represe
 MIN_CLUSTER_F1 = 0.94  # information more than target: the truth is not transitive
 
 
-def has_han(text):
-    return any("\u3400" <= c <= "\u9fff" for c in text)
-
-
 def test_defaults_reach_the_quality_thresholds(tmp_path):
-    records = [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines()]
-    ids = [str(r["id"]) for r in records]
-    texts = [r["text"] for r in records]
-    pairs = set()
-    sets = ({}, {})  # per normalisation: English (every document), Chinese (Han documents)
-    for chinese in (False, True):
-        members = [k for k, t in enumerate(texts) if not chinese or has_han(t)]
-        shingles = truth.shingle_sets(truth.normalize_all([texts[k] for k in members], chinese))
-        sets[chinese].update((ids[k], s) for k, s in zip(members, shingles))
-        for a, b, _ in truth.similar_pairs(shingles):
-            pairs.add(score._key(ids[members[a]], ids[members[b]]))
+    _, pairs, jaccard = sample_truth()
     assert len(pairs) > 300  # the sample has many duplicate families
-
-    def jaccard(a, b):
-        both_han = a in sets[True] and b in sets[True]
-        return max(truth.jaccard(sets[False][a], sets[False][b]),
-                   truth.jaccard(sets[True][a], sets[True][b]) if both_han else 0.0)
 
     out = tmp_path / "out"
     run(["dedup", CORPUS, "--out", out, "--quiet", "--layers", "exact,near"], check=0,
