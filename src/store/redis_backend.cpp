@@ -104,6 +104,30 @@ std::string hex16(uint64_t v) {
   return buf;
 }
 
+/// Band keys as the script takes and stores them: 16 hex digits each, concatenated; empty when
+/// the document has none or the collection cannot use them (no bands, or no verification to
+/// confirm what a band finds).
+std::string band_key_string(const collection_config& config, std::span<const uint64_t> keys) {
+  if (config.verify <= 0 || keys.empty() || keys.size() != config.minhash.bands) return {};
+  std::string out;
+  out.reserve(keys.size() * 16);
+  for (const uint64_t key : keys) out += hex16(key);
+  return out;
+}
+
+/// The keys of a stored band_key_string; false when malformed.
+bool decode_band_keys(std::string_view text, std::vector<uint64_t>& out) {
+  out.clear();
+  if (text.size() % 16 != 0) return false;
+  for (std::size_t i = 0; i < text.size(); i += 16) {
+    uint64_t key = 0;
+    const auto [end, ec] = std::from_chars(text.data() + i, text.data() + i + 16, key, 16);
+    if (ec != std::errc() || end != text.data() + i + 16) return false;
+    out.push_back(key);
+  }
+  return true;
+}
+
 class redis_backend final : public backend {
  public:
   redis_backend(std::string host, int port, int db)
@@ -167,6 +191,7 @@ class redis_backend final : public backend {
       args.push_back(hex16(d.fingerprint));
       args.push_back(std::to_string(d.time));
       args.push_back(config.verify > 0 ? sketch_bytes(d.sketch) : std::string());
+      args.push_back(band_key_string(config, d.band_keys));
       append_block_keys(d.fingerprint, config.k, args);
     }
     auto r = run_script(args);
@@ -225,7 +250,8 @@ class redis_backend final : public backend {
     return out;
   }
 
-  /// HSCAN of the docs hash a page at a time, with the page's sketches in one HMGET.
+  /// HSCAN of the docs hash a page at a time, with the page's sketches and band keys in one
+  /// HMGET each.
   result<uint64_t> for_each_document(
       const collection_config& config,
       const std::function<status(const document_view&)>& visit) override {
@@ -237,6 +263,7 @@ class redis_backend final : public backend {
     const std::string p = key_prefix(config.name);
     std::string cursor = "0";
     std::vector<uint32_t> sketch;
+    std::vector<uint64_t> band_keys;
     do {
       auto page = command({"HSCAN", p + "docs", cursor, "COUNT", "1000"});
       if (!page) return std::move(page).error();
@@ -247,9 +274,9 @@ class redis_backend final : public backend {
       }
       cursor.assign(rep->element[0]->str, rep->element[0]->len);
       const redisReply* items = rep->element[1];
-      reply_ptr sketches;
-      if (config.verify > 0 && items->elements > 0) {
-        std::vector<std::string> cmd = {"HMGET", p + "sketch"};
+      // The page's values of a per-document hash (sketch, bands), in the page's order.
+      const auto values_of = [&](const char* hash) -> result<reply_ptr> {
+        std::vector<std::string> cmd = {"HMGET", p + hash};
         for (std::size_t i = 0; i + 1 < items->elements; i += 2) {
           cmd.emplace_back(items->element[i]->str, items->element[i]->len);
         }
@@ -258,7 +285,18 @@ class redis_backend final : public backend {
         if ((*got)->type != REDIS_REPLY_ARRAY || (*got)->elements != items->elements / 2) {
           return make_error(errc::internal, "unexpected answer from Redis HMGET");
         }
+        return got;
+      };
+      reply_ptr sketches, bands;
+      if (config.verify > 0 && items->elements > 0) {
+        auto got = values_of("sketch");
+        if (!got) return std::move(got).error();
         sketches = std::move(*got);
+        if (config.minhash.bands > 0) {
+          got = values_of("bands");
+          if (!got) return std::move(got).error();
+          bands = std::move(*got);
+        }
       }
       for (std::size_t i = 0; i + 1 < items->elements; i += 2) {
         const std::string_view id(items->element[i]->str, items->element[i]->len);
@@ -271,7 +309,14 @@ class redis_backend final : public backend {
           const redisReply* s = sketches->element[i / 2];
           if (s->type == REDIS_REPLY_STRING) decode_sketch({s->str, s->len}, sketch);
         }
-        if (auto st = visit({id, d.fingerprint, d.time, sketch}); !st) {
+        band_keys.clear();
+        if (bands) {
+          const redisReply* b = bands->element[i / 2];
+          if (b->type == REDIS_REPLY_STRING && !decode_band_keys({b->str, b->len}, band_keys)) {
+            return malformed(config, id);
+          }
+        }
+        if (auto st = visit({id, d.fingerprint, d.time, sketch, band_keys}); !st) {
           return std::move(st).error();
         }
       }
@@ -338,7 +383,9 @@ class redis_backend final : public backend {
             std::to_string(block_key_count(config.k)),
             std::to_string(docs),
             verify_threshold(config.verify),
-            std::to_string(config.sketch)};
+            std::to_string(config.sketch),
+            std::to_string(config.minhash.bands),
+            std::to_string(config.minhash.max_bucket)};
   }
 
   /// The threshold in its shortest round-trip form, so that Lua's tonumber reads the same

@@ -8,16 +8,23 @@
 //                      pair of blocks and their values (pigeonhole; see append_block_keys)
 //   time         zset  id scored by its time in seconds (exact in a double; fingerprints are
 //                      never scores)
-//   sketch       hash  id -> the document's verification sketch (backend.hpp, sketch_hashes;
-//                      4-byte little-endian hashes), only for documents that have one
+//   sketch       hash  id -> the document's verification sketch (collection_config::sketch
+//                      hashes at most; 4-byte little-endian hashes), only for documents that have
+//                      one
+//   bands        hash  id -> the document's MinHash band keys, 16 hex digits each, band 0 first;
+//                      only for documents that have them
+//   m<B>:<KEY>   zset  the ids of the documents whose band B has key KEY (16 hex digits), scored
+//                      by their time: the oldest come first, and the window is a score range
 //   stats        hash  inserted, expired, deleted
 //
 // ARGV: op, k, window_s, now, max_matches, blocks, documents, verify threshold (0: off), sketch
-// size, then per document: id, FP, time, sketch (empty: none), S1 .. Sn. op is check | insert |
-// check_insert | delete (ARGV[10] = id) | expire.
+// size, bands (0: none), band bucket cap, then per document: id, FP, time, sketch (empty: none),
+// band keys (the bands' keys as 16 hex digits each, concatenated; empty: none), S1 .. Sn. op is
+// check | insert | check_insert | delete (ARGV[12] = id) | expire.
 // Answer for documents: one array per document {inserted 0/1, then per match id, distance,
-// shared, compared} (the Jaccard is shared / compared; compared 0: not verified); for delete:
-// 1 or 0; for expire: the number expired.
+// shared, compared} (the Jaccard is shared / compared; compared 0: not verified), closest first,
+// then by id; a match found by a band alone may be farther than k (its real distance) and is
+// always verified. For delete: 1 or 0; for expire: the number expired.
 //
 // Verification runs here, not in C++, because the decision must be part of the atomic
 // check-and-insert; jaccard() mirrors sketch_jaccard (src/dedup/verify.cpp) step by step, and
@@ -37,6 +44,8 @@ local nb = tonumber(ARGV[6])
 local nd = tonumber(ARGV[7])
 local verify = tonumber(ARGV[8])
 local cap = tonumber(ARGV[9])
+local mb = tonumber(ARGV[10])
+local mcap = tonumber(ARGV[11])
 
 -- Population count of a 16-bit value (SWAR), then the Hamming distance of two 16-digit hex
 -- fingerprints 16 bits at a time (exact in Lua numbers).
@@ -54,6 +63,16 @@ local function dist(a, b)
                            tonumber(string.sub(b, i, i + 3), 16)))
   end
   return d
+end
+
+-- The zsets of n band keys (16 hex digits each, band 0 first); none unless mk holds n keys.
+local function band_keys(mk, n)
+  local t = {}
+  if n == 0 or #mk ~= 16 * n then return t end
+  for i = 1, n do
+    t[i] = p .. 'm' .. (i - 1) .. ':' .. string.sub(mk, 16 * i - 15, 16 * i)
+  end
+  return t
 end
 
 -- Sorted hashes of a stored sketch; the bottom-k Jaccard of two as (shared, compared), the
@@ -93,6 +112,11 @@ local function unlink(id)
   for i = 3, #parts do
     redis.call('SREM', p .. 'b' .. parts[i], parts[1] .. id)
   end
+  local mk = redis.call('HGET', p .. 'bands', id)
+  if mk then
+    for _, key in ipairs(band_keys(mk, math.floor(#mk / 16))) do redis.call('ZREM', key, id) end
+    redis.call('HDEL', p .. 'bands', id)
+  end
   redis.call('HDEL', p .. 'docs', id)
   redis.call('HDEL', p .. 'sketch', id)
   redis.call('ZREM', p .. 'time', id)
@@ -112,7 +136,7 @@ local function expire(limit)
 end
 
 if op == 'delete' then
-  if unlink(ARGV[10]) then
+  if unlink(ARGV[12]) then
     redis.call('HINCRBY', p .. 'stats', 'deleted', 1)
     return 1
   end
@@ -126,13 +150,15 @@ end
 expire(100)
 local out = {}
 local inserted = 0
-local a = 10
+local a = 12
 for d = 1, nd do
-  local id, fp, ts, sk = ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3]
+  local id, fp, ts, sk, mk = ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4]
   local t = tonumber(ts)
   local blocks = {}
-  for i = 1, nb do blocks[i] = ARGV[a + 3 + i] end
-  a = a + 4 + nb
+  for i = 1, nb do blocks[i] = ARGV[a + 4 + i] end
+  a = a + 5 + nb
+  local mkeys = band_keys(mk, mb)
+  if #mkeys == 0 then mk = '' end
   local res = {0}
   local hits = {}
   if op ~= 'insert' then
@@ -164,6 +190,37 @@ for d = 1, nd do
         end
       end
     end
+    -- MinHash bands: the live documents sharing a band key with this one, however far their
+    -- fingerprints are. Only a verified pair is a duplicate this way, so without a sketch there
+    -- is nothing to find. At most mcap (64) ids per band, the oldest: a family of thousands of
+    -- copies sharing a key must not cost thousands of Jaccard walks inside this script (which
+    -- blocks the server), and its oldest members are the ones its new copies should link to.
+    if mine and #mkeys > 0 then
+      -- The window as a score range: time + window > t, as for the block sets above.
+      local from = window > 0 and string.format('(%.17g', t - window) or '-inf'
+      local banded = {}
+      for i = 1, #mkeys do
+        for _, mid in ipairs(redis.call('ZRANGEBYSCORE', mkeys[i], from, '+inf',
+                                        'LIMIT', 0, mcap)) do
+          if not banded[mid] then
+            banded[mid] = true
+            local v = redis.call('HGET', p .. 'docs', mid)
+            local dd = v and dist(fp, string.sub(v, 1, 16)) or 0
+            -- Within k it is in a block set too and was judged above (pigeonhole: every
+            -- document within k shares a pair of blocks): listed once, as a SimHash candidate.
+            if v and dd > k then
+              local other = redis.call('HGET', p .. 'sketch', mid)
+              if other then
+                local both, total = jaccard(mine, hashes(other))
+                if total > 0 and both / total >= verify then
+                  hits[#hits + 1] = {dd, mid, both, total}
+                end
+              end
+            end
+          end
+        end
+      end
+    end
     table.sort(hits, function(x, y)
       if x[1] ~= y[1] then return x[1] < y[1] end
       return x[2] < y[2]
@@ -179,6 +236,10 @@ for d = 1, nd do
     unlink(id)
     redis.call('HSET', p .. 'docs', id, fp .. ' ' .. ts .. ' ' .. table.concat(blocks, ' '))
     if #sk > 0 then redis.call('HSET', p .. 'sketch', id, sk) end
+    if #mkeys > 0 then
+      redis.call('HSET', p .. 'bands', id, mk)
+      for i = 1, #mkeys do redis.call('ZADD', mkeys[i], ts, id) end
+    end
     for i = 1, nb do redis.call('SADD', p .. 'b' .. blocks[i], fp .. id) end
     redis.call('ZADD', p .. 'time', ts, id)
     inserted = inserted + 1
