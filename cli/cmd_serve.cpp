@@ -21,6 +21,7 @@ struct serve_args {
   std::string listen = "127.0.0.1:8080";
   std::string window = "7d";
   std::string verify = "jaccard:0.8";
+  std::string minhash = "10x6";
   std::vector<std::string> collections;
   std::vector<std::string> imports;  // COLLECTION=DIR
 };
@@ -63,6 +64,12 @@ int run_serve(serve_args& a) {
     }
     a.opt.default_verify = verify->threshold;
   }
+  auto minhash = parse_minhash_spec(a.minhash);
+  if (!minhash) {
+    print_error("serve", "--" + minhash.error().message);  // "minhash: expected ..."
+    return exit_usage;
+  }
+  a.opt.default_minhash = *minhash;
 
   // Before any thread exists, so that every thread inherits the mask and SIGTERM reaches the
   // sigwait in run_until_signal.
@@ -132,6 +139,15 @@ void setup_serve(CLI::App& app, int& rc) {
   cmd->add_option("--verify", args->verify,
                   "Default verification of new collections: jaccard:T (a candidate within k "
                   "is a duplicate only if the Jaccard of the shingle sets is >= T) or off")
+      ->capture_default_str();
+  cmd->add_option("--sketch", args->opt.default_sketch,
+                  "Default sketch of new collections: shingle hashes kept per text document to "
+                  "verify with (its bottom-k sketch; texts with fewer are compared exactly)")
+      ->check(CLI::Range(16, 4096).description("16..4096"))
+      ->capture_default_str();
+  cmd->add_option("--minhash", args->minhash,
+                  "Default MinHash bands of new collections: BANDSxROWS, a second way to find "
+                  "candidates of text documents beside the distance (always verified), or off")
       ->capture_default_str();
   cmd->add_option("--window", args->window,
                   "Default window of new collections (e.g. 7d, 12h, 3600s; 0 = forever)")

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <simdup/error.hpp>
+#include <simdup/minhash.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -33,6 +34,13 @@ struct service_options {
   /// Window of collections created without their own setting, in seconds; 0 keeps documents
   /// forever.
   int64_t default_window_s = 7 * 24 * 3600;
+  /// Shingle hashes kept per text document for verification (its bottom-k sketch), 16 to 4096,
+  /// of collections created without their own setting. Default 512 (docs/service.md,
+  /// "Verification").
+  int default_sketch = 512;
+  /// MinHash bands of collections created without their own setting (bands 0: off). Default
+  /// 10 bands of 6 rows (docs/service.md, "MinHash bands").
+  minhash_options default_minhash{.bands = 10, .rows = 6};
   /// File holding the bearer token (surrounding whitespace ignored). Empty: no authentication.
   std::string token_file;
   /// Largest accepted request body, in bytes (inclusive). Larger bodies get 413.

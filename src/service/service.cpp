@@ -131,6 +131,8 @@ collection_config service::impl::defaults(const std::string& name) const {
   c.k = opt.default_k;
   c.verify = opt.default_verify;
   c.window_s = opt.default_window_s;
+  c.sketch = opt.default_sketch;
+  c.minhash = opt.default_minhash;
   return c;
 }
 
@@ -225,6 +227,12 @@ result<std::unique_ptr<service>> service::create(const service_options& options)
                               .value = value,
                               .allowed = "0 (off) or a threshold in (0, 1]",
                               .reason = "must be 0 (off) or a threshold in (0, 1], got " + value});
+  }
+  // The sketch and bands as a collection's settings would be checked, named as the defaults.
+  if (status s = detail::validate(p->defaults("default")); !s) {
+    error_info e = s.error();
+    if (e.parameter) e.parameter->name = "default_" + e.parameter->name;
+    return e;
   }
   if (options.max_documents == 0 || options.max_body_bytes == 0 || options.max_matches == 0) {
     return make_error(errc::invalid_argument, "limits must be positive");

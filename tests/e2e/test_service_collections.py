@@ -2,11 +2,12 @@
 fingerprints, totals that survive restarts, small empty collections and UTF-8 repair."""
 
 import json
+import subprocess
 import time
 
 import pytest
 
-from cli_harness import run, write_jsonl
+from cli_harness import run, simdup_bin, write_jsonl
 from service_harness import Server, flip, fp_hex
 
 BASE = 0x0123456789ABCDEF
@@ -241,3 +242,24 @@ def test_invalid_utf8_is_repaired_like_the_cli(data_dir, tmp_path):
         c.close()
     finally:
         s.close()
+
+
+def test_sketch_and_minhash_defaults_come_from_the_command_line(tmp_path):
+    s = Server(["--data", str(tmp_path / "db"), "--sketch", "256", "--minhash", "16x4"])
+    try:
+        c = s.client()
+        status, body = c.request("PUT", "/v1/news", {})
+        assert status == 200, body
+        assert body["sketch"] == 256 and body["minhash"] == "16x4"
+        # A collection's own settings win over the defaults.
+        status, body = c.request("PUT", "/v1/blogs", {"sketch": 128, "minhash": "off"})
+        assert status == 200 and body["sketch"] == 128 and body["minhash"] == "off", body
+        c.close()
+    finally:
+        s.close()
+    for flag, value, message in [("--sketch", "8", "--sketch: Value 8 not in range 16 to 4096"),
+                                 ("--minhash", "3", "--minhash: expected off or BANDSxROWS")]:
+        r = subprocess.run([simdup_bin(), "serve", "--data", str(tmp_path / "db2"), flag, value],
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 2, r.stderr
+        assert message in r.stderr, r.stderr
