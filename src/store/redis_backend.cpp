@@ -116,7 +116,7 @@ std::string band_key_string(const collection_config& config, std::span<const uin
 }
 
 /// The keys of a stored band_key_string; false when malformed.
-bool decode_band_keys(std::string_view text, std::vector<uint64_t>& out) {
+bool parse_band_key_string(std::string_view text, std::vector<uint64_t>& out) {
   out.clear();
   if (text.size() % 16 != 0) return false;
   for (std::size_t i = 0; i < text.size(); i += 16) {
@@ -312,7 +312,8 @@ class redis_backend final : public backend {
         band_keys.clear();
         if (bands) {
           const redisReply* b = bands->element[i / 2];
-          if (b->type == REDIS_REPLY_STRING && !decode_band_keys({b->str, b->len}, band_keys)) {
+          if (b->type == REDIS_REPLY_STRING &&
+              !parse_band_key_string({b->str, b->len}, band_keys)) {
             return malformed(config, id);
           }
         }
