@@ -103,12 +103,13 @@ result<uint64_t> rocks_backend::check_only(collection_state& c, std::span<const 
                                            std::vector<std::vector<index_match>>& hits,
                                            hit_jaccards& jaccards, std::size_t max_matches,
                                            std::span<doc_outcome> out) {
+  if (c.bands) {
+    // The band index is read under the collection lock: once for the whole request.
+    std::lock_guard lock(c.mu);
+    for (std::size_t i = 0; i < docs.size(); ++i) add_band_hits(c, docs[i], hits[i]);
+  }
   record_reader stored = reader(c);
   for (std::size_t i = 0; i < docs.size(); ++i) {
-    if (c.bands && !docs[i].band_keys.empty()) {
-      std::lock_guard lock(c.mu);
-      add_band_hits(c, docs[i], hits[i]);
-    }
     if (auto st = verify_hits(c, docs[i], stored, {}, 0, hits[i], jaccards[i]); !st) {
       return std::move(st).error();
     }
