@@ -156,6 +156,18 @@ def fp_hex(value):
     return f"{value:016x}"
 
 
+def hex_distance(a, b):
+    """Hamming distance of two fingerprints as the service answers them (16 hex digits)."""
+    return bin(int(a, 16) ^ int(b, 16)).count("1")
+
+
+def check_insert_text(client, collection, doc_id, text):
+    """POST one text to check-insert; the answer's body (status 200 asserted)."""
+    status, body = client.post(f"/v1/{collection}/check-insert", {"id": doc_id, "text": text})
+    assert status == 200, body
+    return body
+
+
 def flip(value, bits):
     for b in bits:
         value ^= 1 << b

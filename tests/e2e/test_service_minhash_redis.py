@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from service_harness import Redis, Server, have_redis
+from service_harness import Redis, Server, check_insert_text, have_redis, hex_distance
 
 pytestmark = pytest.mark.skipif(not have_redis(), reason="redis-server is not installed")
 
@@ -34,16 +34,6 @@ def redis(tmp_path):
     r = Redis(tmp_path)
     yield r
     r.close()
-
-
-def distance(a, b):
-    return bin(int(a, 16) ^ int(b, 16)).count("1")
-
-
-def check_insert(client, collection, doc_id, text):
-    status, body = client.post(f"/v1/{collection}/check-insert", {"id": doc_id, "text": text})
-    assert status == 200, body
-    return body
 
 
 def check(client, collection, text, **extra):
@@ -84,20 +74,20 @@ def test_bands_find_an_edited_copy_beyond_k_as_rocksdb_does(redis, tmp_path):
             c = server.client()
             assert c.request("PUT", "/v1/on", {"k": 3, "minhash": "10x6"})[0] == 200
             assert c.request("PUT", "/v1/off", {"k": 3, "minhash": "off"})[0] == 200
-            first = check_insert(c, "on", "a", TEXT)
+            first = check_insert_text(c, "on", "a", TEXT)
             assert first["status"] == "new"
-            body = check_insert(c, "on", "b", EDITED)
+            body = check_insert_text(c, "on", "b", EDITED)
             assert body["status"] == "duplicate", body
             [match] = body["matches"]
             # Found by a band alone: its real distance, beyond k, and verified.
             assert match["id"] == "a"
-            assert match["distance"] == distance(first["fingerprint"], body["fingerprint"]) > 3
+            assert match["distance"] == hex_distance(first["fingerprint"], body["fingerprint"]) > 3
             assert 0.8 <= match["jaccard"] < 1
             # Without bands the same copy is beyond k: new.
-            assert check_insert(c, "off", "a", TEXT)["status"] == "new"
-            body_off = check_insert(c, "off", "b", EDITED)
+            assert check_insert_text(c, "off", "a", TEXT)["status"] == "new"
+            body_off = check_insert_text(c, "off", "b", EDITED)
             assert body_off["status"] == "new" and body_off["matches"] == []
-            unrelated = check_insert(c, "on", "u", UNRELATED)
+            unrelated = check_insert_text(c, "on", "u", UNRELATED)
             assert unrelated["status"] == "new" and unrelated["matches"] == []
             answers.append(body)
         # The same distance and Jaccard (to the last bit) from both stores.
@@ -239,8 +229,8 @@ def test_settings_show_sketch_and_minhash(redis):
             assert stats["collection"]["sketch"] == sketch, stats
             assert stats["collection"]["minhash"] == minhash, stats
         # The legacy collection has no bands: the copy beyond k is new there.
-        assert check_insert(c, "legacy", "a", TEXT)["status"] == "new"
-        assert check_insert(c, "legacy", "b", EDITED)["status"] == "new"
+        assert check_insert_text(c, "legacy", "a", TEXT)["status"] == "new"
+        assert check_insert_text(c, "legacy", "b", EDITED)["status"] == "new"
         assert band_sets(redis, "legacy") == {}
     finally:
         s.close()

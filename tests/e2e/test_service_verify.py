@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 from cli_harness import simdup_bin
-from service_harness import Redis, Server, have_redis
+from service_harness import Redis, Server, check_insert_text, have_redis, hex_distance
 
 # The issue's example: the same news sentence with its case changed, one word added and "!".
 # Its fingerprint is 4 bits from the original's: new at the old default k = 3.
@@ -18,16 +18,6 @@ EDITED = ("THE CENTRAL BANK RAISED INTEREST RATES OFFICIALLY BY HALF A POINT ON 
           "FIRST INCREASE IN TWO YEARS!")
 # Unrelated to ORIGINAL, yet its fingerprint is 20 bits away (within k = 20).
 UNRELATED = "The mayor promised more buses and cheaper tickets to cut traffic in the city centre."
-
-
-def distance(a, b):
-    return bin(int(a, 16) ^ int(b, 16)).count("1")
-
-
-def check_insert(client, collection, doc_id, text):
-    status, body = client.post(f"/v1/{collection}/check-insert", {"id": doc_id, "text": text})
-    assert status == 200, body
-    return body
 
 
 @pytest.fixture
@@ -42,18 +32,18 @@ def test_issue_example_is_a_duplicate_at_the_defaults(server):
     status, settings = c.request("PUT", "/v1/news", {"window": "0"})
     assert status == 200
     assert settings["k"] == 4 and settings["verify"] == "jaccard:0.8"
-    first = check_insert(c, "news", "a", ORIGINAL)
+    first = check_insert_text(c, "news", "a", ORIGINAL)
     assert first["status"] == "new"
-    body = check_insert(c, "news", "b", EDITED)
+    body = check_insert_text(c, "news", "b", EDITED)
     assert body["status"] == "duplicate", body
     [match] = body["matches"]
-    assert match["id"] == "a" and match["distance"] == distance(first["fingerprint"],
+    assert match["id"] == "a" and match["distance"] == hex_distance(first["fingerprint"],
                                                                  body["fingerprint"]) == 4
     assert 0.8 <= match["jaccard"] <= 1
     # The old default (k = 3, no verification) misses it: what the issue reported.
     assert c.request("PUT", "/v1/old", {"k": 3, "verify": "off", "window": "0"})[0] == 200
-    assert check_insert(c, "old", "a", ORIGINAL)["status"] == "new"
-    body = check_insert(c, "old", "b", EDITED)
+    assert check_insert_text(c, "old", "a", ORIGINAL)["status"] == "new"
+    body = check_insert_text(c, "old", "b", EDITED)
     assert body["status"] == "new" and body["matches"] == []
 
 
@@ -62,14 +52,14 @@ def test_unrelated_texts_within_k_are_not_duplicates(server):
     for name, verify in (("checked", "jaccard:0.8"), ("unchecked", "off")):
         status, _ = c.request("PUT", f"/v1/{name}", {"k": 20, "verify": verify, "window": "0"})
         assert status == 200
-        assert check_insert(c, name, "a", ORIGINAL)["status"] == "new"
-    body = check_insert(c, "unchecked", "u", UNRELATED)
+        assert check_insert_text(c, name, "a", ORIGINAL)["status"] == "new"
+    body = check_insert_text(c, "unchecked", "u", UNRELATED)
     assert body["status"] == "duplicate"  # within k: the distance alone calls it one
     assert body["matches"] == [{"id": "a", "distance": 20, "jaccard": None}]
-    body = check_insert(c, "checked", "u", UNRELATED)
+    body = check_insert_text(c, "checked", "u", UNRELATED)
     assert body["status"] == "new" and body["matches"] == []
     # A document sent as a fingerprint cannot be verified: the distance decides, jaccard null.
-    fp = check_insert(c, "checked", "e", EDITED)["fingerprint"]
+    fp = check_insert_text(c, "checked", "e", EDITED)["fingerprint"]
     status, body = c.post("/v1/checked/check", {"id": "q", "fingerprint": fp})
     assert body["status"] == "duplicate"
     assert {m["id"] for m in body["matches"]} == {"a", "u"}
@@ -94,8 +84,8 @@ def test_settings_range_and_verify_values(server):
 def test_same_fingerprint_and_jaccard_as_dedup(server, tmp_path):
     c = server.client()
     assert c.request("PUT", "/v1/news", {"window": "0"})[0] == 200
-    first = check_insert(c, "news", "a", ORIGINAL)
-    body = check_insert(c, "news", "b", EDITED)
+    first = check_insert_text(c, "news", "a", ORIGINAL)
+    body = check_insert_text(c, "news", "b", EDITED)
     corpus = tmp_path / "pair.jsonl"
     corpus.write_text("".join(json.dumps({"id": i, "text": t}) + "\n"
                               for i, t in (("a", ORIGINAL), ("b", EDITED))))
@@ -118,7 +108,7 @@ def test_sketches_survive_a_restart(tmp_path, stop):
     s = Server(args)
     try:
         c = s.client()
-        assert check_insert(c, "news", "a", ORIGINAL)["status"] == "new"
+        assert check_insert_text(c, "news", "a", ORIGINAL)["status"] == "new"
         jaccard = c.post("/v1/news/check", {"id": "q", "text": EDITED})[1]["matches"][0]["jaccard"]
         getattr(s, stop)()
     finally:
@@ -126,10 +116,10 @@ def test_sketches_survive_a_restart(tmp_path, stop):
     s = Server(args)
     try:
         c = s.client()
-        body = check_insert(c, "news", "b", EDITED)
+        body = check_insert_text(c, "news", "b", EDITED)
         assert body["status"] == "duplicate"
         assert body["matches"][0]["id"] == "a" and body["matches"][0]["jaccard"] == jaccard
-        assert check_insert(c, "news", "u", UNRELATED)["status"] == "new"
+        assert check_insert_text(c, "news", "u", UNRELATED)["status"] == "new"
     finally:
         s.close()
 
@@ -143,10 +133,10 @@ def test_redis_store_verifies_as_rocksdb_does(server, tmp_path):
         for s in (server, shared):
             c = s.client()
             assert c.request("PUT", "/v1/news", {"k": 20})[0] == 200
-            first = check_insert(c, "news", "a", ORIGINAL)
+            first = check_insert_text(c, "news", "a", ORIGINAL)
             assert first["status"] == "new"
-            unrelated = check_insert(c, "news", "u", UNRELATED)
-            edited = check_insert(c, "news", "b", EDITED)
+            unrelated = check_insert_text(c, "news", "u", UNRELATED)
+            edited = check_insert_text(c, "news", "b", EDITED)
             by_fp = c.post("/v1/news/check", {"id": "q", "fingerprint": first["fingerprint"]})[1]
             answers.append((unrelated, edited, by_fp))
         (rocks_u, rocks_b, rocks_q), (red_u, red_b, red_q) = answers
@@ -161,7 +151,7 @@ def test_redis_store_verifies_as_rocksdb_does(server, tmp_path):
         # Deleting a document takes its sketch along.
         c = shared.client()
         assert c.request("DELETE", "/v1/news/documents/a")[0] == 200
-        assert check_insert(c, "news", "b2", EDITED)["status"] == "new"
+        assert check_insert_text(c, "news", "b2", EDITED)["status"] == "new"
     finally:
         shared.close()
         redis.close()
@@ -174,16 +164,16 @@ def test_redis_sketches_outlive_the_simdup_process(tmp_path):
     try:
         s = Server(args)
         try:
-            assert check_insert(s.client(), "news", "a", ORIGINAL)["status"] == "new"
+            assert check_insert_text(s.client(), "news", "a", ORIGINAL)["status"] == "new"
         finally:
             s.kill9()
             s.close()
         s = Server(args)
         try:
             c = s.client()
-            body = check_insert(c, "news", "b", EDITED)
+            body = check_insert_text(c, "news", "b", EDITED)
             assert body["status"] == "duplicate" and body["matches"][0]["jaccard"] >= 0.8
-            assert check_insert(c, "news", "u", UNRELATED)["status"] == "new"
+            assert check_insert_text(c, "news", "u", UNRELATED)["status"] == "new"
         finally:
             s.close()
     finally:
