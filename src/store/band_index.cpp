@@ -20,8 +20,12 @@ uint64_t band_index::entry_hash(std::size_t band, uint64_t key) noexcept {
   return x ^ (x >> 31);
 }
 
-void band_index::insert(uint64_t num, std::span<const uint64_t> keys) {
+void band_index::prefetch(std::span<const uint64_t> keys) const noexcept {
   for (std::size_t b = 0; b < keys.size(); ++b) map_.prefetch(entry_hash(b, keys[b]));
+}
+
+void band_index::insert(uint64_t num, std::span<const uint64_t> keys) {
+  prefetch(keys);
   for (std::size_t b = 0; b < keys.size(); ++b) map_.insert(entry_hash(b, keys[b]), num);
 }
 

@@ -23,6 +23,10 @@ class band_index {
 
   /// Entries of document `num`; keys.size() must be bands().
   void insert(uint64_t num, std::span<const uint64_t> keys);
+  /// Makes room for about `documents` documents' entries.
+  void reserve(std::size_t documents) { map_.reserve(documents * bands_); }
+  /// Starts loading the slots an insert, erase or find of `keys` reads first.
+  void prefetch(std::span<const uint64_t> keys) const noexcept;
   /// Removes the entries insert(num, keys) added.
   void erase(uint64_t num, std::span<const uint64_t> keys);
   /// Appends to `out` the numbers of documents sharing a band key with `keys`, each once, at most

@@ -94,6 +94,7 @@ status rocks_backend::load() {
     if (*loaded) {
       // About as many ids as the file has entries: the map is sized once, not grown in steps.
       c.ids.reserve(c.index.stats().size);
+      if (c.bands) c.bands->reserve(c.index.stats().size);
       if (auto st = scan_records(c, c.snapshot.next_num, c.snapshot.end_num); !st) return st;
     } else {
       if (auto st = scan_records(c, 0, 0); !st) return st;
@@ -189,7 +190,13 @@ status rocks_backend::scan_records(collection_state& c, uint64_t from, uint64_t 
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, num_cf_));
   std::vector<stored_doc> docs;
   std::vector<index_entry> entries;
-  std::vector<uint64_t> band_keys;
+  // Band entries likewise, 16 documents at a time (their keys decoded, their slots prefetched).
+  std::vector<std::pair<uint64_t, std::vector<uint64_t>>> bands;
+  std::size_t banded = 0;
+  const auto add_bands = [&] {
+    for (std::size_t j = 0; j < banded; ++j) c.bands->insert(bands[j].first, bands[j].second);
+    banded = 0;
+  };
   uint64_t count = 0;
   // Ids go into the map 64 at a time, their slots prefetched when they are read: one cache
   // miss per id, overlapped, was most of a start's time.
@@ -212,8 +219,11 @@ status rocks_backend::scan_records(collection_state& c, uint64_t from, uint64_t 
       ++count;
       c.next_num = std::max(c.next_num, d.num + 1);
       if (c.bands && d.band_keys.size() == 8 * c.bands->bands()) {
-        decode_band_keys(d.band_keys, band_keys);
-        c.bands->insert(d.num, band_keys);
+        if (bands.size() == banded) bands.emplace_back();
+        bands[banded].first = d.num;
+        decode_band_keys(d.band_keys, bands[banded].second);
+        c.bands->prefetch(bands[banded].second);
+        if (++banded == 16) add_bands();
       }
       if (d.num < from) continue;
       const index_entry e{d.fingerprint, d.num, d.time};
@@ -231,6 +241,7 @@ status rocks_backend::scan_records(collection_state& c, uint64_t from, uint64_t 
   }
   if (!it->status().ok()) return db_error("scan", it->status());
   add_ids();
+  if (c.bands) add_bands();
   c.index.insert(entries);
   c.documents = count;
   return {};
