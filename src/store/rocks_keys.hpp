@@ -2,9 +2,10 @@
 //
 // Documents are stored a request at a time: a record holds documents one request inserted (up to
 // about 32 KB of them; a larger request writes several), so a batch of 100 costs RocksDB a few
-// keys instead of hundreds (the ids are mapped to numbers in memory, store/id_map.hpp). Keys (numbers big endian so they sort); the n/ keys are
-// in column family "num", the t/ keys in "time" (both only grow, so RocksDB moves their files
-// instead of compacting them), all others in the default family:
+// keys instead of hundreds (the ids are mapped to numbers in memory, store/id_map.hpp). Keys
+// (numbers big endian so they sort); the n/ keys are in column family "num", the t/ keys in "time"
+// (both only grow, so RocksDB moves their files instead of compacting them), all others in the
+// default family:
 //   c \0 <collection>                   -> collection settings (JSON)
 //   n \0 <collection> \0 <number>        -> record: documents of one request, numbered from
 //                                          <number> on (encode_record); rewritten without a
