@@ -135,6 +135,11 @@ class CollectionInfo:
     features: str
     top_k: int
     verify: str = "off"
+    #: Shingle hashes kept per text document for verification; a server from before the setting
+    #: kept 128.
+    sketch: int = 128
+    #: MinHash bands ("10x6") or "off" (also what a server from before the setting answers).
+    minhash: str = "off"
     documents: int = 0
     extra: Mapping[str, Any] = field(default_factory=dict)
 
@@ -153,7 +158,7 @@ class Document:
 DocumentLike = Union[Document, Mapping[str, Any]]
 
 _SETTINGS_FIELDS = ("name", "k", "window_s", "compat", "shingle_width", "features", "top_k",
-                    "verify")
+                    "verify", "sketch", "minhash")
 
 
 def _document_json(doc: DocumentLike) -> dict:
@@ -382,8 +387,8 @@ class Client:
 
     def create_collection(self, name: str, **settings: Any) -> CollectionInfo:
         """PUT /v1/{name}: k, window ("7d") or window_s, compat, shingle_width, features, top_k,
-        verify ("jaccard:0.8" or "off"). The same settings again are accepted; different ones
-        raise ServiceError (400)."""
+        verify ("jaccard:0.8" or "off"), sketch (16 to 4096) and minhash ("10x6" or "off"). The
+        same settings again are accepted; different ones raise ServiceError (400)."""
         _, body = self._request("PUT", "/v1/" + self._quote(name), settings)
         return self._info(body)
 

@@ -86,6 +86,10 @@ def test_collections_and_errors(client):
     assert [i.name for i in infos] == ["news", "zh"]
     assert isinstance(infos[0], CollectionInfo) and infos[0].k == 3 and infos[1].compat == \
         "jieba-tfidf"
+    assert infos[0].sketch == 512 and infos[0].minhash == "10x6" and infos[0].extra == {}
+    info = client.create_collection("short", sketch=128, minhash="off")
+    assert (info.sketch, info.minhash) == (128, "off")
+    assert client.drop_collection("short")
     with pytest.raises(ServiceError) as e:
         client.create_collection("news", k=2)
     assert e.value.status == 400 and e.value.code == "invalid_argument"
