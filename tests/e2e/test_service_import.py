@@ -79,3 +79,29 @@ def test_an_index_of_other_settings_is_refused(tmp_path, batch_run):
     bad = run(["serve", "--data", tmp_path / "data", "--listen", "127.0.0.1:0",
                "--import", str(out)], check=2)
     assert b"--import takes COLLECTION=DIR" in bad.stderr
+
+
+@pytest.mark.parametrize("store", ["rocksdb", "redis"])
+def test_imported_band_keys_find_copies_beyond_k(tmp_path, batch_run, store):
+    # At k = 0 only an identical fingerprint is a SimHash candidate: an edited copy of an imported
+    # document is found through the MinHash band keys the batch run's index holds, or not at all.
+    out, kept = batch_run
+    redis = Redis(tmp_path) if store == "redis" else None
+    args = ["--store", redis.url] if redis else ["--data", tmp_path / "data"]
+    try:
+        server = Server([*args, "--k", "0", "--collection", "news", "--import", f"news={out}"])
+        try:
+            c = server.client()
+            doc = next(d for d in kept if len(d["text"]) > 1500)
+            words = doc["text"].split(" ")
+            edited = " ".join(words[:10] + ["inserted"] + words[10:]) + " (via AP)"
+            got = check(c, edited)
+            assert got["status"] == "duplicate", got
+            assert got["matches"][0]["id"] == doc["id"]
+            assert got["matches"][0]["distance"] > 0 and got["matches"][0]["jaccard"] >= 0.8
+            c.close()
+        finally:
+            server.close()
+    finally:
+        if redis:
+            redis.close()
