@@ -134,18 +134,11 @@ status rocks_backend::verify_hits(const collection_state& c, const doc_input& d,
   hits.resize(kept);
   if (band_hits) {
     // Closest first, as the index orders its own hits; the Jaccards follow their hits.
-    std::vector<std::size_t> order(kept);
-    for (std::size_t i = 0; i < kept; ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(),
-                     [&](std::size_t a, std::size_t b) { return match_order(hits[a], hits[b]); });
-    std::vector<index_match> sorted_hits(kept);
-    std::vector<std::optional<double>> sorted_jaccards(kept);
-    for (std::size_t i = 0; i < kept; ++i) {
-      sorted_hits[i] = hits[order[i]];
-      sorted_jaccards[i] = jaccards[order[i]];
-    }
-    hits = std::move(sorted_hits);
-    jaccards = std::move(sorted_jaccards);
+    std::vector<std::pair<index_match, std::optional<double>>> both(kept);
+    for (std::size_t i = 0; i < kept; ++i) both[i] = {hits[i], jaccards[i]};
+    std::sort(both.begin(), both.end(),
+              [](const auto& a, const auto& b) { return match_order(a.first, b.first); });
+    for (std::size_t i = 0; i < kept; ++i) std::tie(hits[i], jaccards[i]) = both[i];
   }
   return {};
 }
