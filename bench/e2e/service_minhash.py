@@ -14,8 +14,8 @@ check-insert in batches of 100 (4 connections) and of single documents (16 conne
   bands off       this build, minhash off and 128-hash sketches (the baseline's behaviour)
   defaults        this build's defaults (minhash 10x6, 512-hash sketches)
 
-Prints one line per run and a table of the best round of each, with the index memory per
-document (index_bytes of the collection's stats) and the server's peak RSS.
+Prints one line per run and a table of every run, with the index memory per document
+(index_bytes of the collection's stats) and the server's peak RSS.
 """
 
 from __future__ import annotations
@@ -94,23 +94,20 @@ def main() -> int:
     configs += [("bands off", args.simdup, ["--minhash", "off", "--sketch", "128"]),
                 ("defaults", args.simdup, [])]
     print(machine_line())
-    best: dict[str, dict] = {}
+    runs = []
     for r in range(args.rounds):
         for name, simdup, extra in configs:
             got = run_one(args, simdup, extra, args.port)
             print(f"round {r + 1} {name}: {json.dumps(got)}", flush=True)
-            prev = best.get(name)
-            if prev is None or got["batched"]["cpu_us"] < prev["batched"]["cpu_us"]:
-                best[name] = {**got, "single": got["single"] if prev is None or
-                              got["single"]["cpu_us"] < prev["single"]["cpu_us"] else prev["single"]}
+            runs.append((name, r + 1, got))
             time.sleep(1)
+    # One row per run: on a shared machine, compare a configuration with the others of its round.
     print()
-    print("| configuration | batched docs/s | batched server CPU/doc | single docs/s | single p50 / p99"
-          " | single server CPU/doc | index B/doc | peak RSS |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for name, _, _ in configs:
-        b = best[name]
-        print(f"| {name} | {b['batched']['docs_s']:,.0f} | {b['batched']['cpu_us']:.1f} µs | "
+    print("| configuration | round | batched docs/s | batched server CPU/doc | single docs/s |"
+          " single p50 / p99 | single server CPU/doc | index B/doc | peak RSS |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for name, r, b in sorted(runs, key=lambda run: run[:2]):
+        print(f"| {name} | {r} | {b['batched']['docs_s']:,.0f} | {b['batched']['cpu_us']:.1f} µs | "
               f"{b['single']['docs_s']:,.0f} | {b['single']['p50_ms']:.2f} / "
               f"{b['single']['p99_ms']:.2f} ms | {b['single']['cpu_us']:.1f} µs | "
               f"{b['index_b_doc']:.0f} | {b['peak_mb']:.0f} MB |")

@@ -11,13 +11,8 @@ std::optional<band_index> band_index::create(const collection_config& config) {
 }
 
 uint64_t band_index::entry_hash(std::size_t band, uint64_t key) noexcept {
-  // splitmix64's finaliser over key + band * the golden ratio: a bijection per band.
-  uint64_t x = key + (band + 1) * 0x9e3779b97f4a7c15ull;
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
+  // Band keys are already mixed (minhash_band_keys): a per-band constant keeps bands apart.
+  return key ^ ((band + 1) * 0x9e3779b97f4a7c15ull);
 }
 
 void band_index::prefetch(std::span<const uint64_t> keys) const noexcept {

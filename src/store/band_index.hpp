@@ -39,8 +39,8 @@ class band_index {
 
  private:
   band_index(std::size_t bands, std::size_t max_bucket) : bands_(bands), max_bucket_(max_bucket) {}
-  /// The entry's 64-bit hash: the band's key mixed with the band's number, so that equal keys
-  /// of two bands never meet.
+  /// The entry's 64-bit hash: the band's key with its band's number folded in, so that equal
+  /// keys of two bands do not meet.
   static uint64_t entry_hash(std::size_t band, uint64_t key) noexcept;
 
   id_map map_;
